@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package kcache needs (idempotent, non-interactive),
+# then configures and builds into ./build. Safe to run again and again.
+#   scripts/setup.sh            install what is missing, configure, build
+#   KCACHE_BUILD_DIR=dir        build somewhere else (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake g++ make pkg-config git
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
+  libsqlite3-dev sqlite3 libzstd-dev libboost-filesystem-dev libxxhash-dev libssl-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
+
+build_dir="${KCACHE_BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCACHE_WERROR=ON
+cmake --build "$build_dir" -j "$(nproc)"
