@@ -1,0 +1,83 @@
+#pragma once
+// Packs: read-only SQLite files of the store's schema (the system tier,
+// built at install time), and the tiered lookup: user store, then packs.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/store/store.hpp"
+#include "kcache/store/types.hpp"
+
+namespace kcache::store {
+
+// One pack file, opened read-only (immutable: works when the file and its
+// directory are read-only and owned by root). Never written. Thread-safe.
+class Pack {
+  public:
+    // Opens `path`; fails with Io (missing, unreadable), Corrupt (not SQLite),
+    // SchemaTooNew or SchemaTooOld.
+    static Result<Pack, StoreError> open(const std::filesystem::path& path);
+
+    Pack(Pack&&) noexcept;
+    Pack& operator=(Pack&&) noexcept;
+    ~Pack();
+
+    const std::filesystem::path& path() const;
+
+    // Returns the verified entry; a Miss otherwise (a corrupt entry is
+    // logged and counted but stays in the file).
+    Result<Entry, Miss> get(const KeyFields& fields);
+    Result<Entry, Miss> get(const Key& key);
+    // Returns every entry's metadata.
+    Result<std::vector<EntryInfo>, StoreError> list();
+    // Calls `f(entry)` for each entry whose bytes verify; returns how many did not.
+    Result<std::uint64_t, StoreError> for_each_verified(const std::function<void(Entry&&)>& f);
+    // Counters of this process's lookups (tier name: the path).
+    TierStats stats() const;
+
+    struct Impl;
+
+  private:
+    explicit Pack(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// Which tier answered a tiered lookup.
+struct Tier {
+    enum class Kind { User, Pack } kind = Kind::User;
+    std::size_t index = 0;  // position among the packs (Kind::Pack)
+    std::string name;       // "user" or the pack's path
+};
+
+struct TieredHit {
+    Entry entry;
+    Tier tier;
+};
+
+// Why every tier missed, in search order.
+struct TieredMiss {
+    std::vector<std::pair<Tier, Miss>> misses;
+};
+
+// The user store (optional) followed by packs in order. Only the user store
+// is ever written (through user()).
+class TieredStore {
+  public:
+    TieredStore(std::optional<Store> user, std::vector<Pack> packs);
+
+    // Returns the first verified entry for `fields` and the tier it came from.
+    Result<TieredHit, TieredMiss> get(const KeyFields& fields);
+    // The writable tier; nullptr when there is none.
+    Store* user();
+    // Stats of the user store (first) and every pack.
+    Result<Stats, StoreError> stats();
+
+  private:
+    std::optional<Store> user_;
+    std::vector<Pack> packs_;
+};
+
+}  // namespace kcache::store

@@ -1,0 +1,96 @@
+#pragma once
+// The user store: one SQLite database (WAL) in a private directory holding
+// compressed, checksummed entries, failure records and persisted counters.
+// Thread-safe (one internal lock); several processes may share one directory.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/store/types.hpp"
+
+namespace kcache::store {
+
+// File name of the database inside a store directory.
+inline constexpr const char* kStoreFileName = "store.sqlite";
+
+class Store {
+  public:
+    // Opens (creating 0700 if absent) the store in `dir`. Refuses an unsafe
+    // directory (UnsafeDirectory) and a newer schema (SchemaTooNew, file left
+    // untouched); migrates an older one; moves a damaged database file aside
+    // (`<name>.corrupt-<time>`, with a warning) and starts afresh; opens
+    // read-only, with a warning, when the directory or file cannot be written.
+    static Result<Store, StoreError> open(const std::filesystem::path& dir, Policy policy = {});
+
+    Store(Store&&) noexcept;
+    Store& operator=(Store&&) noexcept;
+    ~Store();  // writes back pending last-use updates and counters
+
+    // Whether puts are possible (false after a read-only open).
+    OpenMode mode() const;
+    // The database file.
+    const std::filesystem::path& path() const;
+
+    // Returns the verified entry for `fields`; a Miss (NotFound, Corrupt:
+    // quarantined, Collision: stored fields differ, IoError, Busy) otherwise.
+    Result<Entry, Miss> get(const KeyFields& fields);
+    // Same, by key alone (no collision check possible).
+    Result<Entry, Miss> get(const Key& key);
+
+    // Stores `bytes` under make_key(`fields`) in one transaction and returns
+    // after commit; evicts least recently used entries beyond the size bound.
+    // An existing entry under the key is kept (AlreadyPresent). Fails with
+    // ReadOnly, TooLarge, Busy or Io.
+    Result<PutResult, StoreError> put(const KeyFields& fields, std::span<const std::uint8_t> bytes,
+                                      const Provenance& provenance);
+
+    // Removes the entry under `key`; returns whether one existed.
+    Result<bool, StoreError> remove(const Key& key);
+    // Records the on-device verification result of the entry; false if absent.
+    Result<bool, StoreError> set_verified(const Key& key, Verification result);
+
+    // Returns every entry's metadata, least recently used first (`kcache ls`).
+    Result<std::vector<EntryInfo>, StoreError> list();
+    // Returns the metadata of the entry under `key`, if any (bytes not read).
+    Result<std::optional<EntryInfo>, StoreError> info(const Key& key);
+    // Returns up to `limit` entries nearest to `fields` (fewest differing
+    // hashed fields first) with the names of the fields that differ (`kcache explain`).
+    Result<std::vector<NearEntry>, StoreError> nearest(const KeyFields& fields, std::size_t limit);
+
+    // Removes entries per `options`, then returns freed pages to the file system.
+    Result<GcReport, StoreError> gc(const GcOptions& options);
+
+    // Writes the entries under `keys` (all when empty), each verified first,
+    // to a new pack file at `pack_path` (which must not exist); returns the count.
+    Result<std::uint64_t, StoreError> export_pack(const std::filesystem::path& pack_path,
+                                                  const std::vector<Key>& keys = {});
+    // Copies every entry of the pack at `pack_path` whose checksum verifies
+    // into this store (origin Import); refuses a newer schema.
+    Result<ImportReport, StoreError> import_pack(const std::filesystem::path& pack_path);
+
+    // Records a failure of `kind` for `key`: count +1, last seen now, expiry
+    // base TTL doubled per repeat (capped). Returns the updated record.
+    Result<FailureRecord, StoreError> record_failure(const Key& key, FailureKind kind,
+                                                     std::string_view detail);
+    // Returns the unexpired failure record for `key` seen last, if any.
+    Result<std::optional<FailureRecord>, StoreError> find_fresh_failure(const Key& key);
+    // Removes every failure record of `key`; returns how many there were.
+    Result<std::uint64_t, StoreError> clear_failures(const Key& key);
+
+    // Returns counters (tier "user"), sizes, evictions and corruptions.
+    Result<Stats, StoreError> stats();
+    // Writes pending last-use updates and counters now.
+    Status<StoreError> flush();
+
+    struct Impl;
+
+  private:
+    explicit Store(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kcache::store

@@ -1,0 +1,183 @@
+#pragma once
+// Plain data exchanged with the store: policy, entries, misses, errors, stats
+// and failure records. No behaviour lives here.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/store/key.hpp"
+
+namespace kcache::store {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// Milliseconds since the Unix epoch; every time the store records.
+using TimeMs = std::int64_t;
+
+// Whether a store may be written.
+enum class OpenMode { ReadWrite, ReadOnly };
+
+// How each commit reaches the disk. Normal (WAL + synchronous=NORMAL) keeps
+// every committed put across a process crash (the crash tests kill -9); Full
+// also survives a power loss, at one fsync per put.
+enum class Durability { Normal, Full };
+
+// Tunables of a user store, with their defaults.
+struct Policy {
+    OpenMode mode = OpenMode::ReadWrite;
+    std::uint64_t max_bytes = 1ull << 30;      // stored (compressed) blob bytes kept; LRU beyond
+    int zstd_level = 3;                        // 1..19; an entry zstd cannot shrink is kept raw
+    int busy_timeout_ms = 5000;                // SQLite's own wait for a lock, per attempt
+    int busy_retries = 8;                      // further attempts after SQLITE_BUSY, backing off
+    int retry_backoff_ms = 10;                 // first backoff; doubles each retry (with jitter)
+    TimeMs last_use_granularity_ms = 60'000;   // hits are written back at most this often
+    TimeMs failure_base_ttl_ms = 10 * 60'000;  // first failure record lives this long…
+    TimeMs failure_max_ttl_ms = 7 * 24 * 3'600'000ll;  // …doubling per repeat up to this
+    Durability durability = Durability::Normal;
+    // The clock, replaceable for tests of expiry; default: system clock.
+    std::function<TimeMs()> clock;
+};
+
+// Returns the current time from `policy.clock` or the system clock.
+TimeMs now_ms(const Policy& policy);
+
+// Error of a store operation that is not a lookup miss.
+enum class StoreErrc {
+    InvalidArgument,  // bad input (e.g. a pack path that already exists)
+    UnsafeDirectory,  // cache directory owned by another user or writable by others
+    ReadOnly,         // the store was opened read-only (by request or necessity)
+    SchemaTooNew,     // the file was written by a newer kcache; left untouched
+    SchemaTooOld,     // a read-only pack of an older schema (cannot be migrated in place)
+    Corrupt,          // the database file is damaged and could not be replaced
+    TooLarge,         // one entry larger than the whole size bound
+    Busy,             // the database stayed locked through every retry
+    Io,               // any other SQLite or file-system failure
+};
+
+struct StoreError {
+    StoreErrc code;
+    std::string message;  // names the path and, where there is one, the fix
+};
+
+// Why a lookup found nothing usable.
+enum class MissReason {
+    NotFound,   // no entry under the key
+    Corrupt,    // checksum mismatch or bad compressed frame: quarantined
+    Collision,  // an entry under the key whose stored fields differ (SHA-256 collision)
+    IoError,    // SQLite or file-system failure while reading
+    Busy,       // the database stayed locked through every retry
+};
+inline constexpr std::size_t kMissReasonCount = 5;
+
+// Returns a stable lower-case name ("not_found", "corrupt", …).
+const char* to_string(MissReason reason);
+
+struct Miss {
+    MissReason reason;
+    std::string detail;
+};
+
+enum class Origin { Jit = 0, Aot = 1, Import = 2 };
+enum class Verification { Unverified = 0, Passed = 1, Failed = 2 };
+enum class Codec { None = 0, Zstd = 1 };
+
+// Where an entry's bytes came from.
+struct Provenance {
+    std::string producer_version;  // the kcache (or tool) version that wrote it
+    Origin origin = Origin::Jit;
+    TimeMs build_time_ms = 0;  // how long the compile took
+    std::string build_log;
+};
+
+// Everything stored about an entry except its bytes.
+struct EntryInfo {
+    Key key;
+    KeyFields fields;  // as stored (normalized)
+    Provenance provenance;
+    Codec codec = Codec::None;
+    std::uint64_t raw_size = 0;
+    std::uint64_t stored_size = 0;
+    TimeMs created_ms = 0;
+    TimeMs last_use_ms = 0;
+    std::uint64_t hit_count = 0;
+    Verification verification = Verification::Unverified;
+    TimeMs verified_at_ms = 0;
+};
+
+// A hit: the raw, checksum-verified bytes plus what is known about them.
+struct Entry {
+    EntryInfo info;
+    Bytes bytes;
+};
+
+// What put() did.
+enum class PutOutcome { Stored, AlreadyPresent };
+
+struct PutResult {
+    Key key;
+    PutOutcome outcome;
+    std::uint64_t evicted = 0;  // entries evicted to respect the size bound
+};
+
+// An entry near a requested key, for `kcache explain`.
+struct NearEntry {
+    EntryInfo info;
+    std::vector<std::string> differing;  // names of the hashed fields that differ
+};
+
+// Kinds of remembered compile failures.
+enum class FailureKind { Timeout = 0, Crash = 1, BuildError = 2, RejectedBinary = 3 };
+
+// Returns a stable lower-case name ("timeout", "crash", …).
+const char* to_string(FailureKind kind);
+
+struct FailureRecord {
+    Key key;
+    FailureKind kind;
+    std::string detail;
+    std::uint64_t count = 0;
+    TimeMs first_seen_ms = 0;
+    TimeMs last_seen_ms = 0;
+    TimeMs expires_ms = 0;
+};
+
+// Counters of one tier (the user store or one pack).
+struct TierStats {
+    std::string name;  // "user" or the pack's path
+    std::uint64_t hits = 0;
+    std::array<std::uint64_t, kMissReasonCount> misses{};  // indexed by MissReason
+
+    std::uint64_t misses_for(MissReason r) const { return misses[static_cast<std::size_t>(r)]; }
+};
+
+struct Stats {
+    std::vector<TierStats> tiers;
+    std::uint64_t entries = 0;
+    std::uint64_t raw_bytes = 0;
+    std::uint64_t stored_bytes = 0;
+    std::uint64_t evictions = 0;
+    std::uint64_t corruptions = 0;  // entries quarantined since the store was created
+};
+
+// What gc() should remove.
+struct GcOptions {
+    std::optional<TimeMs> unused_for_ms;     // entries not used for at least this long
+    std::optional<std::uint64_t> max_bytes;  // then LRU down to this many stored bytes
+};
+
+struct GcReport {
+    std::uint64_t removed = 0;
+    std::uint64_t freed_bytes = 0;  // stored bytes of the removed entries
+};
+
+struct ImportReport {
+    std::uint64_t imported = 0;
+    std::uint64_t already_present = 0;
+    std::uint64_t corrupt = 0;  // skipped: checksum or frame did not verify
+};
+
+}  // namespace kcache::store

@@ -1,0 +1,94 @@
+#include "kcache/store/codec.hpp"
+
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace kcache::store {
+namespace {
+
+struct CCtxDeleter {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxDeleter {
+    void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+};
+
+// One context per thread, reused: creating one costs more than a small frame.
+ZSTD_CCtx* compress_context() {
+    thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> ctx(ZSTD_createCCtx());
+    return ctx.get();
+}
+ZSTD_DCtx* decompress_context() {
+    thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> ctx(ZSTD_createDCtx());
+    return ctx.get();
+}
+
+}  // namespace
+
+Checksum checksum_of(std::span<const std::uint8_t> raw) {
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits(raw.data(), raw.size()));
+    Checksum out{};
+    std::copy(std::begin(canon.digest), std::end(canon.digest), out.begin());
+    return out;
+}
+
+Encoded encode(std::span<const std::uint8_t> raw, int level) {
+    Encoded out;
+    if (!raw.empty()) {
+        out.data.resize(ZSTD_compressBound(raw.size()));
+        std::size_t n = ZSTD_compressCCtx(compress_context(), out.data.data(), out.data.size(),
+                                          raw.data(), raw.size(), level);
+        if (!ZSTD_isError(n) && n < raw.size()) {
+            out.data.resize(n);
+            out.data.shrink_to_fit();
+            out.codec = Codec::Zstd;
+            return out;
+        }
+    }
+    out.data.assign(raw.begin(), raw.end());
+    out.codec = Codec::None;
+    return out;
+}
+
+Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uint8_t> stored,
+                                           std::uint64_t raw_size,
+                                           std::span<const std::uint8_t> checksum) {
+    if (checksum.size() != Checksum{}.size()) {
+        return fail(std::string("checksum column has ") + std::to_string(checksum.size()) +
+                    " bytes, expected 16");
+    }
+    Bytes raw;
+    if (codec == Codec::None) {
+        if (stored.size() != raw_size) {
+            return fail("stored size " + std::to_string(stored.size()) + " != raw size " +
+                        std::to_string(raw_size));
+        }
+        raw.assign(stored.begin(), stored.end());
+    } else if (codec == Codec::Zstd) {
+        unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+        if (declared != raw_size) {
+            return fail("zstd frame header does not declare " + std::to_string(raw_size) +
+                        " bytes");
+        }
+        raw.resize(raw_size);
+        std::size_t n = ZSTD_decompressDCtx(decompress_context(), raw.data(), raw.size(),
+                                            stored.data(), stored.size());
+        if (ZSTD_isError(n) || n != raw_size) {
+            return fail(std::string("bad zstd frame: ") +
+                        (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch"));
+        }
+    } else {
+        return fail("unknown codec " + std::to_string(static_cast<int>(codec)));
+    }
+    Checksum actual = checksum_of(raw);
+    if (!std::equal(actual.begin(), actual.end(), checksum.begin())) {
+        return fail(std::string("XXH3-128 checksum mismatch"));
+    }
+    return raw;
+}
+
+}  // namespace kcache::store

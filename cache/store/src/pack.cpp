@@ -1,0 +1,188 @@
+// Read-only packs and the tiered lookup.
+
+#include "kcache/store/pack.hpp"
+
+#include <mutex>
+
+#include "entry_row.hpp"
+#include "kcache/store/log.hpp"
+#include "schema.hpp"
+#include "sqlite.hpp"
+
+namespace kcache::store {
+namespace fs = std::filesystem;
+
+struct Pack::Impl {
+    fs::path path;
+    sql::Db db;
+    mutable std::mutex mu;  // guards db and counters
+    TierStats counters;
+
+    Result<Entry, Miss> lookup(const Key& key);
+};
+
+Result<Entry, Miss> Pack::Impl::lookup(const Key& key) {
+    std::lock_guard lock(mu);
+    auto miss = [&](MissReason r, std::string detail) -> Result<Entry, Miss> {
+        ++counters.misses[static_cast<std::size_t>(r)];
+        return fail(Miss{r, std::move(detail)});
+    };
+    auto stmt = db.cached(rows::kSelectEntryByKey);
+    if (!stmt.ok()) {
+        return miss(MissReason::IoError, stmt.error().message);
+    }
+    auto st = stmt.value()->bind(1, key.hex());
+    auto row = st.ok() ? stmt.value()->step() : sql::Res<bool>(fail(st.error()));
+    if (!row.ok()) {
+        return miss(row.error().corrupt() ? MissReason::Corrupt : MissReason::IoError,
+                    path.string() + ": " + row.error().message);
+    }
+    if (!row.value()) {
+        return miss(MissReason::NotFound, {});
+    }
+    auto entry = rows::read_verified(*stmt.value());
+    if (!entry.ok()) {
+        log_message(LogLevel::Warning, "corrupt entry " + key.hex() + " in pack " + path.string() +
+                                           " (" + entry.error() + "): skipped");
+        return miss(MissReason::Corrupt, entry.error());
+    }
+    ++counters.hits;
+    return std::move(entry).value();
+}
+
+Result<Pack, StoreError> Pack::open(const fs::path& path) {
+    const std::string p = path.string();
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) {
+        return fail(StoreError{StoreErrc::Io, p + ": no such pack file"});
+    }
+    // immutable=1: no locks, no -shm/-wal, nothing written, even beside the file.
+    auto db = sql::Db::open(sql::file_uri(p, "immutable=1"),
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, 0);
+    if (!db.ok()) {
+        return fail(schema::to_store_error(db.error(), p));
+    }
+    if (auto st = schema::check_readable(db.value(), p); !st.ok()) {
+        return fail(st.error());
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->path = path;
+    impl->db = std::move(db).value();
+    impl->counters.name = p;
+    return Pack(std::move(impl));
+}
+
+Pack::Pack(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Pack::Pack(Pack&&) noexcept = default;
+Pack& Pack::operator=(Pack&&) noexcept = default;
+Pack::~Pack() = default;
+
+const fs::path& Pack::path() const {
+    return impl_->path;
+}
+
+Result<Entry, Miss> Pack::get(const KeyFields& fields) {
+    auto r = impl_->lookup(make_key(fields));
+    if (r.ok()) {
+        auto diff = differing_fields(r->info.fields, fields);
+        if (!diff.empty()) {
+            std::lock_guard lock(impl_->mu);
+            --impl_->counters.hits;
+            ++impl_->counters.misses[static_cast<std::size_t>(MissReason::Collision)];
+            return fail(Miss{MissReason::Collision,
+                             impl_->path.string() + ": stored " + diff.front() + " differs"});
+        }
+    }
+    return r;
+}
+
+Result<Entry, Miss> Pack::get(const Key& key) {
+    return impl_->lookup(key);
+}
+
+Result<std::vector<EntryInfo>, StoreError> Pack::list() {
+    std::lock_guard lock(impl_->mu);
+    auto stmt = impl_->db.cached(rows::kSelectAllInfo);
+    std::vector<EntryInfo> out;
+    for (;;) {
+        auto row = stmt.ok() ? stmt.value()->step() : sql::Res<bool>(fail(stmt.error()));
+        if (!row.ok()) {
+            return fail(schema::to_store_error(row.error(), impl_->path.string()));
+        }
+        if (!row.value()) {
+            return out;
+        }
+        out.push_back(rows::read_info(*stmt.value()));
+    }
+}
+
+Result<std::uint64_t, StoreError> Pack::for_each_verified(const std::function<void(Entry&&)>& f) {
+    std::lock_guard lock(impl_->mu);
+    auto stmt = impl_->db.cached(rows::kSelectAllEntries);
+    std::uint64_t bad = 0;
+    for (;;) {
+        auto row = stmt.ok() ? stmt.value()->step() : sql::Res<bool>(fail(stmt.error()));
+        if (!row.ok()) {
+            return fail(schema::to_store_error(row.error(), impl_->path.string()));
+        }
+        if (!row.value()) {
+            return bad;
+        }
+        auto entry = rows::read_verified(*stmt.value());
+        if (entry.ok()) {
+            f(std::move(entry).value());
+        } else {
+            ++bad;
+        }
+    }
+}
+
+TierStats Pack::stats() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->counters;
+}
+
+TieredStore::TieredStore(std::optional<Store> user, std::vector<Pack> packs)
+    : user_(std::move(user)), packs_(std::move(packs)) {}
+
+Store* TieredStore::user() {
+    return user_ ? &*user_ : nullptr;
+}
+
+Result<TieredHit, TieredMiss> TieredStore::get(const KeyFields& fields) {
+    TieredMiss missed;
+    if (user_) {
+        auto r = user_->get(fields);
+        Tier tier{Tier::Kind::User, 0, "user"};
+        if (r.ok()) {
+            return TieredHit{std::move(r).value(), tier};
+        }
+        missed.misses.emplace_back(tier, r.error());
+    }
+    for (std::size_t i = 0; i < packs_.size(); ++i) {
+        auto r = packs_[i].get(fields);
+        Tier tier{Tier::Kind::Pack, i, packs_[i].path().string()};
+        if (r.ok()) {
+            return TieredHit{std::move(r).value(), tier};
+        }
+        missed.misses.emplace_back(tier, r.error());
+    }
+    return fail(std::move(missed));
+}
+
+Result<Stats, StoreError> TieredStore::stats() {
+    Stats out;
+    if (user_) {
+        auto s = user_->stats();
+        if (!s.ok()) {
+            return fail(s.error());
+        }
+        out = std::move(s).value();
+    }
+    for (const auto& p : packs_) {
+        out.tiers.push_back(p.stats());
+    }
+    return out;
+}
+
+}  // namespace kcache::store

@@ -1,0 +1,182 @@
+#include "schema.hpp"
+
+namespace kcache::store::schema {
+namespace {
+
+// Version 1: entries (one row per key, every key field a column), blobs kept
+// apart so metadata scans never read blob pages, totals maintained by
+// triggers, persisted counters, failure records.
+constexpr const char* kCreateV1 = R"sql(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+CREATE TABLE entries(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  key_version INTEGER NOT NULL,
+  kernel_name TEXT NOT NULL,
+  source_digest TEXT NOT NULL,
+  entry_points TEXT NOT NULL,
+  build_options TEXT NOT NULL,
+  target_format TEXT NOT NULL,
+  vendor_id INTEGER NOT NULL,
+  device_name TEXT NOT NULL,
+  pci_device_id INTEGER NOT NULL,
+  ip_version INTEGER NOT NULL,
+  driver_version TEXT NOT NULL,
+  platform_name TEXT NOT NULL,
+  platform_version TEXT NOT NULL,
+  opencl_c_version TEXT NOT NULL,
+  address_bits INTEGER NOT NULL,
+  device_uuid TEXT NOT NULL,
+  driver_uuid TEXT NOT NULL,
+  compiler_id TEXT NOT NULL,
+  codec INTEGER NOT NULL,
+  raw_size INTEGER NOT NULL,
+  stored_size INTEGER NOT NULL,
+  checksum BLOB NOT NULL,
+  producer_version TEXT NOT NULL,
+  origin INTEGER NOT NULL,
+  build_time_ms INTEGER NOT NULL,
+  build_log TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  last_use_ms INTEGER NOT NULL,
+  hit_count INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX entries_lru ON entries(last_use_ms);
+CREATE INDEX entries_source ON entries(source_digest);
+CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE totals(
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  entries INTEGER NOT NULL, raw_bytes INTEGER NOT NULL, stored_bytes INTEGER NOT NULL);
+INSERT INTO totals VALUES (1, 0, 0, 0);
+CREATE TRIGGER entries_insert AFTER INSERT ON entries BEGIN
+  UPDATE totals SET entries = entries + 1, raw_bytes = raw_bytes + NEW.raw_size,
+    stored_bytes = stored_bytes + NEW.stored_size WHERE id = 1;
+END;
+CREATE TRIGGER entries_delete AFTER DELETE ON entries BEGIN
+  UPDATE totals SET entries = entries - 1, raw_bytes = raw_bytes - OLD.raw_size,
+    stored_bytes = stored_bytes - OLD.stored_size WHERE id = 1;
+  DELETE FROM blobs WHERE id = OLD.id;
+END;
+CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE failures(
+  key TEXT NOT NULL, kind INTEGER NOT NULL, detail TEXT NOT NULL, count INTEGER NOT NULL,
+  first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,
+  PRIMARY KEY (key, kind));
+INSERT INTO schema_version VALUES (1);
+)sql";
+
+// Migrations: kMigrations[v - 1] takes version v to v + 1.
+// 1 → 2: the on-device verification result of each entry.
+constexpr const char* kMigrations[] = {
+    R"sql(
+ALTER TABLE entries ADD COLUMN verification INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE entries ADD COLUMN verified_at_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE schema_version SET version = 2;
+)sql",
+};
+static_assert(std::size(kMigrations) == kCurrentVersion - 1);
+
+StoreError too_new(int found, const std::string& path) {
+    return {StoreErrc::SchemaTooNew,
+            path + ": schema version " + std::to_string(found) + " was written by a newer kcache " +
+                "(this one reads up to " + std::to_string(kCurrentVersion) +
+                "); the file is left untouched: upgrade kcache, or point KCACHE_DIR elsewhere"};
+}
+
+// Inside an open write transaction: creates or migrates to kCurrentVersion.
+sql::Stat upgrade_locked(sql::Db& db, int version) {
+    if (version == 0) {
+        auto st = db.exec(kCreateV1);
+        if (!st.ok()) {
+            return st;
+        }
+        version = 1;
+    }
+    for (; version < kCurrentVersion; ++version) {
+        auto st = db.exec(kMigrations[version - 1]);
+        if (!st.ok()) {
+            return st;
+        }
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+StoreError to_store_error(const sql::Error& e, const std::string& path) {
+    StoreErrc code = e.busy()                    ? StoreErrc::Busy
+                     : e.corrupt()               ? StoreErrc::Corrupt
+                     : e.code == SQLITE_READONLY ? StoreErrc::ReadOnly
+                                                 : StoreErrc::Io;
+    return {code, path + ": SQLite: " + e.message};
+}
+
+sql::Res<int> read_version(sql::Db& db) {
+    auto has = db.query_int(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+    if (!has.ok()) {
+        return fail(has.error());
+    }
+    if (has.value() == 0) {
+        return 0;
+    }
+    auto v = db.query_int("SELECT max(version) FROM schema_version");
+    if (!v.ok()) {
+        return fail(v.error());
+    }
+    return static_cast<int>(v.value());
+}
+
+Status<StoreError> ensure_current(sql::Db& db, const std::string& path,
+                                  const sql::RetryPolicy& retry) {
+    auto done = sql::with_retry(retry, [&]() -> sql::Res<int> {
+        auto v = read_version(db);
+        if (!v.ok() || v.value() >= kCurrentVersion) {
+            return v;
+        }
+        auto txn = sql::Transaction::begin(db);
+        if (!txn.ok()) {
+            return fail(txn.error());
+        }
+        // Another process may have created or migrated it while we waited.
+        v = read_version(db);
+        if (!v.ok() || v.value() >= kCurrentVersion) {
+            return v;
+        }
+        auto st = upgrade_locked(db, v.value());
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+        st = txn->commit();
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+        return kCurrentVersion;
+    });
+    if (!done.ok()) {
+        return fail(to_store_error(done.error(), path));
+    }
+    if (done.value() > kCurrentVersion) {
+        return fail(too_new(done.value(), path));
+    }
+    return Ok{};
+}
+
+Status<StoreError> check_readable(sql::Db& db, const std::string& path) {
+    auto v = read_version(db);
+    if (!v.ok()) {
+        return fail(to_store_error(v.error(), path));
+    }
+    if (v.value() > kCurrentVersion) {
+        return fail(too_new(v.value(), path));
+    }
+    if (v.value() < kCurrentVersion) {
+        return fail(StoreError{StoreErrc::SchemaTooOld,
+                               path + ": schema version " + std::to_string(v.value()) +
+                                   " is older than " + std::to_string(kCurrentVersion) +
+                                   " and cannot be migrated read-only: open it writable once, "
+                                   "or re-export the pack"});
+    }
+    return Ok{};
+}
+
+}  // namespace kcache::store::schema

@@ -1,0 +1,29 @@
+#pragma once
+// The database schema, its version table, and migrations between versions.
+
+#include <string>
+
+#include "kcache/store/types.hpp"
+#include "sqlite.hpp"
+
+namespace kcache::store::schema {
+
+// The version this build reads and writes.
+inline constexpr int kCurrentVersion = 2;
+
+// Returns the schema version of `db`: 0 for an empty database.
+sql::Res<int> read_version(sql::Db& db);
+
+// Creates the schema in an empty database or migrates an older one to
+// kCurrentVersion, each in one transaction; refuses (SchemaTooNew) a newer
+// one without writing to it. `path` only names the file in messages.
+Status<StoreError> ensure_current(sql::Db& db, const std::string& path,
+                                  const sql::RetryPolicy& retry);
+
+// Checks that a database opened read-only has exactly kCurrentVersion.
+Status<StoreError> check_readable(sql::Db& db, const std::string& path);
+
+// Maps an SQLite error to a StoreError whose message names `path`.
+StoreError to_store_error(const sql::Error& e, const std::string& path);
+
+}  // namespace kcache::store::schema

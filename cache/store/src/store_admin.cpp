@@ -1,0 +1,211 @@
+// Store maintenance: remove, verification, listing, explain, gc, stats.
+
+#include <algorithm>
+
+#include "entry_row.hpp"
+#include "store_impl.hpp"
+
+namespace kcache::store {
+namespace {
+
+// Lock held: every entry's metadata, least recently used first.
+Result<std::vector<EntryInfo>, StoreError> list_locked(Store::Impl& s) {
+    auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::vector<EntryInfo>> {
+        auto stmt = s.db.cached(rows::kSelectAllInfo);
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        std::vector<EntryInfo> out;
+        for (;;) {
+            auto row = stmt.value()->step();
+            if (!row.ok()) {
+                return fail(row.error());
+            }
+            if (!row.value()) {
+                return out;
+            }
+            out.push_back(rows::read_info(*stmt.value()));
+        }
+    });
+    if (!done.ok()) {
+        return fail(s.error(done.error()));
+    }
+    return std::move(done).value();
+}
+
+}  // namespace
+
+Result<bool, StoreError> Store::remove(const Key& key) {
+    std::lock_guard lock(impl_->mu);
+    auto n = write_one(*impl_, "DELETE FROM entries WHERE key = ?", key.hex());
+    if (!n.ok()) {
+        return fail(n.error());
+    }
+    impl_->touches.erase(key.hex());
+    return n.value() > 0;
+}
+
+Result<bool, StoreError> Store::set_verified(const Key& key, Verification result) {
+    std::lock_guard lock(impl_->mu);
+    auto n =
+        write_one(*impl_, "UPDATE entries SET verification = ?, verified_at_ms = ? WHERE key = ?",
+                  static_cast<int>(result), impl_->now(), key.hex());
+    if (!n.ok()) {
+        return fail(n.error());
+    }
+    return n.value() > 0;
+}
+
+Result<std::vector<EntryInfo>, StoreError> Store::list() {
+    std::lock_guard lock(impl_->mu);
+    return list_locked(*impl_);
+}
+
+Result<std::optional<EntryInfo>, StoreError> Store::info(const Key& key) {
+    std::lock_guard lock(impl_->mu);
+    auto done = sql::with_retry(impl_->retry, [&]() -> sql::Res<std::optional<EntryInfo>> {
+        auto stmt = impl_->db.cached(rows::kSelectInfoByKey);
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        if (auto st = stmt.value()->bind(1, key.hex()); !st.ok()) {
+            return fail(st.error());
+        }
+        auto row = stmt.value()->step();
+        if (!row.ok()) {
+            return fail(row.error());
+        }
+        return row.value() ? std::optional(rows::read_info(*stmt.value())) : std::nullopt;
+    });
+    if (!done.ok()) {
+        return fail(impl_->error(done.error()));
+    }
+    return std::move(done).value();
+}
+
+Result<std::vector<NearEntry>, StoreError> Store::nearest(const KeyFields& fields,
+                                                          std::size_t limit) {
+    std::lock_guard lock(impl_->mu);
+    auto all = list_locked(*impl_);
+    if (!all.ok()) {
+        return fail(all.error());
+    }
+    std::vector<NearEntry> near;
+    for (auto& info : all.value()) {
+        auto diff = differing_fields(info.fields, fields);
+        near.push_back(NearEntry{std::move(info), std::move(diff)});
+    }
+    std::stable_sort(near.begin(), near.end(), [](const NearEntry& a, const NearEntry& b) {
+        return a.differing.size() < b.differing.size();
+    });
+    if (near.size() > limit) {
+        near.resize(limit);
+    }
+    return near;
+}
+
+Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
+    std::lock_guard lock(impl_->mu);
+    Impl& s = *impl_;
+    if (auto w = s.require_writable(); !w.ok()) {
+        return fail(w.error());
+    }
+    if (auto st = s.flush_locked(); !st.ok()) {  // so LRU order reflects recent hits
+        return fail(s.error(st.error()));
+    }
+    auto before = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
+    auto count = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
+    if (!before.ok() || !count.ok()) {
+        return fail(s.error(before.ok() ? count.error() : before.error()));
+    }
+    if (options.unused_for_ms) {
+        auto n = write_one(s, "DELETE FROM entries WHERE last_use_ms < ?",
+                           s.now() - *options.unused_for_ms);
+        if (!n.ok()) {
+            return fail(n.error());
+        }
+    }
+    if (options.max_bytes) {
+        auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::uint64_t> {
+            auto txn = sql::Transaction::begin(s.db);
+            if (!txn.ok()) {
+                return fail(txn.error());
+            }
+            auto n = s.evict_to(*options.max_bytes, std::string());
+            if (n.ok()) {
+                if (auto c = txn->commit(); !c.ok()) {
+                    return fail(c.error());
+                }
+            }
+            return n;
+        });
+        if (!done.ok()) {
+            return fail(s.error(done.error()));
+        }
+    }
+    auto after = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
+    auto left = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
+    if (!after.ok() || !left.ok()) {
+        return fail(s.error(after.ok() ? left.error() : after.error()));
+    }
+    // Returns free pages to the file system; failure only leaves the file larger.
+    (void)s.db.exec("PRAGMA incremental_vacuum");
+    return GcReport{static_cast<std::uint64_t>(count.value() - left.value()),
+                    static_cast<std::uint64_t>(before.value() - after.value())};
+}
+
+Result<Stats, StoreError> Store::stats() {
+    std::lock_guard lock(impl_->mu);
+    Impl& s = *impl_;
+    Stats out;
+    TierStats user = s.pending;
+    auto done = sql::with_retry(s.retry, [&]() -> sql::Res<Ok> {
+        auto totals = s.db.cached("SELECT entries, raw_bytes, stored_bytes FROM totals");
+        if (!totals.ok()) {
+            return fail(totals.error());
+        }
+        auto row = totals.value()->step();
+        if (!row.ok()) {
+            return fail(row.error());
+        }
+        if (row.value()) {
+            out.entries = static_cast<std::uint64_t>(totals.value()->int64(0));
+            out.raw_bytes = static_cast<std::uint64_t>(totals.value()->int64(1));
+            out.stored_bytes = static_cast<std::uint64_t>(totals.value()->int64(2));
+        }
+        auto counters = s.db.cached("SELECT name, value FROM counters");
+        if (!counters.ok()) {
+            return fail(counters.error());
+        }
+        for (;;) {
+            auto c = counters.value()->step();
+            if (!c.ok()) {
+                return fail(c.error());
+            }
+            if (!c.value()) {
+                return Ok{};
+            }
+            const std::string name = counters.value()->text(0);
+            const auto value = static_cast<std::uint64_t>(counters.value()->int64(1));
+            if (name == kCounterHits) {
+                user.hits += value;
+            } else if (name == kCounterEvictions) {
+                out.evictions = value;
+            } else if (name == kCounterCorruptions) {
+                out.corruptions = value;
+            }
+            for (std::size_t r = 0; r < kMissReasonCount; ++r) {
+                if (name == miss_counter_name(static_cast<MissReason>(r))) {
+                    user.misses[r] += value;
+                }
+            }
+        }
+    });
+    if (!done.ok()) {
+        return fail(s.error(done.error()));
+    }
+    out.tiers.push_back(user);
+    return out;
+}
+
+}  // namespace kcache::store

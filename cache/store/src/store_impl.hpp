@@ -1,0 +1,105 @@
+#pragma once
+// Store's private state, shared by the files that implement its methods.
+
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "kcache/store/store.hpp"
+#include "schema.hpp"
+#include "sqlite.hpp"
+
+namespace kcache::store {
+
+struct Store::Impl {
+    std::filesystem::path dir;
+    std::filesystem::path db_path;
+    Policy policy;
+    OpenMode mode = OpenMode::ReadWrite;
+    sql::Db db;
+    sql::RetryPolicy retry;
+    std::mutex mu;  // guards everything below and the connection
+
+    // Hits not yet written back: key hex → (latest use, hit count).
+    struct Touch {
+        TimeMs last_use = 0;
+        std::uint64_t hits = 0;
+    };
+    std::unordered_map<std::string, Touch> touches;
+    TierStats pending;  // counters not yet written back
+    TimeMs last_flush_ms = 0;
+
+    Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
+        : dir(std::move(d)),
+          db_path(std::move(p)),
+          policy(std::move(pol)),
+          mode(m),
+          db(std::move(database)),
+          retry{policy.busy_retries, policy.retry_backoff_ms} {}
+
+    TimeMs now() const { return now_ms(policy); }
+    StoreError error(const sql::Error& e) const { return schema::to_store_error(e, db_path); }
+    Status<StoreError> require_writable() const;
+
+    // Lock held. Counts a miss; records a hit and flushes when the last
+    // write-back is older than the granularity.
+    void count_miss(MissReason reason);
+    void count_hit(const std::string& key_hex);
+    // Lock held, inside an open transaction: writes pending touches and counters.
+    sql::Stat write_pending();
+    // Lock held: writes pending state in its own transaction (no-op when read-only).
+    sql::Stat flush_locked();
+    // Lock held: removes a corrupt entry (only if its checksum is still
+    // `checksum`), counts it, logs `why`.
+    void quarantine(const std::string& key_hex, const std::vector<std::uint8_t>& checksum,
+                    const std::string& why);
+    // Lock held, inside a transaction: deletes least recently used entries
+    // (never `keep`) until stored bytes ≤ `bound`; returns how many.
+    sql::Res<std::uint64_t> evict_to(std::uint64_t bound, const std::string& keep);
+    // Lock held: adds `delta` to the persisted counter `name` (inside a transaction).
+    sql::Stat add_counter(std::string_view name, std::int64_t delta);
+};
+
+// Lock held: runs `sql` with `args` in one write transaction; returns changes().
+template <class... A>
+Result<std::int64_t, StoreError> write_one(Store::Impl& s, const char* sql, const A&... args) {
+    if (auto w = s.require_writable(); !w.ok()) {
+        return fail(w.error());
+    }
+    auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::int64_t> {
+        auto txn = sql::Transaction::begin(s.db);
+        if (!txn.ok()) {
+            return fail(txn.error());
+        }
+        auto stmt = s.db.cached(sql);
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        auto st = stmt.value()->bind_all(args...);
+        if (st.ok()) {
+            st = stmt.value()->run();
+        }
+        const std::int64_t changed = s.db.changes();
+        if (st.ok()) {
+            st = txn->commit();
+        }
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+        return changed;
+    });
+    if (!done.ok()) {
+        return fail(s.error(done.error()));
+    }
+    return done.value();
+}
+
+// Names of persisted counters.
+inline constexpr const char* kCounterHits = "hits";
+inline constexpr const char* kCounterEvictions = "evictions";
+inline constexpr const char* kCounterCorruptions = "corruptions";
+// Returns "miss.<reason>".
+std::string miss_counter_name(MissReason reason);
+
+}  // namespace kcache::store

@@ -1,0 +1,165 @@
+// Store::open: directory safety, damaged-file recovery, read-only fallback,
+// schema creation and migration.
+
+#include <chrono>
+
+#include "dir_safety.hpp"
+#include "kcache/store/log.hpp"
+#include "store_impl.hpp"
+
+namespace kcache::store {
+namespace fs = std::filesystem;
+namespace {
+
+Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy& policy) {
+    const std::string path = db_path.string();
+    if (!fs::exists(db_path)) {
+        return fail(StoreError{StoreErrc::ReadOnly,
+                               path + ": no store here, and it cannot be created read-only"});
+    }
+    // mode=ro needs the WAL index (-shm) to exist or be creatable; in a
+    // read-only directory fall back to immutable=1 (no locks, no WAL).
+    for (const char* query : {"mode=ro", "immutable=1"}) {
+        auto db = sql::Db::open(sql::file_uri(path, query),
+                                SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, policy.busy_timeout_ms);
+        if (!db.ok()) {
+            continue;
+        }
+        auto st = schema::check_readable(db.value(), path);
+        if (st.ok()) {
+            return std::move(db).value();
+        }
+        if (st.error().code == StoreErrc::SchemaTooNew ||
+            st.error().code == StoreErrc::SchemaTooOld || st.error().code == StoreErrc::Corrupt) {
+            return fail(st.error());
+        }
+    }
+    return fail(StoreError{StoreErrc::Io, path + ": cannot be opened read-only"});
+}
+
+// One attempt at opening `db_path` writable, creating or migrating the schema.
+Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Policy& policy,
+                                               const sql::RetryPolicy& retry) {
+    const std::string path = db_path.string();
+    auto opened = sql::Db::open(sql::file_uri(path, ""),
+                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                policy.busy_timeout_ms);
+    if (!opened.ok()) {
+        return fail(schema::to_store_error(opened.error(), path));
+    }
+    sql::Db db = std::move(opened).value();
+    // Read the version before any pragma writes, so a newer file stays untouched.
+    auto version = sql::with_retry(retry, [&] { return schema::read_version(db); });
+    if (!version.ok()) {
+        return fail(schema::to_store_error(version.error(), path));
+    }
+    if (version.value() > schema::kCurrentVersion) {
+        auto st = schema::ensure_current(db, path, retry);  // produces the refusal message
+        return fail(st.ok() ? StoreError{StoreErrc::SchemaTooNew, path} : st.error());
+    }
+    std::string pragmas = "PRAGMA synchronous = ";
+    pragmas += policy.durability == Durability::Full ? "FULL;" : "NORMAL;";
+    if (version.value() == 0) {
+        pragmas += "PRAGMA auto_vacuum = INCREMENTAL;";
+    }
+    pragmas += "PRAGMA journal_mode = WAL;";
+    auto st = sql::with_retry(retry, [&] { return db.exec(pragmas); });
+    if (!st.ok()) {
+        return fail(schema::to_store_error(st.error(), path));
+    }
+    auto ensured = schema::ensure_current(db, path, retry);
+    if (!ensured.ok()) {
+        return fail(ensured.error());
+    }
+    return db;
+}
+
+// Opens writable; a damaged file is moved aside once and replaced by a fresh store.
+Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy& policy,
+                                          const sql::RetryPolicy& retry) {
+    if (fs::exists(db_path)) {
+        std::string problem = files::header_problem(db_path);
+        if (!problem.empty()) {
+            auto moved = files::move_aside(db_path, problem);
+            if (!moved.ok()) {
+                return fail(moved.error());
+            }
+        }
+    }
+    auto db = open_writable_once(db_path, policy, retry);
+    if (db.ok() || db.error().code != StoreErrc::Corrupt) {
+        return db;
+    }
+    auto moved = files::move_aside(db_path, db.error().message);
+    if (!moved.ok()) {
+        return fail(moved.error());
+    }
+    return open_writable_once(db_path, policy, retry);
+}
+
+}  // namespace
+
+TimeMs now_ms(const Policy& policy) {
+    if (policy.clock) {
+        return policy.clock();
+    }
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
+    auto writable = files::prepare_cache_dir(dir);
+    if (!writable.ok()) {
+        return fail(writable.error());
+    }
+    const fs::path db_path = dir / kStoreFileName;
+    OpenMode mode = policy.mode;
+    if (mode == OpenMode::ReadWrite &&
+        (writable.value() == files::Writable::No ||
+         (fs::exists(db_path) && files::file_writable(db_path) == files::Writable::No))) {
+        log_message(LogLevel::Warning,
+                    db_path.string() + " cannot be written: opened read-only, puts will fail");
+        mode = OpenMode::ReadOnly;
+    }
+    sql::RetryPolicy retry{policy.busy_retries, policy.retry_backoff_ms};
+    auto db = mode == OpenMode::ReadOnly ? open_read_only(db_path, policy)
+                                         : open_writable(db_path, policy, retry);
+    if (!db.ok()) {
+        return fail(db.error());
+    }
+    auto impl =
+        std::make_unique<Impl>(dir, db_path, std::move(policy), mode, std::move(db).value());
+    impl->pending.name = "user";
+    impl->last_flush_ms = impl->now();
+    return Store(std::move(impl));
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+
+Store::~Store() {
+    if (impl_) {
+        std::lock_guard lock(impl_->mu);
+        // Best effort: a failed write-back only loses last-use times and counters.
+        (void)impl_->flush_locked();
+    }
+}
+
+OpenMode Store::mode() const {
+    return impl_->mode;
+}
+const fs::path& Store::path() const {
+    return impl_->db_path;
+}
+
+Status<StoreError> Store::flush() {
+    std::lock_guard lock(impl_->mu);
+    auto st = impl_->flush_locked();
+    if (!st.ok()) {
+        return fail(impl_->error(st.error()));
+    }
+    return Ok{};
+}
+
+}  // namespace kcache::store

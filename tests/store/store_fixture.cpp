@@ -1,0 +1,183 @@
+#include "store_fixture.hpp"
+
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "kcache/store/log.hpp"
+
+namespace kcache::test {
+namespace {
+
+struct DbCloser {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StmtCloser {
+    void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+
+std::unique_ptr<sqlite3, DbCloser> raw_open(const std::filesystem::path& db) {
+    sqlite3* raw = nullptr;
+    int rc = sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    std::unique_ptr<sqlite3, DbCloser> out(raw);
+    EXPECT_EQ(rc, SQLITE_OK) << db;
+    sqlite3_busy_timeout(raw, 10000);
+    return out;
+}
+
+std::mutex g_log_mu;
+std::vector<std::string> g_log;
+
+}  // namespace
+
+ks::KeyFields sample_fields(int i) {
+    ks::KeyFields f;
+    f.kernel_name = "conv2d_f32";
+    f.source_digest = ks::sha256_hex("__kernel void k" + std::to_string(i) + "() {}");
+    f.entry_points = {"conv2d_f32", "conv2d_f32_tail"};
+    f.build_options = "-cl-fast-relaxed-math  -DTILE=16";
+    f.target_format = "native";
+    f.vendor_id = 0x8086;
+    f.device_name = "Intel(R) Arc(TM) Graphics";
+    f.pci_device_id = 0x7d55;
+    f.ip_version = 0x03118000;
+    f.driver_version = "23.35.27191.9";
+    f.platform_name = "Intel(R) OpenCL Graphics";
+    f.platform_version = "OpenCL 3.0";
+    f.opencl_c_version = "OpenCL C 1.2";
+    f.address_bits = 64;
+    f.device_uuid = "8680557d080000000002000000000000";
+    f.driver_uuid = "32332e33352e32373139312e39000000";
+    f.compiler_id = "driver 23.35.27191.9";
+    return f;
+}
+
+ks::Bytes binary_like(std::size_t n, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    ks::Bytes out;
+    out.reserve(n);
+    // A small vocabulary of 8-byte "instructions", like an ISA's common encodings.
+    std::vector<std::uint64_t> vocab(64);
+    for (auto& w : vocab) {
+        w = rng();
+    }
+    while (out.size() < n) {
+        std::uint64_t choice = rng() % 16;
+        std::uint64_t word = choice < 11   ? vocab[rng() % vocab.size()]  // common opcode
+                             : choice < 14 ? (rng() & 0xffff)             // small immediates
+                                           : rng();                       // noise
+        for (int b = 0; b < 8 && out.size() < n; ++b) {
+            out.push_back(static_cast<std::uint8_t>(word >> (8 * b)));
+        }
+    }
+    return out;
+}
+
+ks::Provenance test_provenance() {
+    ks::Provenance p;
+    p.producer_version = "kcache-test 0.1";
+    p.origin = ks::Origin::Jit;
+    p.build_time_ms = 1234;
+    p.build_log = "build ok";
+    return p;
+}
+
+std::string raw_sql(const std::filesystem::path& db, const std::string& sql) {
+    auto h = raw_open(db);
+    std::string first;
+    const char* p = sql.c_str();
+    while (*p != '\0') {
+        sqlite3_stmt* raw = nullptr;
+        const char* tail = nullptr;
+        int rc = sqlite3_prepare_v2(h.get(), p, -1, &raw, &tail);
+        std::unique_ptr<sqlite3_stmt, StmtCloser> s(raw);
+        EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errmsg(h.get()) << " in " << p;
+        if (rc != SQLITE_OK || raw == nullptr) {
+            break;
+        }
+        while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+            if (first.empty() && sqlite3_column_text(raw, 0) != nullptr) {
+                first = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+            }
+        }
+        EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg(h.get()) << " in " << p;
+        p = tail;
+    }
+    return first;
+}
+
+void raw_sql_blob(const std::filesystem::path& db, const std::string& sql,
+                  const std::vector<std::uint8_t>& blob) {
+    auto h = raw_open(db);
+    sqlite3_stmt* raw = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(h.get(), sql.c_str(), -1, &raw, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(h.get());
+    std::unique_ptr<sqlite3_stmt, StmtCloser> s(raw);
+    static const std::uint8_t kEmpty = 0;
+    ASSERT_EQ(sqlite3_bind_blob64(raw, 1, blob.empty() ? &kEmpty : blob.data(), blob.size(),
+                                  SQLITE_TRANSIENT),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(raw), SQLITE_DONE) << sqlite3_errmsg(h.get());
+}
+
+std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::string& sql) {
+    auto h = raw_open(db);
+    sqlite3_stmt* raw = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(h.get(), sql.c_str(), -1, &raw, nullptr), SQLITE_OK);
+    std::unique_ptr<sqlite3_stmt, StmtCloser> s(raw);
+    std::vector<std::uint8_t> out;
+    if (raw != nullptr && sqlite3_step(raw) == SQLITE_ROW) {
+        auto* p = static_cast<const std::uint8_t*>(sqlite3_column_blob(raw, 0));
+        out.assign(p, p + sqlite3_column_bytes(raw, 0));
+    }
+    return out;
+}
+
+std::string file_bytes(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+LogCapture::LogCapture() {
+    {
+        std::lock_guard lock(g_log_mu);
+        g_log.clear();
+    }
+    ks::set_log_sink([](ks::LogLevel, std::string_view m) {
+        std::lock_guard lock(g_log_mu);
+        g_log.emplace_back(m);
+    });
+}
+
+LogCapture::~LogCapture() {
+    ks::set_log_sink({});
+}
+
+std::vector<std::string> LogCapture::messages() const {
+    std::lock_guard lock(g_log_mu);
+    return g_log;
+}
+
+bool LogCapture::contains(const std::string& needle) const {
+    for (const auto& m : messages()) {
+        if (m.find(needle) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace kcache::test
+
+ks::Store Store::open_store(ks::Policy policy) {
+    auto s = ks::Store::open(store_dir(), std::move(policy));
+    if (!s.ok()) {
+        ADD_FAILURE() << "Store::open: " << s.error().message;
+        std::abort();
+    }
+    return std::move(s).value();
+}

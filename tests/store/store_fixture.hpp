@@ -1,0 +1,67 @@
+#pragma once
+// Shared helpers of the store tests: sample keys, binary-like payloads, a
+// fixture with a private store directory, and raw SQLite access for tests
+// that damage or forge database files the way a disk or an old kcache would.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kcache/store/pack.hpp"
+#include "kcache/store/store.hpp"
+#include "temp_dir.hpp"
+
+namespace ks = kcache::store;
+
+namespace kcache::test {
+
+// Deterministic, distinct key fields for index `i`.
+ks::KeyFields sample_fields(int i);
+
+// `n` bytes resembling a device binary: runs of instruction-like words with
+// a small vocabulary, string tables and some incompressible noise, seeded by
+// `seed` (so equal seeds give equal bytes). zstd -3 shrinks it ~2-3x.
+ks::Bytes binary_like(std::size_t n, std::uint64_t seed);
+
+// A provenance for test puts.
+ks::Provenance test_provenance();
+
+// Runs `sql` on the SQLite file `db` with the C API directly; fails the test
+// on error. Returns the first column of the first row as text, if any.
+std::string raw_sql(const std::filesystem::path& db, const std::string& sql);
+
+// Runs `sql` with one blob parameter.
+void raw_sql_blob(const std::filesystem::path& db, const std::string& sql,
+                  const std::vector<std::uint8_t>& blob);
+
+// Reads a blob column (first row) from `db`.
+std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::string& sql);
+
+// Returns the file's bytes.
+std::string file_bytes(const std::filesystem::path& p);
+
+// A sink capturing store log messages for the life of the object.
+class LogCapture {
+  public:
+    LogCapture();
+    ~LogCapture();
+    std::vector<std::string> messages() const;
+    bool contains(const std::string& needle) const;
+};
+
+}  // namespace kcache::test
+
+// Store tests: each test gets dir(); the store lives in store_dir().
+class Store : public kcache::test::TempDirTest {
+  protected:
+    std::filesystem::path store_dir() const { return dir() / "cache"; }
+    std::filesystem::path db_path() const { return store_dir() / ks::kStoreFileName; }
+    // Opens the store in store_dir() or fails the test.
+    ks::Store open_store(ks::Policy policy = {});
+
+  public:
+    ks::Store open_store_for_test(ks::Policy policy = {}) { return open_store(std::move(policy)); }
+};

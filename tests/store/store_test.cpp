@@ -1,0 +1,260 @@
+// Put and get, provenance, idempotence, collisions, failure records, stats,
+// eviction and gc on a real SQLite store.
+
+#include <filesystem>
+
+#include "store_fixture.hpp"
+
+using kcache::test::binary_like;
+using kcache::test::raw_sql;
+using kcache::test::sample_fields;
+using kcache::test::test_provenance;
+
+TEST_F(Store, PutThenGetReturnsBytesAndProvenance) {
+    auto store = open_store();
+    const auto bytes = binary_like(100 * 1024, 7);
+    auto put = store.put(sample_fields(1), bytes, test_provenance());
+    ASSERT_TRUE(put.ok()) << put.error().message;
+    EXPECT_EQ(put->outcome, ks::PutOutcome::Stored);
+    EXPECT_EQ(put->key, ks::make_key(sample_fields(1)));
+
+    auto got = store.get(sample_fields(1));
+    ASSERT_TRUE(got.ok()) << got.error().detail;
+    EXPECT_EQ(got->bytes, bytes);
+    EXPECT_EQ(got->info.provenance.producer_version, "kcache-test 0.1");
+    EXPECT_EQ(got->info.provenance.build_log, "build ok");
+    EXPECT_EQ(got->info.provenance.build_time_ms, 1234);
+    EXPECT_EQ(got->info.codec, ks::Codec::Zstd);
+    EXPECT_LT(got->info.stored_size, got->info.raw_size);
+    EXPECT_EQ(got->info.fields, ks::normalized(sample_fields(1)));
+    EXPECT_EQ(got->info.verification, ks::Verification::Unverified);
+
+    auto by_key = store.get(put->key);
+    ASSERT_TRUE(by_key.ok());
+    EXPECT_EQ(by_key->bytes, bytes);
+    auto miss = store.get(sample_fields(2));
+    ASSERT_FALSE(miss.ok());
+    EXPECT_EQ(miss.error().reason, ks::MissReason::NotFound);
+}
+
+TEST_F(Store, EmptyAndIncompressibleEntriesRoundTrip) {
+    auto store = open_store();
+    ASSERT_TRUE(store.put(sample_fields(1), ks::Bytes{}, test_provenance()).ok());
+    ks::Bytes noise(4096);
+    for (std::size_t i = 0; i < noise.size(); ++i) {
+        noise[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+    }
+    ASSERT_TRUE(store.put(sample_fields(2), noise, test_provenance()).ok());
+    auto empty = store.get(sample_fields(1));
+    ASSERT_TRUE(empty.ok()) << empty.error().detail;
+    EXPECT_TRUE(empty->bytes.empty());
+    auto got = store.get(sample_fields(2));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->bytes, noise);
+}
+
+TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
+    auto store = open_store();
+    ASSERT_TRUE(store.put(sample_fields(1), binary_like(1000, 1), test_provenance()).ok());
+    auto again = store.put(sample_fields(1), binary_like(1000, 2), test_provenance());
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->outcome, ks::PutOutcome::AlreadyPresent);
+    EXPECT_EQ(store.get(sample_fields(1))->bytes, binary_like(1000, 1));
+    auto stats = store.stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->entries, 1u);
+}
+
+TEST_F(Store, StoredFieldsDifferingFromRequestAreACollision) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(500, 1), test_provenance()).ok());
+    }
+    // Forge what a SHA-256 collision would look like: same key, other fields.
+    raw_sql(db_path(), "UPDATE entries SET driver_version = 'forged'");
+    auto store = open_store();
+    auto got = store.get(sample_fields(1));
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().reason, ks::MissReason::Collision);
+    EXPECT_NE(got.error().detail.find("driver_version"), std::string::npos);
+}
+
+TEST_F(Store, ReadOnlyPolicyServesGetsAndRefusesPuts) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(500, 1), test_provenance()).ok());
+    }
+    ks::Policy ro;
+    ro.mode = ks::OpenMode::ReadOnly;
+    auto store = open_store(ro);
+    EXPECT_EQ(store.mode(), ks::OpenMode::ReadOnly);
+    ASSERT_TRUE(store.get(sample_fields(1)).ok());
+    auto put = store.put(sample_fields(2), binary_like(10, 2), test_provenance());
+    ASSERT_FALSE(put.ok());
+    EXPECT_EQ(put.error().code, ks::StoreErrc::ReadOnly);
+    EXPECT_FALSE(
+        store.record_failure(ks::make_key(sample_fields(2)), ks::FailureKind::Crash, "x").ok());
+}
+
+TEST_F(Store, FailureRecordsCountRepeatsAndExpireLater) {
+    ks::TimeMs now = 1'000'000;
+    ks::Policy policy;
+    policy.clock = [&now] { return now; };
+    policy.failure_base_ttl_ms = 1000;
+    policy.failure_max_ttl_ms = 5000;
+    auto store = open_store(policy);
+    const ks::Key key = ks::make_key(sample_fields(1));
+    EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
+
+    auto first = store.record_failure(key, ks::FailureKind::Timeout, "deadline 30 s");
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_EQ(first->count, 1u);
+    EXPECT_EQ(first->expires_ms, now + 1000);
+    now += 10;
+    auto second = store.record_failure(key, ks::FailureKind::Timeout, "deadline 30 s again");
+    EXPECT_EQ(second->count, 2u);
+    EXPECT_EQ(second->first_seen_ms, 1'000'000);
+    EXPECT_EQ(second->expires_ms, now + 2000);
+    now += 10;
+    auto third = store.record_failure(key, ks::FailureKind::Timeout, "again");
+    EXPECT_EQ(third->expires_ms, now + 4000);
+    for (int i = 0; i < 5; ++i) {
+        third = store.record_failure(key, ks::FailureKind::Timeout, "again");
+    }
+    EXPECT_EQ(third->expires_ms, now + 5000);  // capped
+
+    auto fresh = store.find_fresh_failure(key);
+    ASSERT_TRUE(fresh.ok() && fresh->has_value());
+    EXPECT_EQ((*fresh)->kind, ks::FailureKind::Timeout);
+    EXPECT_EQ((*fresh)->detail, "again");
+    now += 5001;
+    EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
+
+    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::Crash, "SIGSEGV").ok());
+    EXPECT_TRUE(store.find_fresh_failure(key)->has_value());
+    EXPECT_EQ(store.clear_failures(key).value(), 2u);
+    EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
+}
+
+TEST_F(Store, StatsCountHitsMissesAndPersistThem) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(2000, 1), test_provenance()).ok());
+        ASSERT_TRUE(store.get(sample_fields(1)).ok());
+        ASSERT_TRUE(store.get(sample_fields(1)).ok());
+        ASSERT_FALSE(store.get(sample_fields(9)).ok());
+        auto s = store.stats();
+        ASSERT_TRUE(s.ok());
+        ASSERT_EQ(s->tiers.size(), 1u);
+        EXPECT_EQ(s->tiers[0].hits, 2u);
+        EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::NotFound), 1u);
+        EXPECT_EQ(s->entries, 1u);
+        EXPECT_EQ(s->raw_bytes, 2000u);
+        EXPECT_GT(s->stored_bytes, 0u);
+        EXPECT_LT(s->stored_bytes, 2000u);
+    }
+    auto store = open_store();
+    auto s = store.stats();
+    EXPECT_EQ(s->tiers[0].hits, 2u);
+    EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::NotFound), 1u);
+    auto info = store.info(ks::make_key(sample_fields(1)));
+    ASSERT_TRUE(info.ok() && info->has_value());
+    EXPECT_EQ((*info)->hit_count, 2u);
+}
+
+TEST_F(Store, LastUseIsWrittenLazily) {
+    ks::TimeMs now = 1'000'000;
+    ks::Policy policy;
+    policy.clock = [&now] { return now; };
+    policy.last_use_granularity_ms = 60'000;
+    auto store = open_store(policy);
+    ASSERT_TRUE(store.put(sample_fields(1), binary_like(100, 1), test_provenance()).ok());
+    const ks::Key key = ks::make_key(sample_fields(1));
+    now += 1000;
+    ASSERT_TRUE(store.get(key).ok());
+    // Within the granularity nothing is written back.
+    EXPECT_EQ(raw_sql(db_path(), "SELECT last_use_ms FROM entries"), "1000000");
+    now += 60'000;
+    ASSERT_TRUE(store.get(key).ok());
+    EXPECT_EQ(raw_sql(db_path(), "SELECT last_use_ms FROM entries"), std::to_string(now));
+    EXPECT_EQ(raw_sql(db_path(), "SELECT hit_count FROM entries"), "2");
+}
+
+TEST_F(Store, VerificationListRemoveAndNearest) {
+    auto store = open_store();
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(store.put(sample_fields(i), binary_like(100, i), test_provenance()).ok());
+    }
+    const ks::Key k0 = ks::make_key(sample_fields(0));
+    EXPECT_TRUE(store.set_verified(k0, ks::Verification::Passed).value());
+    EXPECT_EQ(store.get(k0)->info.verification, ks::Verification::Passed);
+    EXPECT_FALSE(
+        store.set_verified(ks::make_key(sample_fields(7)), ks::Verification::Failed).value());
+    EXPECT_EQ(store.list()->size(), 3u);
+
+    ks::KeyFields wanted = sample_fields(0);
+    wanted.driver_version = "new driver";
+    auto near = store.nearest(wanted, 2);
+    ASSERT_TRUE(near.ok());
+    ASSERT_EQ(near->size(), 2u);
+    EXPECT_EQ((*near)[0].info.key, k0);
+    EXPECT_EQ((*near)[0].differing, std::vector<std::string>{"driver_version"});
+    EXPECT_EQ((*near)[1].differing.size(), 2u);  // source_digest too
+
+    EXPECT_TRUE(store.remove(k0).value());
+    EXPECT_FALSE(store.remove(k0).value());
+    EXPECT_EQ(store.get(k0).error().reason, ks::MissReason::NotFound);
+    EXPECT_EQ(store.list()->size(), 2u);
+}
+
+TEST_F(Store, EvictionKeepsTheSizeBoundUnderChurnAndPrefersRecentlyUsed) {
+    ks::TimeMs now = 1'000'000;
+    ks::Policy policy;
+    policy.clock = [&now] { return now; };
+    policy.max_bytes = 256 * 1024;
+    policy.last_use_granularity_ms = 0;  // every hit written back: exact LRU for the test
+    auto store = open_store(policy);
+    const ks::KeyFields hot = sample_fields(0);
+    ASSERT_TRUE(store.put(hot, binary_like(20'000, 0), test_provenance()).ok());
+    std::uint64_t evicted = 0;
+    for (int i = 1; i <= 300; ++i) {
+        now += 1;
+        ASSERT_TRUE(store.get(hot).ok()) << "hot entry evicted at put " << i;
+        auto put = store.put(sample_fields(i), binary_like(5'000 + 97 * i, i), test_provenance());
+        ASSERT_TRUE(put.ok()) << put.error().message;
+        evicted += put->evicted;
+        auto s = store.stats();
+        ASSERT_LE(s->stored_bytes, policy.max_bytes) << "after put " << i;
+    }
+    auto s = store.stats();
+    EXPECT_GT(evicted, 100u);
+    EXPECT_EQ(s->evictions, evicted);
+    EXPECT_EQ(s->entries, store.list()->size());
+    // The newest entry survives; the oldest cold ones are gone.
+    EXPECT_TRUE(store.get(sample_fields(300)).ok());
+    EXPECT_EQ(store.get(sample_fields(1)).error().reason, ks::MissReason::NotFound);
+    // An entry larger than the whole bound is refused, not stored.
+    auto huge = store.put(sample_fields(999), binary_like(2 << 20, 1), test_provenance());
+    ASSERT_FALSE(huge.ok());
+    EXPECT_EQ(huge.error().code, ks::StoreErrc::TooLarge);
+}
+
+TEST_F(Store, GcRemovesUnusedEntriesAndShrinksToABound) {
+    ks::TimeMs now = 1'000'000;
+    ks::Policy policy;
+    policy.clock = [&now] { return now; };
+    auto store = open_store(policy);
+    for (int i = 0; i < 10; ++i) {
+        now += 1000;
+        ASSERT_TRUE(store.put(sample_fields(i), binary_like(10'000, i), test_provenance()).ok());
+    }
+    auto r = store.gc({.unused_for_ms = 4500, .max_bytes = std::nullopt});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->removed, 5u);  // put at 1001…1010 s; cut-off 1005.5 s
+    EXPECT_GT(r->freed_bytes, 0u);
+    r = store.gc({.unused_for_ms = std::nullopt, .max_bytes = 0});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->removed, 5u);
+    EXPECT_EQ(store.stats()->entries, 0u);
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA integrity_check"), "ok");
+}
