@@ -85,7 +85,9 @@ Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitR
         return fail(
             failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithSource", e)}));
     }
-    e = clBuildProgram(p.get(), 1, &dev, q.options.c_str(), nullptr, nullptr);
+    // The warm-up fills arguments by type, which needs the argument metadata.
+    const std::string options = q.warmup ? q.options + " -cl-kernel-arg-info" : q.options;
+    e = clBuildProgram(p.get(), 1, &dev, options.c_str(), nullptr, nullptr);
     if (e != CL_SUCCESS) {
         return fail(failed({ReplyStatus::build_error, cl_failure("clBuildProgram", e)},
                            build_log(p.get(), dev)));

@@ -28,7 +28,8 @@ struct DeviceSelector {
 // finish code generation at first launch (PoCL: the work-group function for
 // this local size) store a binary that loads ready to run. Global/constant
 // pointer arguments get zeroed buffers of `buffer_bytes`, local pointers a
-// local allocation, scalars zeros.
+// local allocation, scalars zeros. Asking for a warm-up adds
+// -cl-kernel-arg-info to the build options (the argument types are needed).
 struct WarmupLaunch {
     std::uint32_t work_dim = 1;
     std::array<std::uint64_t, 3> global{1, 1, 1};
