@@ -1,0 +1,23 @@
+#pragma once
+// CPU references for every kernel and variant. Inputs are the element values
+// as floats (already representable in the variant's element type, see
+// round_to); results are computed in double and come with the magnitude of
+// their terms so that tolerance() can judge a device result (numeric.hpp).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kcache/kernels/numeric.hpp"
+
+namespace kcache::kernels {
+
+// Fused activation of a variant ("act" parameter).
+enum class Activation { none, relu };
+
+// Returns the `batch` dot products of rows of length `n` of `x` and `y` (row-major).
+std::vector<RefValue> dot_reference(std::span<const float> x, std::span<const float> y,
+                                    std::size_t n, std::size_t batch);
+
+}  // namespace kcache::kernels

@@ -1,0 +1,47 @@
+// The built-in kernels as data: names, aliases, entry points and the variant
+// parameters with the build options and extensions each value brings.
+// The first value of a parameter is its default.
+
+#include "kernel_table.hpp"
+
+namespace kcache::kernels::detail {
+namespace {
+
+Param dtype_param() {
+    return {
+        "dtype",
+        {{"f32", "-DKC_F32", {}, ""}, {"f16", "-DKC_F16", {}, ""}, {"bf16", "-DKC_BF16", {}, ""}}};
+}
+
+[[maybe_unused]] Param activation_param() {
+    return {"act", {{"none", "-DKC_RELU=0", {}, ""}, {"relu", "-DKC_RELU=1", {}, ""}}};
+}
+
+// Local sizes offered, most preferred first.
+Param local_size_param(std::vector<int> sizes) {
+    Param p{"ls", {}};
+    for (int s : sizes) {
+        p.values.push_back({std::to_string(s), "-DKC_LOCAL_SIZE=" + std::to_string(s), {}, ""});
+    }
+    return p;
+}
+
+}  // namespace
+
+std::vector<KernelInfo> builtin_kernels() {
+    std::vector<KernelInfo> table;
+    // arith=f16 forms products in native half: it needs cl_khr_fp16 (PoCL here
+    // lacks it, so the variant is reported unsupported there).
+    table.push_back({"dot",
+                     {},
+                     "dot.cl",
+                     {"dot_partial", "dot_finish"},
+                     {dtype_param(),
+                      {"arith",
+                       {{"f32", "-DKC_HALF_ARITH=0", {}, ""},
+                        {"f16", "-DKC_HALF_ARITH=1", {"cl_khr_fp16"}, "dtype=f16"}}},
+                      local_size_param({256, 64})}});
+    return table;
+}
+
+}  // namespace kcache::kernels::detail
