@@ -13,7 +13,7 @@ Param dtype_param() {
         {{"f32", "-DKC_F32", {}, ""}, {"f16", "-DKC_F16", {}, ""}, {"bf16", "-DKC_BF16", {}, ""}}};
 }
 
-[[maybe_unused]] Param activation_param() {
+Param activation_param() {
     return {"act", {{"none", "-DKC_RELU=0", {}, ""}, {"relu", "-DKC_RELU=1", {}, ""}}};
 }
 
@@ -30,6 +30,11 @@ Param local_size_param(std::vector<int> sizes) {
 
 std::vector<KernelInfo> builtin_kernels() {
     std::vector<KernelInfo> table;
+    table.push_back({"conv2d",
+                     {"convolution2d"},
+                     "conv2d.cl",
+                     {"conv2d_direct", "conv2d_pointwise"},
+                     {dtype_param(), activation_param(), local_size_param({64})}});
     // arith=f16 forms products in native half: it needs cl_khr_fp16 (PoCL here
     // lacks it, so the variant is reported unsupported there).
     table.push_back({"dot",

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "kcache/kernels/launch.hpp"
 #include "kcache/kernels/numeric.hpp"
 
 namespace kcache::kernels {
@@ -19,5 +20,11 @@ enum class Activation { none, relu };
 // Returns the `batch` dot products of rows of length `n` of `x` and `y` (row-major).
 std::vector<RefValue> dot_reference(std::span<const float> x, std::span<const float> y,
                                     std::size_t n, std::size_t batch);
+
+// Returns y[N][K][OH][OW] of the convolution of x[N][C][H][W] with w[K][C/groups][R][S],
+// plus `bias` [K] when it is not empty, then `act`. `shape` must be valid().
+std::vector<RefValue> conv2d_reference(const Conv2dShape& shape, std::span<const float> x,
+                                       std::span<const float> w, std::span<const float> bias,
+                                       Activation act);
 
 }  // namespace kcache::kernels
