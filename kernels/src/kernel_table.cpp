@@ -35,6 +35,13 @@ std::vector<KernelInfo> builtin_kernels() {
                      "conv2d.cl",
                      {"conv2d_direct", "conv2d_pointwise"},
                      {dtype_param(), activation_param(), local_size_param({64})}});
+    table.push_back({"qconv_pointwise",
+                     {"qconv2d_pointwise"},
+                     "qconv.cl",
+                     {"qconv_pointwise"},
+                     {{"out", {{"f32", "-DKC_QOUT_F32", {}, ""}, {"i8", "-DKC_QOUT_I8", {}, ""}}},
+                      activation_param(),
+                      local_size_param({64})}});
     // arith=f16 forms products in native half: it needs cl_khr_fp16 (PoCL here
     // lacks it, so the variant is reported unsupported there).
     table.push_back({"dot",

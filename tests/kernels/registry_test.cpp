@@ -65,6 +65,27 @@ TEST(Kernels, DefaultsComeFirstAndLocalSizeIsRendered) {
     EXPECT_EQ(preferred_local_sizes(**find_kernel("dot")), (std::vector<std::size_t>{256, 64}));
 }
 
+// An operator rename must not change a lookup or a cached binary: the alias
+// yields the canonical variant and byte-identical source, options and entry points.
+TEST(Kernels, AliasRendersExactlyLikeTheCanonicalName) {
+    EXPECT_EQ(*resolve("qconv2d_pointwise"), "qconv_pointwise");
+    EXPECT_EQ(*resolve("qconv_pointwise"), "qconv_pointwise");
+    for (const char* params : {"", ":out=i8", ":out=f32,act=relu"}) {
+        auto old_name = parse_variant(std::string("qconv2d_pointwise") + params);
+        auto new_name = parse_variant(std::string("qconv_pointwise") + params);
+        ASSERT_TRUE(old_name.ok() && new_name.ok()) << params;
+        EXPECT_EQ(*old_name, *new_name);
+        EXPECT_EQ(old_name->kernel, "qconv_pointwise");
+        auto a = render(*old_name);
+        auto b = render(*new_name);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_EQ(a->source, b->source);
+        EXPECT_EQ(a->options, b->options);
+        EXPECT_EQ(a->entry_points, b->entry_points);
+        EXPECT_EQ(a->entry_points, std::vector<std::string>{"qconv_pointwise"});
+    }
+}
+
 TEST(Kernels, UnknownNamesAreTypedErrors) {
     EXPECT_EQ(resolve("conv3d").error().code, ErrorCode::unknown_kernel);
     EXPECT_EQ(make_variant("nope").error().code, ErrorCode::unknown_kernel);

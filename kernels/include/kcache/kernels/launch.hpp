@@ -53,4 +53,15 @@ std::string_view conv2d_entry_point(const Conv2dShape& shape);
 // Returns the number of work-items the chosen entry point needs (before padding).
 std::size_t conv2d_work_items(const Conv2dShape& shape);
 
+// Shape of a quantized 1×1 convolution: input N×C×HW, K output channels.
+struct QconvShape {
+    std::int32_t n = 1, c = 1, k = 1, hw = 1;
+};
+
+// The int4 `shape` argument of qconv_pointwise.
+Int4 qconv_shape_arg(const QconvShape& shape);
+
+// Returns the number of work-items qconv_pointwise needs (before padding).
+std::size_t qconv_work_items(const QconvShape& shape);
+
 }  // namespace kcache::kernels

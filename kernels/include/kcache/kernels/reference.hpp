@@ -27,4 +27,22 @@ std::vector<RefValue> conv2d_reference(const Conv2dShape& shape, std::span<const
                                        std::span<const float> w, std::span<const float> bias,
                                        Activation act);
 
+// Output of qconv_pointwise ("out" parameter).
+enum class QuantOutput { f32, i8 };
+
+// The tensors of a quantized pointwise convolution (see kernels/cl/qconv.cl).
+struct QconvInputs {
+    std::span<const std::int8_t> x;            // [N][C][HW]
+    std::span<const std::int8_t> w;            // [K][C]
+    std::span<const std::int32_t> bias;        // [K], or empty for none
+    std::span<const float> scale;              // [K]
+    std::span<const std::int32_t> zero_point;  // [K], the int8 output's zero point
+    std::int32_t x_zero_point = 0;
+};
+
+// Returns y[N][K][HW] exactly as qconv_pointwise computes it (int8 results as
+// floats): the quantized kernels have no tolerance, results are bit-exact.
+std::vector<float> qconv_pointwise_reference(const QconvShape& shape, const QconvInputs& in,
+                                             QuantOutput out, Activation act);
+
 }  // namespace kcache::kernels
