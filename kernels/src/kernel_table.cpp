@@ -53,6 +53,11 @@ std::vector<KernelInfo> builtin_kernels() {
                        {{"f32", "-DKC_HALF_ARITH=0", {}, ""},
                         {"f16", "-DKC_HALF_ARITH=1", {"cl_khr_fp16"}, "dtype=f16"}}},
                       local_size_param({256, 64})}});
+    table.push_back({"batchnorm",
+                     {"batch_norm"},
+                     "batchnorm.cl",
+                     {"batchnorm_inference", "batchnorm_stats"},
+                     {dtype_param(), activation_param(), local_size_param({256})}});
     return table;
 }
 

@@ -64,4 +64,16 @@ Int4 qconv_shape_arg(const QconvShape& shape);
 // Returns the number of work-items qconv_pointwise needs (before padding).
 std::size_t qconv_work_items(const QconvShape& shape);
 
+// Shape of a batchnorm: N×C×HW, normalised per channel.
+struct BatchnormShape {
+    std::int32_t n = 1, c = 1, hw = 1;
+};
+
+// The int4 `shape` argument of batchnorm_inference and batchnorm_stats.
+Int4 batchnorm_shape_arg(const BatchnormShape& shape);
+
+// Returns the number of work-items batchnorm_inference needs (before padding);
+// batchnorm_stats needs C work-groups of its local size.
+std::size_t batchnorm_work_items(const BatchnormShape& shape);
+
 }  // namespace kcache::kernels

@@ -27,6 +27,31 @@ std::vector<RefValue> conv2d_reference(const Conv2dShape& shape, std::span<const
                                        std::span<const float> w, std::span<const float> bias,
                                        Activation act);
 
+// Per-channel parameters of batchnorm, all [C] and f32 whatever the element type.
+struct BatchnormParams {
+    std::span<const float> mean, var, gamma, beta;
+    float eps = 1e-5f;
+};
+
+// Returns y = act((x - mean) * gamma / sqrt(var + eps) + beta) per channel.
+std::vector<RefValue> batchnorm_inference_reference(const BatchnormShape& shape,
+                                                    std::span<const float> x,
+                                                    const BatchnormParams& params, Activation act);
+
+// Training forward: the batch statistics (biased variance; 0 and 0 for an empty
+// channel) and the output normalised with them.
+struct BatchnormTrainingRef {
+    std::vector<RefValue> mean, var, y;
+};
+
+// Returns the training forward of `x` with `gamma`, `beta`, `eps` and `act`.
+// The tolerance scales carry the statistics' own error into y.
+BatchnormTrainingRef batchnorm_training_reference(const BatchnormShape& shape,
+                                                  std::span<const float> x,
+                                                  std::span<const float> gamma,
+                                                  std::span<const float> beta, float eps,
+                                                  Activation act);
+
 // Output of qconv_pointwise ("out" parameter).
 enum class QuantOutput { f32, i8 };
 
