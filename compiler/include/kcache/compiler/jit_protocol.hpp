@@ -1,0 +1,101 @@
+#pragma once
+// The pipe protocol between the parent (JitCompiler) and kcache-jit: one
+// request frame on the helper's stdin, one reply frame on its stdout. The
+// grammar is written down in src/jit_protocol.cpp next to the code that
+// reads it; every field is checked on read.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+
+namespace kcache::compiler {
+
+// Which OpenCL device to build for, as plain data. Empty strings and a zero
+// vendor id match anything; every non-empty field must match exactly.
+struct DeviceSelector {
+    std::string platform_name;
+    std::string device_name;
+    std::string driver_version;
+    std::uint32_t vendor_id = 0;
+    std::string uuid_hex;  // 32 lowercase hex digits (cl_khr_device_uuid); empty: any
+};
+
+// Launch each kernel once before the binary is taken, so that drivers which
+// finish code generation at first launch (PoCL: the work-group function for
+// this local size) store a binary that loads ready to run. Global/constant
+// pointer arguments get zeroed buffers of `buffer_bytes`, local pointers a
+// local allocation, scalars zeros. Asking for a warm-up adds
+// -cl-kernel-arg-info to the build options (the argument types are needed).
+struct WarmupLaunch {
+    std::uint32_t work_dim = 1;
+    std::array<std::uint64_t, 3> global{1, 1, 1};
+    std::array<std::uint64_t, 3> local{1, 1, 1};
+    std::uint64_t buffer_bytes = 1u << 16;
+};
+
+inline constexpr std::uint64_t kDefaultBuildStack = 64ull << 20;
+
+struct JitRequest {
+    DeviceSelector device;
+    std::string source;
+    std::string options;
+    std::vector<std::string> entry_points;  // must exist in the program; empty: all
+    std::optional<WarmupLaunch> warmup;
+    std::uint64_t address_space_cap = 0;  // RLIMIT_AS for the helper in bytes; 0: none
+    std::uint64_t build_stack_bytes = kDefaultBuildStack;
+};
+
+// What the helper reports; ok carries a validated binary.
+enum class ReplyStatus : std::uint32_t {
+    ok = 0,
+    build_error = 1,       // clBuildProgram failed; build_log says why
+    device_not_found = 2,  // no enumerated device matches the selector
+    bad_request = 3,       // the request frame failed a check
+    driver_error = 4,      // an OpenCL call outside the build failed
+    invalid_binary = 5,    // the binary did not load back (validation)
+};
+
+// Phase times measured inside the helper, in microseconds.
+struct HelperTimings {
+    std::uint64_t select_us = 0;
+    std::uint64_t build_us = 0;
+    std::uint64_t warmup_us = 0;
+    std::uint64_t validate_us = 0;
+    std::uint64_t total_us = 0;
+};
+
+struct JitReply {
+    ReplyStatus status = ReplyStatus::ok;
+    std::string message;  // empty on success; else what failed
+    std::string binary;
+    std::string build_log;
+    HelperTimings timings;
+    bool warmed = false;      // the warm-up launch ran before the binary was taken
+    std::string warmup_note;  // why not, when a warm-up was asked for and skipped
+};
+
+// Size of the fixed frame header (magic, version, kind, payload length).
+inline constexpr std::size_t kFrameHeaderSize = 20;
+// Upper bounds checked on read.
+inline constexpr std::uint64_t kMaxRequestPayload = 256ull << 20;
+inline constexpr std::uint64_t kMaxReplyPayload = 2ull << 30;
+
+// Returns the complete request frame for `r`.
+std::string encode_request(const JitRequest& r);
+// Returns the complete reply frame for `r`.
+std::string encode_reply(const JitReply& r);
+
+// Parses a complete request frame; error: a message naming the bad field.
+Result<JitRequest, std::string> decode_request(const std::string& frame);
+// Parses a complete reply frame; error: a message naming the bad field.
+Result<JitReply, std::string> decode_reply(const std::string& frame);
+
+// Checks a frame header (first kFrameHeaderSize bytes of `header`) for a
+// request and returns its payload length; error: what is wrong.
+Result<std::uint64_t, std::string> check_request_header(const std::string& header);
+
+}  // namespace kcache::compiler

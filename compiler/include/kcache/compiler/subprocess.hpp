@@ -1,0 +1,81 @@
+#pragma once
+// The watchdog subprocess runner (DESIGN.md "The watchdog"): starts a program
+// with posix_spawn in its own process group, feeds its stdin, captures
+// stdout/stderr up to a bound, holds the deadline in the parent and, when it
+// passes, SIGKILLs the whole group and reaps the child. No zombies and no
+// leaked descriptors: every descriptor is close-on-exec, and the child sees
+// only fds 0, 1 and 2.
+//
+// Dying with the parent: posix_spawn cannot set PR_SET_PDEATHSIG, so the
+// child must do it itself. The runner exports the parent's pid in
+// KCACHE_PARENT_PID; kcache-jit sets PDEATHSIG at its start and exits when
+// getppid() differs (the parent died before prctl). Programs we do not
+// control (ocloc) run behind `kcache-jit --exec-guard -- prog args…`, which
+// does the same and then execs `prog` (PDEATHSIG survives execve).
+// PDEATHSIG fires when the spawning *thread* ends; run() is synchronous, so
+// that thread outlives the child.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+
+namespace kcache::compiler {
+
+using Clock = std::chrono::steady_clock;
+
+// Name of the environment variable carrying the parent's pid to the child.
+inline constexpr const char* kParentPidEnv = "KCACHE_PARENT_PID";
+
+// What to start and how.
+struct SpawnSpec {
+    std::string program;                     // absolute path, no PATH search
+    std::vector<std::string> args;           // argv[1..]; argv[0] is `program`
+    std::vector<std::string> env_overrides;  // "NAME=value", added to (or replacing) environ
+    std::string working_dir;                 // empty: inherit
+    std::string stdin_data;                  // fed to the child's stdin, then closed
+    std::size_t stdout_limit = 64u << 20;    // bytes kept; the rest is drained and dropped
+    std::size_t stderr_limit = 1u << 20;
+};
+
+// How the child ended.
+enum class Outcome {
+    exited,        // normal exit, see exit_code
+    signaled,      // killed by a signal it did not get from the watchdog
+    timed_out,     // the deadline passed and the watchdog killed the group
+    spawn_failed,  // posix_spawn (or pipe setup) failed, see spawn_errno
+};
+
+// Returns a short name for `o` ("exited", "timed out", …).
+const char* to_string(Outcome o);
+
+struct RunResult {
+    Outcome outcome = Outcome::spawn_failed;
+    int exit_code = -1;  // valid when outcome == exited
+    int signal = 0;      // valid when outcome == signaled
+    int spawn_errno = 0;
+    std::string out;
+    std::string err;
+    bool out_truncated = false;
+    bool err_truncated = false;
+    pid_t pid = -1;  // the child's pid (also its process group id); -1 if never started
+    std::chrono::nanoseconds elapsed{0};
+};
+
+// Runs `spec` until it exits or `deadline` passes (then SIGKILL to the group
+// and reap). Never throws; failures to start are Outcome::spawn_failed.
+RunResult run(const SpawnSpec& spec, Clock::time_point deadline);
+
+// Observer for logs and tests: called with the child's pid (== its process
+// group id) right after it started, before any waiting.
+using StartHook = std::function<void(pid_t pid)>;
+
+// Same as run(), calling `on_start(pid)` once the child exists.
+RunResult run(const SpawnSpec& spec, Clock::time_point deadline, const StartHook& on_start);
+
+}  // namespace kcache::compiler

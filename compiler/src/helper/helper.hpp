@@ -1,0 +1,38 @@
+#pragma once
+// Internals of the kcache-jit executable (not part of the library).
+
+#include <string>
+#include <vector>
+
+#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/compiler/jit_protocol.hpp"
+
+namespace kcache::compiler::helper {
+
+// A step that failed: which reply status to send and why.
+struct Failure {
+    ReplyStatus status = ReplyStatus::driver_error;
+    std::string message;
+};
+
+// Returns the device matching `selector`, or device_not_found with the list
+// of devices that were seen.
+Result<cl_device_id, Failure> select_device(const DeviceSelector& selector);
+
+// Serves one request end to end (select, build, warm up, take the binary,
+// validate) and returns the reply to write.
+JitReply serve(const JitRequest& request);
+
+// Launches each kernel of `program` named in `entry_points` (all if empty)
+// once as described by `launch`; error: why a launch could not be made.
+Result<Ok, std::string> warm_up(cl_context context, cl_device_id device, cl_program program,
+                                const std::vector<std::string>& entry_points,
+                                const WarmupLaunch& launch);
+
+// Names of the kernels in a built `program` (CL_PROGRAM_KERNEL_NAMES).
+std::vector<std::string> kernel_names(cl_program program);
+
+// "clFoo failed: CL error -11" for messages.
+std::string cl_failure(const char* call, cl_int err);
+
+}  // namespace kcache::compiler::helper

@@ -1,0 +1,176 @@
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "helper.hpp"
+
+namespace kcache::compiler::helper {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::uint64_t micros_since(SteadyClock::time_point t) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count());
+}
+
+std::string build_log(cl_program p, cl_device_id d) {
+    std::size_t n = 0;
+    if (clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || !n) {
+        return {};
+    }
+    std::string log(n, '\0');
+    clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    return log.substr(0, log.find('\0'));
+}
+
+// The single device binary of `p`.
+Result<std::string, Failure> take_binary(cl_program p) {
+    std::size_t size = 0;
+    cl_int e = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+    if (e != CL_SUCCESS || size == 0) {
+        return fail(Failure{ReplyStatus::invalid_binary,
+                            e ? cl_failure("clGetProgramInfo", e) : "driver gave an empty binary"});
+    }
+    std::string binary(size, '\0');
+    unsigned char* ptr = reinterpret_cast<unsigned char*>(binary.data());
+    e = clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
+    if (e != CL_SUCCESS) {
+        return fail(Failure{ReplyStatus::driver_error, cl_failure("clGetProgramInfo", e)});
+    }
+    return binary;
+}
+
+// Loads `binary` back, builds it and checks every entry point exists.
+Result<Ok, Failure> validate(cl_context ctx, cl_device_id dev, const std::string& binary,
+                             const std::vector<std::string>& entry_points) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    const std::size_t size = binary.size();
+    cl_int status = CL_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    cl::Program p(clCreateProgramWithBinary(ctx, 1, &dev, &size, &bytes, &status, &e));
+    if (!p || status != CL_SUCCESS) {
+        return fail(Failure{ReplyStatus::invalid_binary,
+                            cl_failure("clCreateProgramWithBinary", e ? e : status)});
+    }
+    if ((e = clBuildProgram(p.get(), 1, &dev, nullptr, nullptr, nullptr)) != CL_SUCCESS) {
+        return fail(Failure{ReplyStatus::invalid_binary, cl_failure("clBuildProgram(binary)", e) +
+                                                             ": " + build_log(p.get(), dev)});
+    }
+    for (const auto& name : entry_points) {
+        cl::Kernel k(clCreateKernel(p.get(), name.c_str(), &e));
+        if (!k) {
+            return fail(Failure{ReplyStatus::invalid_binary,
+                                cl_failure(("clCreateKernel(" + name + ")").c_str(), e)});
+        }
+    }
+    return Ok{};
+}
+
+JitReply failed(Failure f, std::string log = {}) {
+    JitReply r;
+    r.status = f.status;
+    r.message = std::move(f.message);
+    r.build_log = std::move(log);
+    return r;
+}
+
+// Compiles the source; on success the built program.
+Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
+    const char* src = q.source.c_str();
+    const std::size_t len = q.source.size();
+    cl_int e = CL_SUCCESS;
+    cl::Program p(clCreateProgramWithSource(ctx, 1, &src, &len, &e));
+    if (!p) {
+        return fail(
+            failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithSource", e)}));
+    }
+    // The warm-up fills arguments by type, which needs the argument metadata.
+    const std::string options = q.warmup ? q.options + " -cl-kernel-arg-info" : q.options;
+    e = clBuildProgram(p.get(), 1, &dev, options.c_str(), nullptr, nullptr);
+    if (e != CL_SUCCESS) {
+        return fail(failed({ReplyStatus::build_error, cl_failure("clBuildProgram", e)},
+                           build_log(p.get(), dev)));
+    }
+    for (const auto& name : q.entry_points) {
+        cl::Kernel k(clCreateKernel(p.get(), name.c_str(), &e));
+        if (!k) {
+            return fail(failed({ReplyStatus::build_error,
+                                "entry point '" + name + "': " + cl_failure("clCreateKernel", e)},
+                               build_log(p.get(), dev)));
+        }
+    }
+    return p;
+}
+
+}  // namespace
+
+std::string cl_failure(const char* call, cl_int err) {
+    return std::string(call) + " failed: CL error " + std::to_string(err);
+}
+
+std::vector<std::string> kernel_names(cl_program program) {
+    std::size_t n = 0;
+    clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n);
+    std::string all(n, '\0');
+    clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, n, all.data(), nullptr);
+    all = all.substr(0, all.find('\0'));
+    std::vector<std::string> names;
+    for (std::size_t pos = 0; pos < all.size();) {
+        const std::size_t end = std::min(all.find(';', pos), all.size());
+        if (end > pos) {
+            names.push_back(all.substr(pos, end - pos));
+        }
+        pos = end + 1;
+    }
+    return names;
+}
+
+JitReply serve(const JitRequest& q) {
+    const auto start = SteadyClock::now();
+    HelperTimings t;
+    auto device = select_device(q.device);
+    t.select_us = micros_since(start);
+    if (!device) {
+        return failed(device.error());
+    }
+    cl_device_id dev = *device;
+    cl_int e = CL_SUCCESS;
+    cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    if (!ctx) {
+        return failed({ReplyStatus::driver_error, cl_failure("clCreateContext", e)});
+    }
+    auto phase = SteadyClock::now();
+    auto program = build(ctx.get(), dev, q);
+    t.build_us = micros_since(phase);
+    if (!program) {
+        JitReply r = program.error();
+        r.timings = t;
+        return r;
+    }
+    JitReply reply;
+    reply.build_log = build_log(program->get(), dev);
+    if (q.warmup) {
+        phase = SteadyClock::now();
+        auto warm = warm_up(ctx.get(), dev, program->get(), q.entry_points, *q.warmup);
+        t.warmup_us = micros_since(phase);
+        reply.warmed = warm.ok();
+        reply.warmup_note = warm.ok() ? std::string() : warm.error();
+    }
+    auto binary = take_binary(program->get());
+    if (!binary) {
+        return failed(binary.error(), reply.build_log);
+    }
+    phase = SteadyClock::now();
+    auto valid = validate(ctx.get(), dev, *binary, q.entry_points);
+    t.validate_us = micros_since(phase);
+    if (!valid) {
+        return failed(valid.error(), reply.build_log);
+    }
+    reply.binary = std::move(*binary);
+    t.total_us = micros_since(start);
+    reply.timings = t;
+    return reply;
+}
+
+}  // namespace kcache::compiler::helper

@@ -1,0 +1,157 @@
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "kcache/compiler/jit.hpp"
+
+#ifndef KCACHE_JIT_INSTALL_PATH
+#define KCACHE_JIT_INSTALL_PATH "/usr/local/libexec/kcache/kcache-jit"
+#endif
+
+namespace kcache::compiler {
+namespace {
+
+// The last `n` bytes of `s`, for error messages.
+std::string tail(const std::string& s, std::size_t n = 4000) {
+    return s.size() <= n ? s : s.substr(s.size() - n);
+}
+
+CompileError error(CompileErrorKind kind, std::string message, std::string log = {}) {
+    CompileError e;
+    e.kind = kind;
+    e.message = std::move(message);
+    e.log = std::move(log);
+    return e;
+}
+
+CompileErrorKind kind_of(ReplyStatus s) {
+    switch (s) {
+        case ReplyStatus::build_error:
+            return CompileErrorKind::build_error;
+        case ReplyStatus::device_not_found:
+            return CompileErrorKind::device_not_found;
+        case ReplyStatus::bad_request:
+            return CompileErrorKind::protocol;
+        case ReplyStatus::invalid_binary:
+            return CompileErrorKind::invalid_binary;
+        case ReplyStatus::driver_error:
+        case ReplyStatus::ok:
+            break;
+    }
+    return CompileErrorKind::driver_error;
+}
+
+// Directory of the binary holding this function (executable or .so).
+std::filesystem::path own_directory() {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) != 0 && info.dli_fname) {
+        std::error_code ec;
+        auto p = std::filesystem::canonical(info.dli_fname, ec);
+        if (!ec) {
+            return p.parent_path();
+        }
+    }
+    std::error_code ec;
+    return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+}  // namespace
+
+const char* to_string(CompileErrorKind k) {
+    switch (k) {
+        case CompileErrorKind::timeout:
+            return "timeout";
+        case CompileErrorKind::crash:
+            return "crash";
+        case CompileErrorKind::build_error:
+            return "build error";
+        case CompileErrorKind::device_not_found:
+            return "device not found";
+        case CompileErrorKind::protocol:
+            return "protocol error";
+        case CompileErrorKind::spawn_failed:
+            return "spawn failed";
+        case CompileErrorKind::driver_error:
+            return "driver error";
+        case CompileErrorKind::invalid_binary:
+            return "invalid binary";
+    }
+    return "?";
+}
+
+std::string default_helper_path() {
+    if (const char* env = std::getenv("KCACHE_JIT_PATH"); env && *env) {
+        return env;
+    }
+    const auto beside = own_directory() / "kcache-jit";
+    if (::access(beside.c_str(), X_OK) == 0) {
+        return beside.string();
+    }
+    return KCACHE_JIT_INSTALL_PATH;
+}
+
+JitCompiler::JitCompiler(JitConfig config) : config_(std::move(config)) {
+    if (config_.helper_path.empty()) {
+        config_.helper_path = default_helper_path();
+    }
+}
+
+Result<JitResult, CompileError> JitCompiler::compile(const JitRequest& request,
+                                                     Clock::time_point deadline) const {
+    SpawnSpec spec;
+    spec.program = config_.helper_path;
+    spec.env_overrides = config_.env_overrides;
+    spec.stdin_data = encode_request(request);
+    spec.stdout_limit = kMaxReplyPayload + kFrameHeaderSize;
+    return interpret_helper_run(run(spec, deadline, config_.on_start));
+}
+
+Result<JitResult, CompileError> interpret_helper_run(const RunResult& run) {
+    using K = CompileErrorKind;
+    switch (run.outcome) {
+        case Outcome::spawn_failed:
+            return fail(error(K::spawn_failed, std::string("cannot start kcache-jit: ") +
+                                                   std::strerror(run.spawn_errno)));
+        case Outcome::timed_out:
+            return fail(
+                error(K::timeout, "compile passed its deadline; helper killed", tail(run.err)));
+        case Outcome::signaled: {
+            auto e = error(K::crash,
+                           std::string("kcache-jit died of signal ") + std::to_string(run.signal) +
+                               " (" + strsignal(run.signal) + ")",
+                           tail(run.err));
+            e.signal = run.signal;
+            return fail(std::move(e));
+        }
+        case Outcome::exited:
+            break;
+    }
+    auto reply = decode_reply(run.out);
+    if (!reply) {
+        return fail(error(K::protocol,
+                          "bad reply from kcache-jit (exit code " + std::to_string(run.exit_code) +
+                              "): " + reply.error(),
+                          tail(run.err)));
+    }
+    JitReply& a = *reply;
+    if (a.status != ReplyStatus::ok) {
+        auto log = a.build_log.empty() ? tail(run.err) : std::move(a.build_log);
+        return fail(error(kind_of(a.status), std::move(a.message), std::move(log)));
+    }
+    if (a.binary.empty()) {
+        return fail(error(K::invalid_binary, "kcache-jit reported success with no binary"));
+    }
+    JitResult result;
+    result.binary = std::move(a.binary);
+    result.log = std::move(a.build_log);
+    result.timings.helper = a.timings;
+    result.timings.wall = run.elapsed;
+    result.warmed = a.warmed;
+    result.warmup_note = std::move(a.warmup_note);
+    return result;
+}
+
+}  // namespace kcache::compiler

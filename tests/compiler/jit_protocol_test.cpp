@@ -1,0 +1,94 @@
+// Compiler.*: the frame codec on its own (round trips and every check).
+
+#include "kcache/compiler/jit_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kcache::compiler {
+namespace {
+
+JitRequest sample_request() {
+    JitRequest q;
+    q.device = {"Plat", "Dev", "1.2.3", 0x8086, std::string(32, 'a')};
+    q.source = std::string("kernel void k() {}\0with nul", 28);
+    q.options = "-cl-fast-relaxed-math";
+    q.entry_points = {"k", "k2"};
+    q.warmup = WarmupLaunch{2, {64, 32, 1}, {16, 8, 1}, 4096};
+    q.address_space_cap = 1ull << 32;
+    return q;
+}
+
+TEST(Compiler, RequestRoundTrips) {
+    const JitRequest q = sample_request();
+    auto back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(back->device.device_name, "Dev");
+    EXPECT_EQ(back->device.vendor_id, 0x8086u);
+    EXPECT_EQ(back->source, q.source);
+    EXPECT_EQ(back->entry_points, q.entry_points);
+    ASSERT_TRUE(back->warmup.has_value());
+    EXPECT_EQ(back->warmup->local[1], 8u);
+    EXPECT_EQ(back->address_space_cap, q.address_space_cap);
+    EXPECT_EQ(back->build_stack_bytes, kDefaultBuildStack);
+}
+
+TEST(Compiler, ReplyRoundTrips) {
+    JitReply a;
+    a.status = ReplyStatus::build_error;
+    a.message = "m";
+    a.binary = std::string(
+        "\x7f"
+        "ELF\0\1",
+        6);
+    a.build_log = "log";
+    a.timings.build_us = 42;
+    a.warmed = true;
+    auto back = decode_reply(encode_reply(a));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(back->status, ReplyStatus::build_error);
+    EXPECT_EQ(back->binary, a.binary);
+    EXPECT_EQ(back->timings.build_us, 42u);
+    EXPECT_TRUE(back->warmed);
+}
+
+TEST(Compiler, EveryTruncationOfARequestIsRejected) {
+    const std::string frame = encode_request(sample_request());
+    for (std::size_t cut = 0; cut < frame.size(); ++cut) {
+        EXPECT_FALSE(decode_request(frame.substr(0, cut)).ok()) << "cut at " << cut;
+    }
+    EXPECT_FALSE(decode_request(frame + "x").ok());
+}
+
+TEST(Compiler, FrameHeaderChecksMagicVersionKindAndLength) {
+    std::string frame = encode_request(sample_request());
+    auto with_byte = [&](std::size_t at, char v) {
+        std::string f = frame;
+        f[at] = v;
+        return decode_request(f);
+    };
+    EXPECT_NE(with_byte(0, 'X').error().find("magic"), std::string::npos);
+    EXPECT_NE(with_byte(4, 9).error().find("version"), std::string::npos);
+    EXPECT_NE(with_byte(8, 2).error().find("kind"), std::string::npos);
+    EXPECT_NE(with_byte(19, 0x7f).error().find("exceeds"), std::string::npos);
+    // A reply frame is not a request.
+    EXPECT_FALSE(decode_request(encode_reply(JitReply{})).ok());
+}
+
+TEST(Compiler, FieldChecksNameTheField) {
+    JitRequest q = sample_request();
+    q.device.uuid_hex = "XYZ";
+    EXPECT_NE(decode_request(encode_request(q)).error().find("uuid_hex"), std::string::npos);
+    q = sample_request();
+    q.warmup->work_dim = 4;
+    EXPECT_NE(decode_request(encode_request(q)).error().find("work_dim"), std::string::npos);
+    q = sample_request();
+    q.entry_points = {""};
+    EXPECT_NE(decode_request(encode_request(q)).error().find("entry point"), std::string::npos);
+    q = sample_request();
+    q.build_stack_bytes = 4096;
+    EXPECT_NE(decode_request(encode_request(q)).error().find("build_stack_bytes"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcache::compiler

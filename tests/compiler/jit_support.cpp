@@ -1,0 +1,116 @@
+#include "jit_support.hpp"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+#include "kcache/compiler/cl_handles.hpp"
+
+namespace kcache::test {
+
+namespace {
+std::filesystem::path& private_cache() {
+    static std::filesystem::path dir;
+    return dir;
+}
+}  // namespace
+
+void use_private_pocl_cache() {
+    if (!private_cache().empty()) {
+        return;
+    }
+    private_cache() = make_temp_dir("pocl-cache");
+    ::setenv("POCL_CACHE_DIR", private_cache().c_str(), 1);
+    std::atexit([] {
+        std::error_code ec;
+        std::filesystem::remove_all(private_cache(), ec);
+    });
+}
+
+compiler::DeviceSelector pocl_device() {
+    compiler::DeviceSelector d;
+    d.platform_name = "Portable Computing Language";
+    return d;
+}
+
+compiler::JitCompiler pocl_jit(const std::string& cache_dir) {
+    compiler::JitConfig config;
+    config.helper_path = jit_helper_path();
+    config.env_overrides = {"POCL_CACHE_DIR=" + cache_dir};
+    return compiler::JitCompiler(config);
+}
+
+std::string axpb_source(int salt) {
+    return "__kernel void axpb(__global const float* a, __global const float* b,\n"
+           "                   __global float* c) {\n"
+           "    size_t i = get_global_id(0);\n"
+           "    c[i] = a[i] * 2.0f + b[i] + " +
+           std::to_string(salt) + ".0f;\n}\n";
+}
+
+std::string nested_macro_kernel(int levels) {
+    std::string s = "#define L0(x) x = x * 1.0001f + 0.5f;\n";
+    for (int i = 1; i <= levels; ++i) {
+        s += "#define L" + std::to_string(i) + "(x) L" + std::to_string(i - 1) + "(x) L" +
+             std::to_string(i - 1) + "(x)\n";
+    }
+    s += "__kernel void slow(__global float* a) {\n    float x = a[get_global_id(0)];\n    L" +
+         std::to_string(levels) + "(x)\n    a[get_global_id(0)] = x;\n}\n";
+    return s;
+}
+
+float run_axpb_binary(const std::string& binary, int n, int local, double* first_launch_ms) {
+    namespace cl = compiler::cl;
+    const float nan = std::nanf("");
+    cl_platform_id platform = nullptr;
+    cl_device_id dev = nullptr;
+    if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) {
+        return nan;
+    }
+    cl_int e = CL_SUCCESS;
+    cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    cl::Queue queue(clCreateCommandQueueWithProperties(ctx.get(), dev, nullptr, &e));
+    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    const std::size_t size = binary.size();
+    cl::Program program(clCreateProgramWithBinary(ctx.get(), 1, &dev, &size, &bytes, nullptr, &e));
+    if (!program || clBuildProgram(program.get(), 1, &dev, nullptr, nullptr, nullptr)) {
+        return nan;
+    }
+    cl::Kernel kernel(clCreateKernel(program.get(), "axpb", &e));
+    std::vector<float> a(n, 1.0f), b(n, 3.0f), c(n, 0.0f);
+    const auto flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
+    cl::Mem ma(clCreateBuffer(ctx.get(), flags, n * sizeof(float), a.data(), &e));
+    cl::Mem mb(clCreateBuffer(ctx.get(), flags, n * sizeof(float), b.data(), &e));
+    cl::Mem mc(clCreateBuffer(ctx.get(), flags, n * sizeof(float), c.data(), &e));
+    if (!kernel || !ma || !mb || !mc) {
+        return nan;
+    }
+    cl_mem args[3] = {ma.get(), mb.get(), mc.get()};
+    for (cl_uint i = 0; i < 3; ++i) {
+        clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &args[i]);
+    }
+    const std::size_t global = static_cast<std::size_t>(n);
+    const std::size_t local_size = static_cast<std::size_t>(local);
+    const auto start = std::chrono::steady_clock::now();
+    e = clEnqueueNDRangeKernel(queue.get(), kernel.get(), 1, nullptr, &global, &local_size, 0,
+                               nullptr, nullptr);
+    e = e ? e : clFinish(queue.get());
+    if (first_launch_ms) {
+        *first_launch_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+    }
+    e = e ? e
+          : clEnqueueReadBuffer(queue.get(), mc.get(), CL_TRUE, 0, n * sizeof(float), c.data(), 0,
+                                nullptr, nullptr);
+    return e == CL_SUCCESS ? c[n - 1] : nan;
+}
+
+}  // namespace kcache::test

@@ -1,0 +1,46 @@
+#pragma once
+// Shared pieces of the JIT tests: where the helpers are, PoCL requests,
+// the slow kernel, and loading a binary back into this process.
+
+#include <string>
+
+#include "kcache/compiler/jit.hpp"
+
+namespace kcache::test {
+
+// Paths baked in by tests/compiler/CMakeLists.txt.
+inline const char* jit_helper_path() {
+    return KCACHE_TEST_JIT_PATH;
+}
+inline const char* crashing_helper_path() {
+    return KCACHE_TEST_CRASHING_HELPER_PATH;
+}
+
+// Selects PoCL's CPU device by platform name.
+compiler::DeviceSelector pocl_device();
+
+// A JitCompiler for kcache-jit whose PoCL kernel cache lives in `cache_dir`.
+compiler::JitCompiler pocl_jit(const std::string& cache_dir);
+
+// `c[i] = a[i] * 2 + b[i] + salt` as kernel "axpb"; `salt` makes each
+// source distinct so no PoCL cache can serve it.
+std::string axpb_source(int salt);
+
+// A legal kernel whose PoCL build takes minutes: 2^levels statements from
+// nested macro expansion.
+std::string nested_macro_kernel(int levels);
+
+// Loads `binary` into this process (PoCL), runs "axpb" over `n` items with
+// local size `local` and returns c[n-1] (or NaN on any OpenCL failure).
+// `first_launch_ms` receives the time of the first enqueue+finish.
+float run_axpb_binary(const std::string& binary, int n, int local, double* first_launch_ms);
+
+}  // namespace kcache::test
+
+namespace kcache::test {
+
+// Points this process's own PoCL kernel cache at a fresh directory (once per
+// process; removed at exit). Call before the first OpenCL call.
+void use_private_pocl_cache();
+
+}  // namespace kcache::test

@@ -1,0 +1,70 @@
+#include "process_probe.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace kcache::test {
+namespace {
+
+// Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp.
+bool read_stat(pid_t pid, char& state, pid_t& pgrp) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) {
+        return false;
+    }
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) {
+        return false;
+    }
+    std::istringstream rest(line.substr(close + 2));
+    pid_t ppid = 0;
+    rest >> state >> ppid >> pgrp;
+    return static_cast<bool>(rest);
+}
+
+}  // namespace
+
+bool process_gone(pid_t pid) {
+    char state = 0;
+    pid_t pgrp = 0;
+    return !read_stat(pid, state, pgrp) || state == 'Z' || state == 'X';
+}
+
+std::vector<pid_t> live_group_members(pid_t pgid) {
+    std::vector<pid_t> members;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        const pid_t pid = std::stoi(name);
+        char state = 0;
+        pid_t pgrp = 0;
+        if (read_stat(pid, state, pgrp) && pgrp == pgid && state != 'Z' && state != 'X') {
+            members.push_back(pid);
+        }
+    }
+    return members;
+}
+
+bool wait_gone(pid_t pid, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!process_gone(pid) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return process_gone(pid);
+}
+
+int open_fd_count() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        ++n;
+    }
+    return n - 1;  // the iterator's own descriptor
+}
+
+}  // namespace kcache::test

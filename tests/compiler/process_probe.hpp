@@ -1,0 +1,25 @@
+#pragma once
+// Test-side views of processes through /proc: is a pid gone, which
+// processes are in a group, how many fds this process holds.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <vector>
+
+namespace kcache::test {
+
+// True when `pid` no longer runs (absent from /proc, or a zombie of
+// someone else's that only waits to be reaped).
+bool process_gone(pid_t pid);
+
+// Pids of live (non-zombie) processes whose process group is `pgid`.
+std::vector<pid_t> live_group_members(pid_t pgid);
+
+// Waits up to `limit` for process_gone(pid); returns its final answer.
+bool wait_gone(pid_t pid, std::chrono::milliseconds limit);
+
+// Number of open file descriptors of this process.
+int open_fd_count();
+
+}  // namespace kcache::test

@@ -1,0 +1,92 @@
+// Host conversions (f16, bf16) and tolerance checks.
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "kcache/kernels/numeric.hpp"
+
+namespace kcache::kernels {
+namespace {
+
+TEST(Kernels, F16RoundTripsEveryBitPattern) {
+    for (std::uint32_t h = 0; h <= 0xffff; ++h) {
+        const float f = f16_to_f32(static_cast<std::uint16_t>(h));
+        if (std::isnan(f)) {
+            EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(f)))) << std::hex << h;
+            continue;
+        }
+        EXPECT_EQ(f32_to_f16(f), h) << std::hex << h;
+    }
+}
+
+// GCC's _Float16 conversion rounds to nearest even: compare on many floats.
+TEST(Kernels, F16MatchesCompilerConversion) {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::uint32_t> bits;
+    for (int i = 0; i < 200000; ++i) {
+        std::uint32_t u = bits(rng);
+        if (i % 2 == 0)
+            u = (u & 0x807fffffu) | ((100u + u % 50u) << 23);  // near half's range
+        const float f = std::bit_cast<float>(u);
+        if (std::isnan(f))
+            continue;
+        const auto want = std::bit_cast<std::uint16_t>(static_cast<_Float16>(f));
+        ASSERT_EQ(f32_to_f16(f), want) << std::hexfloat << f;
+    }
+}
+
+TEST(Kernels, F16EdgeCases) {
+    EXPECT_EQ(f32_to_f16(65504.0f), 0x7bffu);
+    EXPECT_EQ(f32_to_f16(65519.0f), 0x7bffu);  // below the midpoint to 2^16
+    EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00u);  // the midpoint rounds (to even) to infinity
+    EXPECT_EQ(f32_to_f16(-std::numeric_limits<float>::infinity()), 0xfc00u);
+    EXPECT_EQ(f32_to_f16(0x1p-24f), 0x0001u);    // smallest subnormal
+    EXPECT_EQ(f32_to_f16(0x1p-25f), 0x0000u);    // tie to even (zero)
+    EXPECT_EQ(f32_to_f16(0x1.8p-24f), 0x0002u);  // tie to even (two)
+    EXPECT_EQ(f32_to_f16(-0.0f), 0x8000u);
+    EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(std::nanf("")))));
+}
+
+TEST(Kernels, Bf16RoundsToNearestEvenAndKeepsNaN) {
+    EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80u);
+    EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f808000u)), 0x3f80u);  // tie, even stays
+    EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f818000u)), 0x3f82u);  // tie, odd rounds up
+    EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x3f808001u)), 0x3f81u);
+    EXPECT_EQ(f32_to_bf16(std::bit_cast<float>(0x7f7fffffu)), 0x7f80u);  // overflow -> inf
+    const std::uint16_t nan =
+        f32_to_bf16(std::bit_cast<float>(0x7f800001u));  // payload in low bits
+    EXPECT_TRUE(std::isnan(bf16_to_f32(nan))) << std::hex << nan;
+    EXPECT_EQ(bf16_to_f32(0xc040u), -3.0f);
+}
+
+TEST(Kernels, EncodeDecodeRoundTrip) {
+    const std::vector<float> values{0.0f, -1.5f, 3.25f, 1e-3f, 65504.0f};
+    for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+        const auto bytes = encode(d, values);
+        EXPECT_EQ(bytes.size(), values.size() * element_size(d));
+        const auto back = decode(d, bytes);
+        ASSERT_EQ(back.size(), values.size());
+        for (std::size_t i = 0; i < values.size(); ++i)
+            EXPECT_EQ(back[i], round_to(d, values[i]));
+    }
+}
+
+TEST(Kernels, ToleranceScalesWithDTypeAndMagnitude) {
+    const RefValue ref{1.0, 1.0};
+    EXPECT_TRUE(within(tolerance(DType::f16), 1.0 + 0x1p-11, ref));
+    EXPECT_FALSE(within(tolerance(DType::f32), 1.0 + 0x1p-11, ref));
+    EXPECT_TRUE(within(tolerance(DType::bf16), 1.0 + 0x1p-8, ref));
+    EXPECT_FALSE(within(tolerance(DType::f16), 1.0 + 0x1p-8, ref));
+    // Cancellation: a tiny result summed from large terms may be off by more.
+    EXPECT_TRUE(within(tolerance(DType::f32), 1e-6, RefValue{0.0, 1.0}));
+    EXPECT_FALSE(within(tolerance(DType::f32), std::nan(""), ref));
+    EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
+    EXPECT_EQ(parse_dtype("f64"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kcache::kernels
