@@ -1,0 +1,100 @@
+#include "cli.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+
+namespace kcache::cli {
+
+int report(Exit code, std::string_view command, std::string_view message) {
+    std::cerr << "kcache " << command << ": " << message << "\n";
+    return static_cast<int>(code);
+}
+
+Exit exit_for(const store::StoreError& error) {
+    return error.code == store::StoreErrc::InvalidArgument ? Exit::usage : Exit::store_error;
+}
+
+StoreLocation store_location() {
+    const auto env = [](const char* name) -> std::string {
+        const char* v = std::getenv(name);
+        return v ? v : "";
+    };
+    if (std::string dir = env("KCACHE_DIR"); !dir.empty()) {
+        return {dir, "environment KCACHE_DIR"};
+    }
+    if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty()) {
+        return {std::filesystem::path(xdg) / "kcache", "default ($XDG_CACHE_HOME/kcache)"};
+    }
+    return {std::filesystem::path(env("HOME")) / ".cache" / "kcache",
+            "default ($HOME/.cache/kcache)"};
+}
+
+std::optional<store::Store> open_user_store(std::string_view command, int& exit_code) {
+    auto opened = store::Store::open(store_location().dir);
+    if (!opened) {
+        exit_code = report(exit_for(opened.error()), command, opened.error().message);
+        return std::nullopt;
+    }
+    return std::move(opened).value();
+}
+
+std::string self_path() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("kcache") : p.string();
+}
+
+std::string human_size(std::uint64_t bytes) {
+    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    std::size_t u = 0;
+    while (v >= 1024.0 && u + 1 < std::size(units)) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+std::string format_time(store::TimeMs ms) {
+    if (ms <= 0) {
+        return "-";
+    }
+    const std::time_t t = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+}
+
+const char* origin_name(store::Origin origin) {
+    switch (origin) {
+        case store::Origin::Jit:
+            return "jit";
+        case store::Origin::Aot:
+            return "aot";
+        case store::Origin::Import:
+            return "import";
+    }
+    return "unknown";
+}
+
+const char* verification_name(store::Verification v) {
+    switch (v) {
+        case store::Verification::Unverified:
+            return "unverified";
+        case store::Verification::Passed:
+            return "passed";
+        case store::Verification::Failed:
+            return "failed";
+    }
+    return "unknown";
+}
+
+}  // namespace kcache::cli

@@ -1,0 +1,194 @@
+// kcache devices: OpenCL devices (probed in a child under the watchdog) and
+// sysfs GPUs, with their device-database match and AOT coverage.
+
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "coverage.hpp"
+#include "kcache/device_db/database.hpp"
+#include "kcache/device_db/sysfs.hpp"
+#include "kcache/kernels/registry.hpp"
+#include "kcache/store/pack.hpp"
+#include "probe.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+// What the installed (or given) packs hold: variants per ocloc target, and
+// the coverage records of prebuild.
+struct PackIndex {
+    std::map<std::string, std::map<std::string, int>> variants;  // target → kernel → count
+    std::vector<CoverageRecord> coverage;
+    std::vector<std::string> packs;
+};
+
+std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args) {
+    if (auto pack = args.value("pack")) {
+        return {*pack};
+    }
+    std::vector<std::filesystem::path> paths;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(KCACHE_PACK_DIR, ec)) {
+        if (e.is_regular_file()) {
+            paths.push_back(e.path());
+        }
+    }
+    return paths;
+}
+
+PackIndex index_packs(const std::vector<std::filesystem::path>& paths) {
+    PackIndex index;
+    for (const auto& path : paths) {
+        auto pack = store::Pack::open(path);
+        auto listed =
+            pack ? pack->list()
+                 : Result<std::vector<store::EntryInfo>, store::StoreError>(fail(pack.error()));
+        if (!listed) {
+            continue;
+        }
+        index.packs.push_back(path.string());
+        for (const store::EntryInfo& e : *listed) {
+            const std::string kernel =
+                e.fields.kernel_name.substr(0, e.fields.kernel_name.find(':'));
+            ++index.variants[e.fields.device_name][kernel];
+        }
+        if (auto records = read_coverage(path)) {
+            index.coverage.insert(index.coverage.end(), records->begin(), records->end());
+        }
+    }
+    return index;
+}
+
+// Per-kernel coverage of one device family: "aot" with counts, or "jit" and why.
+json coverage_json(const device_db::FamilyRecord* family, const PackIndex& packs) {
+    if (!family) {
+        return {{"mode", "jit"}, {"why", "not an AOT target (no device-database family)"}};
+    }
+    for (const CoverageRecord& r : packs.coverage) {
+        if (r.family == family->name && r.status == CoverageStatus::not_targetable) {
+            return {{"mode", "jit"}, {"why", r.detail}};
+        }
+    }
+    if (family->ocloc == device_db::OclocSupport::unsupported) {
+        return {{"mode", "jit"},
+                {"why", "the installed ocloc cannot target " + family->ocloc_target}};
+    }
+    auto found = packs.variants.find(family->ocloc_target);
+    if (found == packs.variants.end()) {
+        return {{"mode", "jit"}, {"why", "no installed pack holds " + family->ocloc_target}};
+    }
+    json kernels = json::object();
+    for (const kernels::KernelInfo& k : kernels::kernels()) {
+        auto n = found->second.find(k.name);
+        kernels[k.name] = {{"prebuilt", n == found->second.end() ? 0 : n->second},
+                           {"variants", kernels::variants(k).size()}};
+    }
+    return {{"mode", "aot"}, {"target", family->ocloc_target}, {"kernels", kernels}};
+}
+
+json match_json(const device_db::DeviceMatch& m) {
+    json j = {{"level", device_db::to_string(m.level)}};
+    if (m.family) {
+        j["family"] = m.family->name;
+        j["codename"] = m.family->codename;
+    }
+    if (m.device) {
+        j["product"] = m.device->product;
+    }
+    return j;
+}
+
+void print_text(const json& j) {
+    std::cout << "OpenCL devices";
+    if (j.contains("probe_error")) {
+        std::cout << ": probe failed: " << j["probe_error"].get<std::string>() << "\n";
+    } else {
+        std::cout << " (" << j["opencl"].size() << "):\n";
+    }
+    int index = 0;
+    for (const json& d : j["opencl"]) {
+        const json& id = d["identity"];
+        std::cout << "  [" << index++ << "] " << id["name"].get<std::string>() << " ("
+                  << id["type"].get<std::string>() << ", " << id["platform_name"].get<std::string>()
+                  << ", driver " << id["driver_version"].get<std::string>() << ")\n"
+                  << "      database: " << d["match"].dump() << "\n"
+                  << "      coverage: " << d["coverage"].dump() << "\n";
+    }
+    std::cout << "sysfs GPUs (" << j["sysfs"].size() << "):\n";
+    for (const json& g : j["sysfs"]) {
+        std::cout << "  " << g["card"].get<std::string>() << " "
+                  << g["vendor_id"].get<std::string>() << ":" << g["device_id"].get<std::string>()
+                  << " driver " << g["driver"].get<std::string>()
+                  << "\n      database: " << g["match"].dump()
+                  << "\n      coverage: " << g["coverage"].dump() << "\n";
+    }
+}
+
+int run(const ParsedArgs& args) {
+    auto timeout = args.duration_value("timeout");
+    if (!timeout) {
+        return report(Exit::usage, "devices", timeout.error().message);
+    }
+    auto db = device_db::DeviceDb::from_environment();
+    if (!db) {
+        return report(Exit::store_error, "devices", db.error().message);
+    }
+    const PackIndex packs = index_packs(pack_paths(args));
+    json out = {{"opencl", json::array()}, {"sysfs", json::array()}, {"packs", packs.packs}};
+    auto probed = probe_devices(timeout->value_or(kDefaultProbeTimeout));
+    if (probed) {
+        for (const device_db::DeviceIdentity& id : *probed) {
+            const auto m = db->match(id);
+            out["opencl"].push_back({{"identity", identity_to_json(id)},
+                                     {"match", match_json(m)},
+                                     {"coverage", coverage_json(m.family, packs)}});
+        }
+    } else {
+        out["probe_error"] = probed.error().message;
+    }
+    if (auto sysfs = device_db::list_sysfs_gpus()) {
+        for (const device_db::SysfsGpu& g : sysfs->gpus) {
+            const auto m = db->match(g.vendor_id, g.device_id);
+            out["sysfs"].push_back({{"card", g.card},
+                                    {"vendor_id", device_db::hex_id(g.vendor_id)},
+                                    {"device_id", device_db::hex_id(g.device_id)},
+                                    {"driver", g.driver},
+                                    {"match", match_json(m)},
+                                    {"coverage", coverage_json(m.family, packs)}});
+        }
+    }
+    if (args.has("json")) {
+        std::cout << out.dump(2) << "\n";
+    } else {
+        print_text(out);
+    }
+    return probed ? 0 : static_cast<int>(Exit::environment);
+}
+
+}  // namespace
+
+Command devices_command() {
+    return {{"devices",
+             "[options]",
+             "list OpenCL devices and GPUs with database match and AOT coverage",
+             "OpenCL is initialised in a child process (`kcache devices --probe-child`, internal)\n"
+             "killed after --timeout, since platform initialisation can hang; sysfs GPUs are\n"
+             "listed without loading any driver. Coverage says, per device, whether prebuilt\n"
+             "binaries exist for each kernel in the installed packs (" KCACHE_PACK_DIR
+             ") or\nwhy the runtime will compile just in time.\n",
+             {{"json", Arity::Flag, "", "print JSON"},
+              {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"},
+              {"pack", Arity::Value, "FILE", "judge coverage against this pack instead"}},
+             0,
+             0,
+             std::string(kExitOk) + kExitUsage + kExitStore +
+                 "  5  the OpenCL probe failed or timed out (sysfs GPUs are still listed)\n"},
+            run};
+}
+
+}  // namespace kcache::cli

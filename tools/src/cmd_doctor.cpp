@@ -1,0 +1,192 @@
+// kcache doctor: the effective configuration and where each value came
+// from, the cache directory's permissions, ICDs, ocloc and driver notes.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "kcache/compiler/ocloc.hpp"
+#include "kcache/device_db/database.hpp"
+#include "probe.hpp"
+
+extern char** environ;
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+enum class Level { ok, note, problem };
+
+struct Finding {
+    std::string section;
+    std::string name;
+    std::string value;
+    Level level = Level::ok;
+};
+
+const char* level_name(Level l) {
+    return l == Level::ok ? "ok" : l == Level::note ? "note" : "problem";
+}
+
+void check_config(std::vector<Finding>& out) {
+    const StoreLocation where = store_location();
+    out.push_back({"config", "store_dir", where.dir.string() + "  [" + where.origin + "]"});
+    for (char** e = environ; *e; ++e) {
+        const std::string var = *e;
+        if (var.rfind("KCACHE_", 0) == 0 && var.rfind("KCACHE_PARENT_PID=", 0) != 0) {
+            out.push_back({"config", var.substr(0, var.find('=')),
+                           var.substr(var.find('=') + 1) + "  [environment]"});
+        }
+    }
+}
+
+void check_store_dir(std::vector<Finding>& out) {
+    const auto dir = store_location().dir;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+        out.push_back({"store", "directory",
+                       dir.string() + " does not exist yet (created 0700 on "
+                                      "first use)",
+                       Level::note});
+        return;
+    }
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    Finding f{"store", "directory", dir.string() + " mode " + mode};
+    if (st.st_uid != ::getuid()) {
+        f = {"store", "directory",
+             f.value + ": owned by uid " + std::to_string(st.st_uid) +
+                 ", not you; the runtime refuses it",
+             Level::problem};
+    } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        f = {"store", "directory",
+             f.value +
+                 ": writable by others; the runtime refuses it "
+                 "(chmod 700)",
+             Level::problem};
+    } else if (::access(dir.c_str(), W_OK) != 0) {
+        f = {"store", "directory", f.value + ": not writable; the store opens read-only",
+             Level::problem};
+    }
+    out.push_back(f);
+}
+
+void check_icds(std::vector<Finding>& out) {
+    const char* vendors_env = std::getenv("OCL_ICD_VENDORS");
+    const std::filesystem::path vendors = vendors_env ? vendors_env : "/etc/OpenCL/vendors";
+    std::error_code ec;
+    int found = 0;
+    for (const auto& e : std::filesystem::directory_iterator(vendors, ec)) {
+        if (e.path().extension() != ".icd") {
+            continue;
+        }
+        std::ifstream in(e.path());
+        std::string library;
+        std::getline(in, library);
+        out.push_back({"opencl", "icd " + e.path().filename().string(), library});
+        ++found;
+    }
+    if (found == 0) {
+        out.push_back({"opencl", "icd",
+                       "no .icd files in " + vendors.string() + ": no OpenCL driver is installed",
+                       Level::problem});
+    }
+}
+
+void check_ocloc(std::vector<Finding>& out) {
+    const compiler::OclocCompiler ocloc;
+    auto id = ocloc.identity(compiler::Clock::now() + std::chrono::seconds(60));
+    if (!id) {
+        out.push_back(
+            {"ocloc", "version",
+             "unavailable (" + id.error().message + "): prebuild is impossible, JIT still works",
+             Level::note});
+        return;
+    }
+    out.push_back({"ocloc", "version", id->ocloc_version});
+    out.push_back({"ocloc", "igc", id->igc_path});
+}
+
+void check_drivers(std::vector<Finding>& out, std::chrono::milliseconds timeout) {
+    auto devices = probe_devices(timeout);
+    if (!devices) {
+        out.push_back({"driver", "probe", devices.error().message, Level::problem});
+        return;
+    }
+    if (devices->empty()) {
+        out.push_back({"driver", "devices", "no OpenCL device found", Level::problem});
+    }
+    auto db = device_db::DeviceDb::from_environment();
+    for (const device_db::DeviceIdentity& id : *devices) {
+        out.push_back({"driver", "device", describe(id)});
+        if (!db) {
+            continue;
+        }
+        const auto m = db->match(id);
+        if (m.family && !m.family->notes.empty()) {
+            out.push_back({"driver", id.name, m.family->notes, Level::note});
+        }
+        for (const device_db::QuirkRule* rule : db->quirks_for(id).rules) {
+            out.push_back({"driver", "quirk " + rule->id, rule->notes, Level::note});
+        }
+    }
+}
+
+int run(const ParsedArgs& args) {
+    auto timeout = args.duration_value("timeout");
+    if (!timeout) {
+        return report(Exit::usage, "doctor", timeout.error().message);
+    }
+    std::vector<Finding> findings;
+    check_config(findings);
+    check_store_dir(findings);
+    check_icds(findings);
+    check_ocloc(findings);
+    check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));
+    bool problems = false;
+    json j = json::array();
+    for (const Finding& f : findings) {
+        problems = problems || f.level == Level::problem;
+        j.push_back({{"section", f.section},
+                     {"name", f.name},
+                     {"value", f.value},
+                     {"level", level_name(f.level)}});
+        if (!args.has("json")) {
+            std::cout << (f.level == Level::problem ? "PROBLEM "
+                          : f.level == Level::note  ? "note    "
+                                                    : "        ")
+                      << f.section << "." << f.name << ": " << f.value << "\n";
+        }
+    }
+    if (args.has("json")) {
+        std::cout << j.dump(2) << "\n";
+    }
+    return problems ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+}  // namespace
+
+Command doctor_command() {
+    return {
+        {"doctor",
+         "[options]",
+         "check configuration, store permissions, ICDs, ocloc, drivers",
+         "Prints the effective configuration with the origin of every value ([environment],\n"
+         "[default …]), the store directory's owner and mode, the OpenCL ICDs registered\n"
+         "in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS), ocloc's version, and notes and\n"
+         "quirk rules of the device database for each OpenCL device (probed in a child).\n",
+         {{"json", Arity::Flag, "", "print JSON"},
+          {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
+         0,
+         0,
+         std::string(kExitOk) + "  1  a problem was found (lines marked PROBLEM)\n" + kExitUsage},
+        run};
+}
+
+}  // namespace kcache::cli

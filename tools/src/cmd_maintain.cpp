@@ -1,0 +1,161 @@
+// kcache gc, export and import: shrink the user store and move entries
+// between machines as pack files.
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "entries.hpp"
+#include "kcache/kernels/registry.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+int run_gc(const ParsedArgs& args) {
+    auto max_size = args.size_value("max-size");
+    auto older = args.duration_value("older-than");
+    if (!max_size || !older) {
+        return report(Exit::usage, "gc", (!max_size ? max_size.error() : older.error()).message);
+    }
+    if (!*max_size && !*older) {
+        return report(Exit::usage, "gc", "give --max-size, --older-than or both");
+    }
+    int code = 0;
+    auto store = open_user_store("gc", code);
+    if (!store) {
+        return code;
+    }
+    store::GcOptions options;
+    options.max_bytes = *max_size;
+    if (*older) {
+        options.unused_for_ms = older->value().count();
+    }
+    auto done = store->gc(options);
+    if (!done) {
+        return report(exit_for(done.error()), "gc", done.error().message);
+    }
+    if (args.has("json")) {
+        std::cout << json{{"removed", done->removed}, {"freed_bytes", done->freed_bytes}}.dump()
+                  << "\n";
+    } else {
+        std::cout << "removed " << done->removed << " entries, freed "
+                  << human_size(done->freed_bytes) << "\n";
+    }
+    return 0;
+}
+
+int run_export(const ParsedArgs& args) {
+    const std::filesystem::path out = args.positionals()[0];
+    if (std::filesystem::exists(out)) {
+        return report(Exit::usage, "export", out.string() + " already exists; remove it first");
+    }
+    int code = 0;
+    auto store = open_user_store("export", code);
+    if (!store) {
+        return code;
+    }
+    std::vector<store::Key> keys;
+    if (auto kernel = args.value("kernel")) {
+        auto canonical = kernels::resolve(*kernel);
+        auto listed = store->list();
+        if (!canonical || !listed) {
+            return report(!canonical ? Exit::not_found : Exit::store_error, "export",
+                          !canonical ? "unknown kernel '" + *kernel + "'" : listed.error().message);
+        }
+        for (const store::EntryInfo& e : *listed) {
+            if (e.fields.kernel_name == *canonical ||
+                e.fields.kernel_name.rfind(*canonical + ":", 0) == 0) {
+                keys.push_back(e.key);
+            }
+        }
+        if (keys.empty()) {
+            return report(Exit::not_found, "export", "no entries of kernel " + *canonical);
+        }
+    }
+    auto exported = store->export_pack(out, keys);
+    if (!exported) {
+        return report(exit_for(exported.error()), "export", exported.error().message);
+    }
+    std::cout << "exported " << *exported << " entries to " << out.string() << "\n";
+    return 0;
+}
+
+int run_import(const ParsedArgs& args) {
+    const std::string pack = args.positionals()[0];
+    if (!std::filesystem::exists(pack)) {
+        return report(Exit::not_found, "import", "no such pack: " + pack);
+    }
+    int code = 0;
+    auto store = open_user_store("import", code);
+    if (!store) {
+        return code;
+    }
+    auto imported = store->import_pack(pack);
+    if (!imported) {
+        return report(exit_for(imported.error()), "import", imported.error().message);
+    }
+    if (args.has("json")) {
+        std::cout << json{{"imported", imported->imported},
+                          {"already_present", imported->already_present},
+                          {"corrupt", imported->corrupt}}
+                         .dump()
+                  << "\n";
+    } else {
+        std::cout << "imported " << imported->imported << ", already present "
+                  << imported->already_present << ", corrupt (skipped) " << imported->corrupt
+                  << "\n";
+    }
+    return imported->corrupt > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+}  // namespace
+
+Command gc_command() {
+    return {{"gc",
+             "[options]",
+             "remove old entries and shrink the store to a size",
+             "--older-than removes entries not used for that long; --max-size then evicts the\n"
+             "least recently used entries until the stored bytes fit. At least one is needed.\n",
+             {{"max-size", Arity::Value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
+              {"older-than", Arity::Value, "DUR", "remove entries unused for DUR (30d, 12h)"},
+              {"json", Arity::Flag, "", "print JSON"}},
+             0,
+             0,
+             std::string(kExitOk) + kExitUsage + kExitStore},
+            run_gc};
+}
+
+Command export_command() {
+    return {{"export",
+             "[options] PACK",
+             "write entries of the user store to a new pack file",
+             "Every entry is checksum-verified before it is written; the pack is an SQLite\n"
+             "file of the store's schema that `kcache import` (or the runtime, as a\n"
+             "read-only tier) reads.\n",
+             {{"kernel", Arity::Value, "NAME", "only entries of this kernel (name or alias)"}},
+             1,
+             1,
+             std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},
+            run_export};
+}
+
+Command import_command() {
+    return {{"import",
+             "[options] PACK",
+             "copy the entries of a pack into the user store",
+             "Each entry's checksum is verified; entries that do not verify are skipped and\n"
+             "counted. A pack written by a newer kcache (newer schema) is refused.\n",
+             {{"json", Arity::Flag, "", "print JSON"}},
+             1,
+             1,
+             std::string(kExitOk) + "  1  some entries were corrupt and skipped\n" + kExitUsage +
+                 kExitNotFound +
+                 "  4  the pack is malformed or of a newer schema, or the store "
+                 "is unusable\n"},
+            run_import};
+}
+
+}  // namespace kcache::cli

@@ -1,0 +1,320 @@
+// kcache prebuild: ahead-of-time compiles with ocloc for the listed iGPUs
+// into a read-only pack, recording the families ocloc cannot target.
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cli.hpp"
+#include "coverage.hpp"
+#include "kcache/compiler/ocloc.hpp"
+#include "kcache/device_db/database.hpp"
+#include "kcache/device_db/loader.hpp"
+#include "kcache/store/key.hpp"
+#include "progress.hpp"
+#include "selection.hpp"
+
+namespace kcache::cli {
+namespace {
+
+constexpr const char* kName = "prebuild";
+constexpr std::chrono::seconds kDefaultTimeout{120};
+constexpr const char* kProducer = "kcache-prebuild 0.1";
+
+// One ocloc target and the device-database families that use it.
+struct TargetPlan {
+    std::string target;
+    std::vector<const device_db::FamilyRecord*> families;
+    std::atomic<bool> unsupported{false};
+    std::string unsupported_detail;  // set once, by the worker that saw it first
+    std::atomic<int> built{0};
+    std::atomic<int> failed{0};
+};
+
+// The PCI ids of every device record of `family` in the built-in data (and the override).
+std::vector<std::uint32_t> family_pci_ids(const std::string& family) {
+    std::vector<std::uint32_t> ids;
+    auto files = device_db::builtin_data_files();
+    if (!files) {
+        return ids;
+    }
+    if (auto extra = device_db::override_path_from_env()) {
+        if (auto file = device_db::read_data_file(*extra)) {
+            files->push_back(std::move(file).value());
+        }
+    }
+    for (const device_db::DataFile& f : *files) {
+        for (const device_db::DeviceRecord& d : f.devices) {
+            if (d.family == family) {
+                ids.push_back(d.pci_id);
+            }
+        }
+    }
+    return ids;
+}
+
+// Targets for `names` (family names or ocloc targets), or the default AOT list.
+Result<std::vector<std::unique_ptr<TargetPlan>>, std::string> plan_targets(
+    const device_db::DeviceDb& db, const std::vector<std::string>& names) {
+    std::vector<const device_db::FamilyRecord*> families;
+    if (names.empty()) {
+        families = db.aot_families();
+    }
+    for (const std::string& name : names) {
+        const device_db::FamilyRecord* found = db.family(name);
+        for (const auto& [_, f] : db.families()) {
+            found = found ? found : (f.ocloc_target == name ? &f : nullptr);
+        }
+        if (!found) {
+            return fail("unknown target '" + name +
+                        "' (not a family or ocloc target in the "
+                        "device database)");
+        }
+        families.push_back(found);
+    }
+    std::vector<std::unique_ptr<TargetPlan>> plans;
+    for (const device_db::FamilyRecord* f : families) {
+        auto same = std::find_if(plans.begin(), plans.end(),
+                                 [&](const auto& p) { return p->target == f->ocloc_target; });
+        if (same == plans.end()) {
+            plans.push_back(std::make_unique<TargetPlan>());
+            plans.back()->target = f->ocloc_target;
+            same = plans.end() - 1;
+        }
+        (*same)->families.push_back(f);
+    }
+    return plans;
+}
+
+store::KeyFields aot_fields(const kernels::Rendered& r, const device_db::FamilyRecord& family,
+                            const std::string& compiler_id) {
+    store::KeyFields k;
+    k.kernel_name = r.variant.id();
+    k.source_digest = store::sha256_hex(r.source);
+    k.entry_points = r.entry_points;
+    k.build_options = r.options;
+    k.target_format = "native";
+    k.vendor_id = 0x8086;
+    k.device_name = family.ocloc_target;
+    k.ip_version = family.ip_version.encode();
+    k.compiler_id = compiler_id;
+    return k;
+}
+
+struct BuildJob {
+    std::vector<std::unique_ptr<TargetPlan>>& plans;
+    const std::vector<kernels::Variant>& variants;
+    const compiler::OclocCompiler& ocloc;
+    std::string compiler_id;
+    std::chrono::milliseconds timeout;
+    store::Store& scratch;
+    Progress& progress;
+    std::mutex mutex;
+};
+
+void build_one(BuildJob& job, TargetPlan& plan, const kernels::Variant& variant) {
+    const std::string what = variant.id() + " for " + plan.target;
+    if (plan.unsupported) {
+        return job.progress.item("skipped " + what + " (target not supported by ocloc)");
+    }
+    auto rendered = kernels::render(variant);
+    auto binary = job.ocloc.compile({rendered->source, rendered->options, plan.target},
+                                    compiler::Clock::now() + job.timeout);
+    if (!binary && binary.error().kind == compiler::AotErrorKind::unsupported_target) {
+        std::lock_guard lock(job.mutex);
+        if (!plan.unsupported.exchange(true)) {
+            plan.unsupported_detail = binary.error().message;
+        }
+        return job.progress.item("skipped " + what + " (target not supported by ocloc)");
+    }
+    if (!binary) {
+        ++plan.failed;
+        return job.progress.item("FAILED " + what + ": " + binary.error().message);
+    }
+    const auto& bytes = binary->binary;
+    store::Provenance prov{
+        kProducer, store::Origin::Aot,
+        std::chrono::duration_cast<std::chrono::milliseconds>(binary->elapsed).count(),
+        binary->log};
+    auto put =
+        job.scratch.put(aot_fields(*rendered, *plan.families.front(), job.compiler_id),
+                        {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, prov);
+    if (!put) {
+        ++plan.failed;
+        return job.progress.item("FAILED " + what + ": " + put.error().message);
+    }
+    ++plan.built;
+    job.progress.item("built " + what);
+}
+
+void run_jobs(BuildJob& job, std::size_t jobs) {
+    const std::size_t total = job.plans.size() * job.variants.size();
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < total;) {
+            build_one(job, *job.plans[i / job.variants.size()],
+                      job.variants[i % job.variants.size()]);
+        }
+    };
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 0; t < jobs; ++t) {
+        threads.emplace_back(worker);
+    }
+}
+
+std::vector<CoverageRecord> coverage_of(const std::vector<std::unique_ptr<TargetPlan>>& plans,
+                                        const std::string& compiler_id) {
+    std::vector<CoverageRecord> records;
+    for (const auto& plan : plans) {
+        for (const device_db::FamilyRecord* f : plan->families) {
+            CoverageRecord r{f->name,
+                             plan->target,
+                             CoverageStatus::covered,
+                             family_pci_ids(f->name),
+                             compiler_id,
+                             ""};
+            if (plan->unsupported) {
+                r.status = CoverageStatus::not_targetable;
+                r.detail = "installed ocloc cannot target " + plan->target + ": " +
+                           plan->unsupported_detail + "; the runtime must JIT";
+            } else if (plan->failed > 0) {
+                r.status = plan->built > 0 ? CoverageStatus::covered : CoverageStatus::failed;
+                r.detail = std::to_string(plan->failed.load()) + " variants failed to build";
+            }
+            records.push_back(std::move(r));
+        }
+    }
+    return records;
+}
+
+std::string id_list(const std::vector<std::uint32_t>& ids) {
+    std::string out;
+    for (std::uint32_t id : ids) {
+        out += (out.empty() ? "" : ", ") + device_db::hex_id(id);
+    }
+    return out.empty() ? "no listed devices" : out;
+}
+
+int print_summary(const std::vector<CoverageRecord>& records, std::uint64_t entries,
+                  const std::string& out_path, int failures) {
+    std::cout << "pack " << out_path << ": " << entries << " binaries\n";
+    for (const CoverageRecord& r : records) {
+        if (r.status == CoverageStatus::covered) {
+            std::cout << "  covered: " << r.family << " (" << r.ocloc_target << ")\n";
+        }
+    }
+    for (const CoverageRecord& r : records) {
+        if (r.status != CoverageStatus::covered) {
+            std::cout << "  NOT COVERED: " << r.family << " (" << id_list(r.pci_ids)
+                      << "): " << r.detail << "\n";
+        }
+    }
+    return failures > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+// A private scratch directory, removed when done.
+struct ScratchDir {
+    std::filesystem::path path;
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+std::filesystem::path make_scratch() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kcache-prebuild-XXXXXX";
+    return ::mkdtemp(pattern.data()) ? pattern : "";
+}
+
+int run(const ParsedArgs& args) {
+    const std::filesystem::path out = *args.value("output");
+    auto jobs = args.uint_value("jobs", 1);
+    auto timeout = args.duration_value("timeout");
+    if (!jobs || !timeout) {
+        return report(Exit::usage, kName, (!jobs ? jobs.error() : timeout.error()).message);
+    }
+    if (std::filesystem::exists(out)) {
+        return report(Exit::usage, kName, out.string() + " already exists; remove it first");
+    }
+    auto db = device_db::DeviceDb::from_environment();
+    if (!db) {
+        return report(Exit::store_error, kName, db.error().message);
+    }
+    auto plans = plan_targets(*db, args.list_value("targets"));
+    auto variants = select_variants(args.list_value("kernels"), args.list_value("dtypes"));
+    if (!plans || !variants) {
+        return report(Exit::not_found, kName, !plans ? plans.error() : variants.error());
+    }
+    compiler::OclocConfig config;
+    config.ocloc_path = args.value("ocloc").value_or(config.ocloc_path);
+    const compiler::OclocCompiler ocloc(config);
+    auto identity = ocloc.identity(compiler::Clock::now() + std::chrono::seconds(60));
+    if (!identity) {
+        return report(Exit::environment, kName, "ocloc unusable: " + identity.error().message);
+    }
+    ScratchDir scratch{make_scratch()};
+    store::Policy policy;
+    policy.max_bytes = 1ull << 40;  // a pack keeps every binary built
+    auto store = store::Store::open(scratch.path, policy);
+    if (scratch.path.empty() || !store) {
+        return report(Exit::store_error, kName, "cannot create a scratch store");
+    }
+    Progress progress(plans->size() * variants->size(),
+                      args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
+    BuildJob job{
+        *plans, *variants, ocloc, identity->to_string(), timeout->value_or(kDefaultTimeout),
+        *store, progress,  {}};
+    run_jobs(job, jobs->value_or(1));
+    progress.finish();
+    auto exported = store->export_pack(out);
+    if (!exported) {
+        return report(exit_for(exported.error()), kName, exported.error().message);
+    }
+    const auto records = coverage_of(*plans, job.compiler_id);
+    if (auto written = write_coverage(out, records); !written) {
+        return report(Exit::store_error, kName, written.error());
+    }
+    ::chmod(out.c_str(), 0444);
+    int failures = 0;
+    for (const auto& p : *plans) {
+        failures += p->failed;
+    }
+    return print_summary(records, *exported, out.string(), failures);
+}
+
+}  // namespace
+
+Command prebuild_command() {
+    return {{kName,
+             "--output PACK [options]",
+             "compile kernels ahead of time with ocloc for Intel GPUs into a read-only pack",
+             "Targets default to the device database's AOT list. Several families may share\n"
+             "one ocloc target (Raptor Lake uses adl-s); each target is built once. A family\n"
+             "the installed ocloc cannot target is named with its PCI ids and recorded in the\n"
+             "pack's kcache_aot_coverage table as not_targetable: the runtime JITs there.\n"
+             "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n",
+             {{"output", Arity::Value, "PACK", "pack file to write (must not exist)"},
+              {"targets", Arity::Value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
+              {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
+              {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+              {"jobs", Arity::Value, "N", "parallel ocloc runs (default 1)"},
+              {"timeout", Arity::Value, "DUR", "per compile (default 120s)"},
+              {"ocloc", Arity::Value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
+              {"quiet", Arity::Flag, "", "no progress output"}},
+             0,
+             0,
+             std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +
+                 kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
+            [](const ParsedArgs& a) {
+                return a.has("output") ? run(a)
+                                       : report(Exit::usage, kName, "--output PACK is required");
+            }};
+}
+
+}  // namespace kcache::cli

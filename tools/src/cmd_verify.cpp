@@ -1,0 +1,92 @@
+// kcache verify: checks the checksum of every entry (user store or pack);
+// with --run, also runs the known-answer tests on the device (kat.hpp).
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "kcache/store/pack.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+int verify_pack(const std::string& path, bool as_json) {
+    if (!std::filesystem::exists(path)) {
+        return report(Exit::not_found, "verify", "no such pack: " + path);
+    }
+    auto pack = store::Pack::open(path);
+    if (!pack) {
+        return report(Exit::store_error, "verify", pack.error().message);
+    }
+    std::uint64_t good = 0;
+    auto bad = pack->for_each_verified([&](store::Entry&&) { ++good; });
+    if (!bad) {
+        return report(Exit::store_error, "verify", bad.error().message);
+    }
+    if (as_json) {
+        std::cout << json{{"checked", good + *bad}, {"ok", good}, {"corrupt", *bad}}.dump() << "\n";
+    } else {
+        std::cout << "checked " << good + *bad << " entries: " << good << " ok, " << *bad
+                  << " corrupt\n";
+    }
+    return *bad > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+int run(const ParsedArgs& args) {
+    if (auto pack = args.value("pack")) {
+        return verify_pack(*pack, args.has("json"));
+    }
+    int code = 0;
+    auto store = open_user_store("verify", code);
+    if (!store) {
+        return code;
+    }
+    auto listed = store->list();
+    if (!listed) {
+        return report(exit_for(listed.error()), "verify", listed.error().message);
+    }
+    json results = json::array();
+    int corrupt = 0;
+    for (const store::EntryInfo& e : *listed) {
+        auto entry = store->get(e.key);
+        std::string state = entry ? "ok" : store::to_string(entry.error().reason);
+        corrupt += entry ? 0 : 1;
+        results.push_back(
+            {{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}});
+        if (!args.has("json")) {
+            std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  " << state
+                      << "\n";
+        }
+    }
+    if (args.has("json")) {
+        std::cout << results.dump(2) << "\n";
+    } else {
+        std::cout << "checked " << listed->size() << " entries, " << corrupt << " need attention\n";
+    }
+    return corrupt > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+}  // namespace
+
+Command verify_command() {
+    return {{"verify",
+             "[options]",
+             "check every entry's checksum; --run also runs KATs",
+             "Without options every entry of the user store is read and its XXH3 checksum\n"
+             "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
+             "--run also loads each binary on the device it was built for (if present) and\n"
+             "runs the kernel's known-answer test against the CPU reference, recording\n"
+             "passed/failed on the entry (see `kcache ls --verified`).\n",
+             {{"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
+              {"json", Arity::Flag, "", "print JSON"}},
+             0,
+             0,
+             std::string(kExitOk) + "  1  an entry is corrupt or failed its known-answer test\n" +
+                 kExitUsage + kExitNotFound + kExitStore},
+            run};
+}
+
+}  // namespace kcache::cli
