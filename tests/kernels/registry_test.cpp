@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "kcache/kernels/reference.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::kernels {
@@ -84,6 +85,21 @@ TEST(Kernels, AliasRendersExactlyLikeTheCanonicalName) {
         EXPECT_EQ(a->entry_points, b->entry_points);
         EXPECT_EQ(a->entry_points, std::vector<std::string>{"qconv_pointwise"});
     }
+}
+
+TEST(Kernels, EveryVariantHasATolerance) {
+    for (const Variant& v : all_variants()) {
+        auto tol = variant_tolerance(v);
+        ASSERT_TRUE(tol.ok()) << v.id();
+        if (v.kernel == "qconv_pointwise") {
+            EXPECT_EQ(tol->output_rel + tol->accum_rel + tol->abs, 0.0) << v.id();
+        } else {
+            EXPECT_EQ(tol->output_rel, tolerance(*parse_dtype(v.get("dtype"))).output_rel);
+        }
+    }
+    const auto native =
+        *variant_tolerance(*make_variant("dot", {{"dtype", "f16"}, {"arith", "f16"}}));
+    EXPECT_GT(native.accum_rel, tolerance(DType::f16).accum_rel);
 }
 
 TEST(Kernels, UnknownNamesAreTypedErrors) {

@@ -1,0 +1,85 @@
+#pragma once
+// DeviceIdentity: what decides the bytes a driver compiler produces for a device
+// (DESIGN.md "Identity and the key"), probed from OpenCL.
+
+#include <CL/cl.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/device_db/error.hpp"
+#include "kcache/device_db/ids.hpp"
+#include "kcache/device_db/version.hpp"
+
+namespace kcache::device_db {
+
+enum class DeviceType { cpu, gpu, accelerator, other };
+
+using Uuid = std::array<std::uint8_t, 16>;
+
+// PCI location from cl_khr_pci_bus_info (or sysfs).
+struct PciAddress {
+    std::uint32_t domain = 0;
+    std::uint32_t bus = 0;
+    std::uint32_t device = 0;
+    std::uint32_t function = 0;
+
+    // "dddd:bb:dd.f", the form sysfs uses.
+    std::string to_string() const;
+    friend bool operator==(const PciAddress&, const PciAddress&) = default;
+};
+
+struct DeviceIdentity {
+    // Identity fields (DESIGN.md); optional ones are absent when the driver lacks the
+    // extension that reports them.
+    std::uint32_t vendor_id = 0;
+    std::string vendor;
+    std::string name;
+    DeviceType type = DeviceType::other;
+    std::optional<std::uint32_t> pci_device_id;  // CL_DEVICE_ID_INTEL
+    std::optional<std::uint32_t> ip_version;     // CL_DEVICE_IP_VERSION_INTEL, raw
+    std::string driver_version;
+    std::string device_version;
+    std::string platform_name;
+    std::string platform_version;
+    std::string opencl_c_version;
+    std::uint32_t address_bits = 0;
+    std::optional<Uuid> device_uuid;    // cl_khr_device_uuid
+    std::optional<Uuid> driver_uuid;    // cl_khr_device_uuid
+    std::optional<PciAddress> pci_bus;  // cl_khr_pci_bus_info
+
+    // Capabilities callers ask for; not part of the key by themselves.
+    std::vector<std::string> extensions;
+    bool fp16 = false;
+    bool fp64 = false;
+    std::size_t max_work_group_size = 0;
+    std::uint32_t compute_units = 0;
+    std::uint64_t max_mem_alloc = 0;
+
+    // True when `extensions` lists `name`.
+    bool has_extension(const std::string& name) const;
+};
+
+// Reads `device`'s identity; fields of missing extensions stay empty. Returns
+// ErrorCode::opencl when a core query fails.
+Result<DeviceIdentity, Error> probe(cl_device_id device);
+
+// One OpenCL device together with its probed identity.
+struct OpenClDevice {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    DeviceIdentity identity;
+};
+
+// Every device of every platform the ICD loader offers; no platform is an empty list,
+// a failing query an ErrorCode::opencl error.
+Result<std::vector<OpenClDevice>, Error> list_opencl_devices();
+
+// Lowercase "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string uuid_to_string(const Uuid& uuid);
+
+}  // namespace kcache::device_db

@@ -1,0 +1,93 @@
+#pragma once
+// The records of the device data files (schema: device_db/README.md).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/device_db/ids.hpp"
+#include "kcache/device_db/version.hpp"
+
+namespace kcache::device_db {
+
+enum class GpuKind { integrated, discrete };
+
+// Whether the installed ocloc accepts a family's target name (checked by Ocloc.* tests).
+enum class OclocSupport { supported, unsupported };
+
+// Whether the install-time AOT prebuild covers a family ("the listed iGPUs").
+enum class AotList { listed, not_listed };
+
+// Where a record came from, for messages: "file:line".
+struct Origin {
+    std::string file;
+    int line = 0;
+};
+
+struct VendorRecord {
+    std::uint32_t id = 0;
+    std::string name;
+    Origin origin;
+};
+
+// A GPU family: one ocloc target, one IP version.
+struct FamilyRecord {
+    std::string name;          // "tgllp"; unique key
+    std::string codename;      // "Tiger Lake"
+    std::string generation;    // "Gen12"
+    std::string architecture;  // "xe-lp"
+    IpVersion ip_version;
+    std::string ocloc_target;  // the -device name
+    OclocSupport ocloc = OclocSupport::supported;
+    GpuKind kind = GpuKind::integrated;
+    AotList aot = AotList::not_listed;
+    std::string notes;
+    Origin origin;
+};
+
+struct DeviceRecord {
+    std::uint32_t vendor_id = 0x8086;
+    std::uint32_t pci_id = 0;
+    std::string product;  // marketing name
+    std::string family;   // FamilyRecord::name
+    Origin origin;
+};
+
+// What a matching quirk rule asks for.
+enum class QuirkAction { verify_before_use, no_cached_binaries, deny };
+
+struct IdRange {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;  // inclusive
+};
+
+struct QuirkRule {
+    std::string id;  // unique key
+    // Match: every present criterion must hold; lists match when any entry does.
+    std::optional<std::uint32_t> vendor_id;
+    std::vector<std::uint32_t> pci_ids;
+    std::vector<IdRange> pci_id_ranges;
+    std::vector<std::string> families;
+    std::vector<std::string> codenames;
+    std::optional<VersionRange> driver;  // inclusive bounds
+    // Actions.
+    std::vector<QuirkAction> actions;
+    std::optional<std::uint32_t> jit_timeout_ms;
+    std::string notes;
+    Origin origin;
+};
+
+// Everything one data file holds, in file order.
+struct DataFile {
+    std::string file;
+    std::vector<VendorRecord> vendors;
+    std::vector<FamilyRecord> families;
+    std::vector<DeviceRecord> devices;
+    std::vector<QuirkRule> quirks;
+};
+
+const char* to_string(QuirkAction action);
+const char* to_string(GpuKind kind);
+
+}  // namespace kcache::device_db

@@ -1,0 +1,264 @@
+// Probes DeviceIdentity through clGetDeviceInfo / clGetPlatformInfo. Core queries must
+// succeed; extension queries are asked only when the extension is listed, and their
+// failure leaves the optional field empty (PoCL, for one, has none of them).
+#include "kcache/device_db/identity.hpp"
+
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace kcache::device_db {
+namespace {
+
+Error cl_error(const char* what, cl_int status) {
+    return Error{
+        ErrorCode::opencl, std::string(what) + " failed (" + std::to_string(status) + ")", {}};
+}
+
+template <class Getter>
+Result<std::string, Error> query_string(Getter get, const char* what) {
+    std::size_t size = 0;
+    cl_int status = get(0, nullptr, &size);
+    if (status != CL_SUCCESS) {
+        return fail(cl_error(what, status));
+    }
+    std::string text(size, '\0');
+    status = get(size, text.data(), nullptr);
+    if (status != CL_SUCCESS) {
+        return fail(cl_error(what, status));
+    }
+    while (!text.empty() && (text.back() == '\0' || text.back() == ' ')) {
+        text.pop_back();
+    }
+    return text;
+}
+
+Result<std::string, Error> device_string(cl_device_id device, cl_device_info param,
+                                         const char* what) {
+    return query_string(
+        [&](std::size_t n, void* out, std::size_t* ret) {
+            return clGetDeviceInfo(device, param, n, out, ret);
+        },
+        what);
+}
+
+Result<std::string, Error> platform_string(cl_platform_id platform, cl_platform_info param,
+                                           const char* what) {
+    return query_string(
+        [&](std::size_t n, void* out, std::size_t* ret) {
+            return clGetPlatformInfo(platform, param, n, out, ret);
+        },
+        what);
+}
+
+template <class T>
+Result<T, Error> device_value(cl_device_id device, cl_device_info param, const char* what) {
+    T value{};
+    cl_int status = clGetDeviceInfo(device, param, sizeof(T), &value, nullptr);
+    if (status != CL_SUCCESS) {
+        return fail(cl_error(what, status));
+    }
+    return value;
+}
+
+// An extension query: nullopt when the driver refuses it.
+template <class T>
+std::optional<T> optional_value(cl_device_id device, cl_device_info param) {
+    T value{};
+    if (clGetDeviceInfo(device, param, sizeof(T), &value, nullptr) != CL_SUCCESS) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+    std::vector<std::string> words;
+    std::istringstream in(text);
+    for (std::string w; in >> w;) {
+        words.push_back(w);
+    }
+    return words;
+}
+
+DeviceType device_type(cl_device_type type) {
+    if (type & CL_DEVICE_TYPE_GPU) {
+        return DeviceType::gpu;
+    }
+    if (type & CL_DEVICE_TYPE_CPU) {
+        return DeviceType::cpu;
+    }
+    if (type & CL_DEVICE_TYPE_ACCELERATOR) {
+        return DeviceType::accelerator;
+    }
+    return DeviceType::other;
+}
+
+// Fills the fields that come from optional extensions.
+void probe_extensions(cl_device_id device, DeviceIdentity& id) {
+    if (id.has_extension("cl_intel_device_attribute_query")) {
+        id.pci_device_id = optional_value<cl_uint>(device, CL_DEVICE_ID_INTEL);
+        id.ip_version = optional_value<cl_uint>(device, CL_DEVICE_IP_VERSION_INTEL);
+    }
+    if (id.has_extension("cl_khr_device_uuid")) {
+        id.device_uuid = optional_value<Uuid>(device, CL_DEVICE_UUID_KHR);
+        id.driver_uuid = optional_value<Uuid>(device, CL_DRIVER_UUID_KHR);
+    }
+    if (id.has_extension("cl_khr_pci_bus_info")) {
+        auto info = optional_value<cl_device_pci_bus_info_khr>(device, CL_DEVICE_PCI_BUS_INFO_KHR);
+        if (info) {
+            id.pci_bus =
+                PciAddress{info->pci_domain, info->pci_bus, info->pci_device, info->pci_function};
+        }
+    }
+}
+
+// Reads one fixed-size core query into `out`.
+template <class T>
+Status<Error> read_into(cl_device_id device, cl_device_info param, const char* what, T& out) {
+    auto value = device_value<T>(device, param, what);
+    if (!value) {
+        return fail(value.error());
+    }
+    out = *value;
+    return Ok{};
+}
+
+// Fills the core fixed-size fields; fails on the first query the driver refuses.
+Status<Error> probe_core(cl_device_id device, DeviceIdentity& id) {
+    cl_device_type type = 0;
+    const Status<Error> results[] = {
+        read_into(device, CL_DEVICE_VENDOR_ID, "CL_DEVICE_VENDOR_ID", id.vendor_id),
+        read_into(device, CL_DEVICE_TYPE, "CL_DEVICE_TYPE", type),
+        read_into(device, CL_DEVICE_ADDRESS_BITS, "CL_DEVICE_ADDRESS_BITS", id.address_bits),
+        read_into(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+                  id.max_work_group_size),
+        read_into(device, CL_DEVICE_MAX_COMPUTE_UNITS, "CL_DEVICE_MAX_COMPUTE_UNITS",
+                  id.compute_units),
+        read_into(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                  id.max_mem_alloc),
+    };
+    for (const Status<Error>& r : results) {
+        if (!r) {
+            return fail(r.error());
+        }
+    }
+    id.type = device_type(type);
+    return Ok{};
+}
+
+// Fills the string fields of the device and of its platform.
+Status<Error> probe_strings(cl_device_id device, DeviceIdentity& id) {
+    struct Field {
+        std::string* out;
+        cl_device_info param;
+        const char* what;
+    };
+    const Field fields[] = {
+        {&id.name, CL_DEVICE_NAME, "CL_DEVICE_NAME"},
+        {&id.vendor, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR"},
+        {&id.driver_version, CL_DRIVER_VERSION, "CL_DRIVER_VERSION"},
+        {&id.device_version, CL_DEVICE_VERSION, "CL_DEVICE_VERSION"},
+        {&id.opencl_c_version, CL_DEVICE_OPENCL_C_VERSION, "CL_DEVICE_OPENCL_C_VERSION"},
+    };
+    for (const Field& f : fields) {
+        auto text = device_string(device, f.param, f.what);
+        if (!text) {
+            return fail(text.error());
+        }
+        *f.out = std::move(*text);
+    }
+    auto extensions = device_string(device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS");
+    auto platform = device_value<cl_platform_id>(device, CL_DEVICE_PLATFORM, "CL_DEVICE_PLATFORM");
+    if (!extensions || !platform) {
+        return fail(!extensions ? extensions.error() : platform.error());
+    }
+    id.extensions = split_words(*extensions);
+    auto pname = platform_string(*platform, CL_PLATFORM_NAME, "CL_PLATFORM_NAME");
+    auto pversion = platform_string(*platform, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION");
+    if (!pname || !pversion) {
+        return fail(!pname ? pname.error() : pversion.error());
+    }
+    id.platform_name = std::move(*pname);
+    id.platform_version = std::move(*pversion);
+    return Ok{};
+}
+
+}  // namespace
+
+bool DeviceIdentity::has_extension(const std::string& ext) const {
+    return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+}
+
+std::string PciAddress::to_string() const {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, device, function);
+    return buf;
+}
+
+std::string uuid_to_string(const Uuid& uuid) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < uuid.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            out += '-';
+        }
+        out += digits[uuid[i] >> 4];
+        out += digits[uuid[i] & 0xf];
+    }
+    return out;
+}
+
+Result<DeviceIdentity, Error> probe(cl_device_id device) {
+    DeviceIdentity id;
+    if (auto s = probe_core(device, id); !s) {
+        return fail(s.error());
+    }
+    if (auto s = probe_strings(device, id); !s) {
+        return fail(s.error());
+    }
+    id.fp16 = id.has_extension("cl_khr_fp16");
+    id.fp64 = id.has_extension("cl_khr_fp64");
+    probe_extensions(device, id);
+    return id;
+}
+
+Result<std::vector<OpenClDevice>, Error> list_opencl_devices() {
+    cl_uint count = 0;
+    cl_int status = clGetPlatformIDs(0, nullptr, &count);
+    if (status == CL_PLATFORM_NOT_FOUND_KHR || (status == CL_SUCCESS && count == 0)) {
+        return std::vector<OpenClDevice>{};
+    }
+    if (status != CL_SUCCESS) {
+        return fail(cl_error("clGetPlatformIDs", status));
+    }
+    std::vector<cl_platform_id> platforms(count);
+    status = clGetPlatformIDs(count, platforms.data(), nullptr);
+    if (status != CL_SUCCESS) {
+        return fail(cl_error("clGetPlatformIDs", status));
+    }
+    std::vector<OpenClDevice> out;
+    for (cl_platform_id platform : platforms) {
+        cl_uint n = 0;
+        status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+        if (status == CL_DEVICE_NOT_FOUND || n == 0) {
+            continue;
+        }
+        std::vector<cl_device_id> devices(n);
+        status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
+        if (status != CL_SUCCESS) {
+            return fail(cl_error("clGetDeviceIDs", status));
+        }
+        for (cl_device_id device : devices) {
+            auto identity = probe(device);
+            if (!identity) {
+                return fail(identity.error());
+            }
+            out.push_back(OpenClDevice{platform, device, std::move(*identity)});
+        }
+    }
+    return out;
+}
+
+}  // namespace kcache::device_db

@@ -1,0 +1,106 @@
+// Override files layered over the built-in data (KCACHE_DEVICE_DB).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "device_fixtures.hpp"
+#include "kcache/device_db/database.hpp"
+#include "temp_dir.hpp"
+
+namespace kcache::device_db {
+namespace {
+
+class DeviceDbOverride : public kcache::test::TempDirTest {
+  protected:
+    std::filesystem::path write(const std::string& name, const std::string& text) {
+        const auto path = dir() / name;
+        std::ofstream(path) << text;
+        return path;
+    }
+};
+
+const char* const kOverride = R"({
+  "schema": 1,
+  "families": [
+    {"name": "mtl-h", "codename": "Meteor Lake-H", "generation": "Xe-LPG", "architecture": "xe-lpg", "ip_version": "12.71.4", "ocloc_target": "mtl-h", "ocloc": "supported", "kind": "integrated", "aot_default": true, "notes": "site has a newer ocloc"}
+  ],
+  "devices": [
+    {"pci_id": "0x7dff", "product": "Lab sample", "family": "mtl-h"}
+  ],
+  "quirks": [
+    {"id": "meteor-lake-slow-first-jit", "match": {"families": ["mtl-h"]}, "jit_timeout_ms": 1000},
+    {"id": "site-deny-a770", "match": {"pci_ids": ["0x56a0"]}, "actions": ["deny"]}
+  ]
+}
+)";
+
+TEST_F(DeviceDbOverride, OverrideReplacesAndAddsRecords) {
+    auto db = DeviceDb::with_override(write("site.json", kOverride));
+    ASSERT_TRUE(db.ok()) << db.error().message;
+
+    const FamilyRecord* mtl = db->family("mtl-h");
+    ASSERT_NE(mtl, nullptr);
+    EXPECT_EQ(mtl->ocloc, OclocSupport::supported);
+    EXPECT_EQ(mtl->origin.line, 4);
+
+    DeviceMatch added = db->match(0x8086, 0x7dff);
+    ASSERT_EQ(added.level, MatchLevel::pci_id);
+    EXPECT_EQ(added.device->product, "Lab sample");
+    EXPECT_EQ(db->match(0x8086, 0x7d55).family, mtl);  // built-in device, replaced family
+
+    EXPECT_EQ(db->quirks_for(test::intel_gpu(0x7d55, "1.0")).jit_timeout_ms, 1000u);
+    EXPECT_TRUE(db->quirks_for(test::intel_gpu(0x56a0, "1.0")).deny);
+    EXPECT_NE(db->family("tgllp"), nullptr);  // untouched built-in record
+
+    auto builtin = DeviceDb::builtin();
+    ASSERT_TRUE(builtin.ok());
+    EXPECT_EQ(db->device_count(), builtin->device_count() + 1);
+    EXPECT_EQ(db->quirks().size(), builtin->quirks().size() + 1);
+}
+
+TEST_F(DeviceDbOverride, UnknownFamilyInOverrideIsALocatedError) {
+    const auto path = write("bad.json",
+                            "{\"schema\": 1,\n\"devices\": [\n"
+                            "{\"pci_id\": \"0x1\", \"product\": \"p\", \"family\": \"nope\"}]}\n");
+    auto db = DeviceDb::with_override(path);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.error().code, ErrorCode::unknown_reference);
+    EXPECT_EQ(db.error().message,
+              path.string() + ":3: device 0x0001 names unknown family \"nope\"");
+}
+
+TEST_F(DeviceDbOverride, FailedLayerLeavesTheDatabaseUnchanged) {
+    auto db = DeviceDb::builtin();
+    ASSERT_TRUE(db.ok());
+    DataFile bad{"x.json", {}, {}, {DeviceRecord{0x8086, 0x1, "p", "nope", {"x.json", 2}}}, {}};
+    bad.quirks.push_back(QuirkRule{});
+    bad.quirks.back().id = "q";
+    bad.quirks.back().codenames = {"Atlantis"};
+    auto status = db->add_layer(bad);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().diagnostics.size(), 2u) << status.error().message;
+    EXPECT_EQ(db->match(0x8086, 0x1).level, MatchLevel::vendor);
+}
+
+TEST_F(DeviceDbOverride, EnvironmentVariableNamesTheOverride) {
+    const auto path = write("env.json", kOverride);
+    ::setenv("KCACHE_DEVICE_DB", path.c_str(), 1);
+    auto with_env = DeviceDb::from_environment();
+    ::setenv("KCACHE_DEVICE_DB", "", 1);
+    auto without = DeviceDb::from_environment();
+    ::unsetenv("KCACHE_DEVICE_DB");
+    ASSERT_TRUE(with_env.ok()) << with_env.error().message;
+    ASSERT_TRUE(without.ok()) << without.error().message;
+    EXPECT_EQ(with_env->match(0x8086, 0x7dff).level, MatchLevel::pci_id);
+    EXPECT_EQ(without->match(0x8086, 0x7dff).level, MatchLevel::vendor);
+}
+
+TEST_F(DeviceDbOverride, MissingOverrideFileIsAnIoError) {
+    auto db = DeviceDb::with_override(dir() / "absent.json");
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.error().code, ErrorCode::io);
+}
+
+}  // namespace
+}  // namespace kcache::device_db

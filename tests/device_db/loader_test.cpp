@@ -1,0 +1,193 @@
+// Loader validation: every kind of problem is an error located at its exact line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "kcache/device_db/loader.hpp"
+#include "temp_dir.hpp"
+
+namespace kcache::device_db {
+namespace {
+
+// A family line that passes validation; tests splice it into their documents.
+const char* const kFamily =
+    R"({"name": "tgllp", "codename": "Tiger Lake", "generation": "Gen12", )"
+    R"("architecture": "xe-lp", "ip_version": "12.0.0", "ocloc_target": "tgllp", )"
+    R"("ocloc": "supported", "kind": "integrated", "aot_default": true})";
+
+std::string doc_with(const std::string& families, const std::string& rest) {
+    return "{\n\"schema\": 1,\n\"families\": [\n" + families + "\n],\n" + rest + "\n}\n";
+}
+
+// The only problem of parsing `text` as "t.json" (fails the test if there is not one).
+Diagnostic only_problem(const std::string& text) {
+    auto r = parse_data_file(text, "t.json");
+    EXPECT_FALSE(r.ok()) << "expected a problem";
+    if (r.ok()) {
+        return {};
+    }
+    EXPECT_EQ(r.error().diagnostics.size(), 1u) << r.error().message;
+    return r.error().diagnostics.empty() ? Diagnostic{} : r.error().diagnostics.front();
+}
+
+// The only problem of a file whose family has `from` replaced by `to` (on line 4).
+Diagnostic family_problem(const std::string& from, const std::string& to) {
+    std::string family = kFamily;
+    family.replace(family.find(from), from.size(), to);
+    return only_problem(doc_with(family, "\"notes\": \"\""));
+}
+
+TEST(DeviceDb, LoaderAcceptsAMinimalFile) {
+    auto r = parse_data_file(doc_with(kFamily, R"("devices": [{"pci_id": "0x9a49", )"
+                                               R"("product": "Iris Xe", "family": "tgllp"}])"),
+                             "t.json");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->devices.size(), 1u);
+    EXPECT_EQ(r->devices[0].pci_id, 0x9a49u);
+    EXPECT_EQ(r->devices[0].vendor_id, 0x8086u);
+    EXPECT_EQ(r->devices[0].origin.line, 6);
+    EXPECT_EQ(r->families[0].ip_version.encode(), 0x03000000u);
+}
+
+TEST(DeviceDb, LoaderReportsJsonSyntaxAtItsLine) {
+    // Line 3 lacks the comma between members.
+    Diagnostic d = only_problem("{\n  \"schema\": 1,\n  \"notes\": \"x\"\n  \"vendors\": []\n}\n");
+    EXPECT_EQ(d.code, ErrorCode::json_syntax);
+    EXPECT_EQ(d.line, 4);
+    EXPECT_EQ(d.to_string().rfind("t.json:4: JSON syntax error: ", 0), 0u) << d.to_string();
+}
+
+TEST(DeviceDb, LoaderReportsUnknownKeyAtTheKeysLine) {
+    const std::string text = doc_with(kFamily,
+                                      "\"devices\": [\n"
+                                      "  {\"pci_id\": \"0x9a49\",\n"
+                                      "   \"product\": \"Iris Xe\",\n"
+                                      "   \"colour\": \"blue\",\n"
+                                      "   \"family\": \"tgllp\"}\n"
+                                      "]");
+    Diagnostic d = only_problem(text);
+    EXPECT_EQ(d.code, ErrorCode::unknown_key);
+    EXPECT_EQ(d.to_string(), "t.json:9: unknown key \"colour\" in device");
+}
+
+TEST(DeviceDb, LoaderReportsUnknownTopLevelKey) {
+    Diagnostic d = only_problem("{\n\"schema\": 1,\n\"devcies\": []\n}\n");
+    EXPECT_EQ(d.to_string(), "t.json:3: unknown key \"devcies\" in data file");
+}
+
+TEST(DeviceDb, LoaderReportsDuplicatePciIdWithBothLines) {
+    const std::string dev = R"({"pci_id": "0x56a0", "product": "A770", "family": "tgllp"})";
+    Diagnostic d = only_problem(doc_with(kFamily, "\"devices\": [\n" + dev + ",\n" + dev + "\n]"));
+    EXPECT_EQ(d.code, ErrorCode::duplicate);
+    EXPECT_EQ(d.to_string(), "t.json:8: duplicate pci_id 0x56a0 (first at line 7)");
+}
+
+TEST(DeviceDb, LoaderReportsDuplicateFamilyName) {
+    Diagnostic d =
+        only_problem(doc_with(std::string(kFamily) + ",\n" + kFamily, "\"notes\": \"\""));
+    EXPECT_EQ(d.to_string(), "t.json:5: duplicate family \"tgllp\" (first at line 4)");
+}
+
+TEST(DeviceDb, LoaderReportsRepeatedJsonKey) {
+    Diagnostic d = only_problem("{\n\"schema\": 1,\n\"notes\": \"a\",\n\"notes\": \"b\"\n}\n");
+    EXPECT_EQ(d.code, ErrorCode::duplicate);
+    EXPECT_EQ(d.to_string(), "t.json:4: duplicate key \"notes\" (first at line 3)");
+}
+
+TEST(DeviceDb, LoaderReportsMalformedHex) {
+    Diagnostic d = only_problem(doc_with(
+        kFamily,
+        "\"devices\": [\n{\"pci_id\": \"0x56g0\", \"product\": \"A\", \"family\": \"tgllp\"}]"));
+    EXPECT_EQ(d.code, ErrorCode::bad_hex);
+    EXPECT_EQ(d.to_string(),
+              "t.json:7: malformed hex id \"0x56g0\" for \"pci_id\" (expected 0x followed by 1 to "
+              "8 hex digits)");
+}
+
+TEST(DeviceDb, LoaderRejectsHexWithoutPrefixOrTooLong) {
+    for (const char* bad : {"56a0", "0x", "0x123456789", "0x-1", " 0x1"}) {
+        Diagnostic d = only_problem(doc_with(
+            kFamily, std::string("\"vendors\": [{\"id\": \"") + bad + "\", \"name\": \"v\"}]"));
+        EXPECT_EQ(d.code, ErrorCode::bad_hex) << bad;
+        EXPECT_EQ(d.line, 6) << bad;
+    }
+}
+
+TEST(DeviceDb, LoaderReportsMalformedIpVersion) {
+    Diagnostic d = family_problem("12.0.0", "12.0");
+    EXPECT_EQ(d.code, ErrorCode::bad_version);
+    EXPECT_EQ(d.to_string(),
+              "t.json:4: malformed ip_version \"12.0\" (expected major.minor.revision)");
+}
+
+TEST(DeviceDb, LoaderReportsMissingKeyAtTheObjectsLine) {
+    Diagnostic d = only_problem(doc_with(
+        kFamily, "\"devices\": [\n\n  {\"pci_id\": \"0x9a49\",\n   \"family\": \"tgllp\"}]"));
+    EXPECT_EQ(d.code, ErrorCode::missing_key);
+    EXPECT_EQ(d.to_string(), "t.json:8: device lacks required key \"product\"");
+}
+
+TEST(DeviceDb, LoaderReportsWrongType) {
+    Diagnostic d = family_problem("true", "\"yes\"");
+    EXPECT_EQ(d.code, ErrorCode::wrong_type);
+    EXPECT_EQ(d.to_string(), "t.json:4: \"aot_default\" in family must be true or false");
+}
+
+TEST(DeviceDb, LoaderReportsValueOutsideItsSet) {
+    Diagnostic d = family_problem("\"integrated\"", "\"embedded\"");
+    EXPECT_EQ(d.code, ErrorCode::bad_value);
+    EXPECT_EQ(d.to_string(),
+              "t.json:4: \"kind\" must be one of integrated, discrete, not \"embedded\"");
+}
+
+TEST(DeviceDb, LoaderReportsUnsupportedSchemaOnItsLine) {
+    // A number is followed by a newline that the lexer reads ahead: still line 2.
+    Diagnostic d = only_problem("{\n\"schema\": 2\n}\n");
+    EXPECT_EQ(d.code, ErrorCode::bad_value);
+    EXPECT_EQ(d.to_string(), "t.json:2: unsupported schema 2 (this kcache reads 1)");
+}
+
+TEST(DeviceDb, LoaderReportsEveryProblemOfAFile) {
+    const std::string text =
+        doc_with(kFamily,
+                 "\"devices\": [\n"
+                 "{\"pci_id\": \"0xZZ\", \"product\": \"a\", \"family\": \"x\"},\n"
+                 "{\"pci_id\": \"0x1\", \"product\": 5, \"family\": \"x\"}\n"
+                 "]");
+    auto r = parse_data_file(text, "t.json");
+    ASSERT_FALSE(r.ok());
+    ASSERT_EQ(r.error().diagnostics.size(), 2u) << r.error().message;
+    EXPECT_EQ(r.error().diagnostics[0].line, 7);
+    EXPECT_EQ(r.error().diagnostics[1].line, 8);
+    EXPECT_EQ(r.error().message,
+              r.error().diagnostics[0].to_string() + "\n" + r.error().diagnostics[1].to_string());
+}
+
+class DeviceDbFiles : public test::TempDirTest {};
+
+TEST_F(DeviceDbFiles, ReadDataFileNamesThePathInMessages) {
+    const auto path = dir() / "bad.json";
+    std::ofstream(path) << "{\n\"schema\": 1,\n\"bogus\": 1\n}\n";
+    auto r = read_data_file(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, path.string() + ":3: unknown key \"bogus\" in data file");
+}
+
+TEST_F(DeviceDbFiles, ReadDataFileReportsAMissingFileAsIo) {
+    auto r = read_data_file(dir() / "absent.json");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::io);
+}
+
+TEST(DeviceDb, BuiltinDataLoadsCleanly) {
+    auto files = builtin_data_files();
+    ASSERT_TRUE(files.ok()) << files.error().message;
+    ASSERT_EQ(files->size(), 2u);
+    EXPECT_EQ((*files)[0].file, "device_db/data/devices.json");
+    EXPECT_GT((*files)[0].devices.size(), 100u);
+    EXPECT_FALSE((*files)[1].quirks.empty());
+}
+
+}  // namespace
+}  // namespace kcache::device_db

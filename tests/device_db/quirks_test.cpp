@@ -1,0 +1,146 @@
+// Quirk rules: the shipped example rule matches inside its driver range and not just
+// outside it; malformed rules are located errors.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "device_fixtures.hpp"
+#include "kcache/device_db/database.hpp"
+#include "kcache/device_db/loader.hpp"
+
+namespace kcache::device_db {
+namespace {
+
+constexpr const char* kExampleRule = "dg2-resnet-no-grad-mismatch-example";
+
+class DeviceDbQuirks : public test::BuiltinDbTest {
+  protected:
+    bool example_rule_applies(std::uint32_t pci_id, const std::string& driver) const {
+        QuirkDecision d = db_.quirks_for(test::intel_gpu(pci_id, driver));
+        for (const QuirkRule* r : d.rules) {
+            if (r->id == kExampleRule) {
+                EXPECT_TRUE(d.verify_before_use);
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+TEST_F(DeviceDbQuirks, ExampleRuleMatchesDg2InsideItsDriverRange) {
+    EXPECT_TRUE(example_rule_applies(0x56a0, "23.52.28202.14"));  // lower bound
+    EXPECT_TRUE(example_rule_applies(0x56a0, "24.9.28717.12"));   // numerically inside
+    EXPECT_TRUE(example_rule_applies(0x56a5, "24.13.29138.7"));   // upper bound, DG2-G11
+    EXPECT_TRUE(example_rule_applies(0x56b3, "24.05.28454.6"));   // DG2-G12
+}
+
+TEST_F(DeviceDbQuirks, ExampleRuleDoesNotMatchJustOutsideItsRange) {
+    EXPECT_FALSE(example_rule_applies(0x56a0, "23.52.28202.13"));
+    EXPECT_FALSE(example_rule_applies(0x56a0, "24.13.29138.8"));
+    EXPECT_FALSE(example_rule_applies(0x56a0, "24.22.29735.20"));
+    EXPECT_FALSE(example_rule_applies(0x56a0, "not-a-version"));
+}
+
+TEST_F(DeviceDbQuirks, ExampleRuleDoesNotMatchOtherFamilies) {
+    EXPECT_FALSE(example_rule_applies(0x9a49, "24.9.28717.12"));  // Tiger Lake
+    EXPECT_FALSE(example_rule_applies(0x1234, "24.9.28717.12"));  // unknown Intel id
+}
+
+TEST_F(DeviceDbQuirks, MeteorLakeGetsALongJitTimeout) {
+    QuirkDecision d = db_.quirks_for(test::intel_gpu(0x7d55, "23.17.26241.33"));
+    ASSERT_TRUE(d.jit_timeout_ms.has_value());
+    EXPECT_EQ(*d.jit_timeout_ms, 900000u);
+    EXPECT_FALSE(d.deny);
+}
+
+TEST_F(DeviceDbQuirks, CpuDeviceGetsNoQuirks) {
+    DeviceIdentity cpu = test::intel_gpu(std::nullopt, "24.9.28717.12");
+    cpu.type = DeviceType::cpu;
+    EXPECT_FALSE(db_.quirks_for(cpu).any());
+}
+
+TEST(DeviceDb, QuirkCriteriaCombineAndActionsMerge) {
+    const std::string text = R"({"schema": 1, "quirks": [
+{"id": "range", "match": {"pci_id_ranges": [{"first": "0x100", "last": "0x1ff"}]}, "actions": ["deny"]},
+{"id": "list", "match": {"vendor": "0x8086", "pci_ids": ["0x150"]}, "actions": ["no_cached_binaries"], "jit_timeout_ms": 5},
+{"id": "late", "match": {"driver": {"min": "2"}}, "jit_timeout_ms": 7}
+]})";
+    auto file = parse_data_file(text, "q.json");
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    auto db = DeviceDb::from_files({std::move(*file)});
+    ASSERT_TRUE(db.ok()) << db.error().message;
+
+    QuirkDecision both = db->quirks_for(test::intel_gpu(0x150, "1.0"));
+    EXPECT_EQ(both.rules.size(), 2u);
+    EXPECT_TRUE(both.deny);
+    EXPECT_TRUE(both.no_cached_binaries);
+    EXPECT_EQ(both.jit_timeout_ms, 5u);
+
+    QuirkDecision later_wins = db->quirks_for(test::intel_gpu(0x150, "2.1"));
+    EXPECT_EQ(later_wins.rules.size(), 3u);
+    EXPECT_EQ(later_wins.jit_timeout_ms, 7u);
+
+    EXPECT_FALSE(db->quirks_for(test::intel_gpu(0x200, "1.0")).any());
+    EXPECT_FALSE(db->quirks_for(test::intel_gpu(std::nullopt, "1.0")).any());
+}
+
+// The only problem of a quirks file holding `rule` on line 3.
+Diagnostic quirk_problem(const std::string& rule) {
+    auto r = parse_data_file("{\"schema\": 1,\n\"quirks\": [\n" + rule + "\n]}\n", "q.json");
+    EXPECT_FALSE(r.ok());
+    if (r.ok()) {
+        return {};
+    }
+    EXPECT_EQ(r.error().diagnostics.size(), 1u) << r.error().message;
+    return r.error().diagnostics.front();
+}
+
+TEST(DeviceDb, QuirkLoaderRejectsAnInvertedDriverRange) {
+    Diagnostic d = quirk_problem(
+        R"({"id": "x", "match": {"driver": {"min": "24.13.1", "max": "24.9.1"}}, "actions": ["deny"]})");
+    EXPECT_EQ(d.code, ErrorCode::bad_range);
+    EXPECT_EQ(d.to_string(), "q.json:3: empty driver range: min 24.13.1 > max 24.9.1");
+}
+
+TEST(DeviceDb, QuirkLoaderRejectsAMalformedDriverVersion) {
+    Diagnostic d =
+        quirk_problem(R"({"id": "x", "match": {"driver": {"min": "24.x"}}, "actions": ["deny"]})");
+    EXPECT_EQ(d.code, ErrorCode::bad_version);
+    EXPECT_EQ(d.to_string(),
+              "q.json:3: malformed version \"24.x\" for \"min\" (expected numbers separated by "
+              "dots)");
+}
+
+TEST(DeviceDb, QuirkLoaderRejectsAnInvertedIdRange) {
+    Diagnostic d = quirk_problem(
+        R"({"id": "x", "match": {"pci_id_ranges": [{"first": "0x20", "last": "0x10"}]}, "actions": ["deny"]})");
+    EXPECT_EQ(d.code, ErrorCode::bad_range);
+    EXPECT_EQ(d.to_string(), "q.json:3: empty pci_id range: first 0x0020 > last 0x0010");
+}
+
+TEST(DeviceDb, QuirkLoaderRejectsUnknownActionsAndEmptyRules) {
+    EXPECT_EQ(
+        quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}, "actions": ["ignore"]})").code,
+        ErrorCode::bad_value);
+    EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {}, "actions": ["deny"]})").to_string(),
+              "q.json:3: quirk match has no criterion");
+    EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}})").to_string(),
+              "q.json:3: quirk has neither \"actions\" nor \"jit_timeout_ms\"");
+    EXPECT_EQ(
+        quirk_problem(
+            R"({"id": "x", "match": {"vendor": "0x8086", "os": "linux"}, "actions": ["deny"]})")
+            .to_string(),
+        "q.json:3: unknown key \"os\" in quirk match");
+}
+
+TEST(DeviceDb, QuirkLoaderRejectsDuplicateIds) {
+    auto r = parse_data_file(R"({"schema": 1, "quirks": [
+{"id": "x", "match": {"vendor": "0x8086"}, "actions": ["deny"]},
+{"id": "x", "match": {"vendor": "0x8086"}, "actions": ["deny"]}]})",
+                             "q.json");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "q.json:3: duplicate quirk id \"x\" (first at line 2)");
+}
+
+}  // namespace
+}  // namespace kcache::device_db
