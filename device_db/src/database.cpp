@@ -171,10 +171,14 @@ Status<Error> DeviceDb::add_layer(DataFile file) {
     return Ok{};
 }
 
+const VendorRecord* DeviceDb::vendor(std::uint32_t vendor_id) const {
+    auto it = vendors_.find(vendor_id);
+    return it == vendors_.end() ? nullptr : &it->second;
+}
+
 DeviceMatch DeviceDb::match(std::uint32_t vendor_id, std::uint32_t pci_id) const {
     DeviceMatch m;
-    auto v = vendors_.find(vendor_id);
-    m.vendor = v == vendors_.end() ? nullptr : &v->second;
+    m.vendor = vendor(vendor_id);
     auto d = devices_.find({vendor_id, pci_id});
     if (d != devices_.end()) {
         m.level = MatchLevel::pci_id;
@@ -196,7 +200,9 @@ DeviceMatch DeviceDb::match(const DeviceIdentity& id) const {
             return m;
         }
     }
-    DeviceMatch m = match(id.vendor_id, 0xffffffffu);
+    DeviceMatch m;
+    m.vendor = vendor(id.vendor_id);
+    m.level = m.vendor != nullptr ? MatchLevel::vendor : MatchLevel::none;
     if (id.ip_version && id.vendor_id == 0x8086) {
         // Exact IP first; a new stepping of a known major.minor still names its family.
         const IpVersion ip = IpVersion::decode(*id.ip_version);

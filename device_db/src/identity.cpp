@@ -197,6 +197,44 @@ std::string PciAddress::to_string() const {
     return buf;
 }
 
+const char* to_string(DeviceType type) {
+    switch (type) {
+        case DeviceType::cpu:
+            return "cpu";
+        case DeviceType::gpu:
+            return "gpu";
+        case DeviceType::accelerator:
+            return "accelerator";
+        case DeviceType::other:
+            return "other";
+    }
+    return "other";
+}
+
+std::vector<std::pair<std::string, std::string>> key_fields(const DeviceIdentity& id) {
+    auto hex_or_empty = [](const std::optional<std::uint32_t>& v) {
+        return v ? hex_id(*v) : std::string();
+    };
+    auto uuid_or_empty = [](const std::optional<Uuid>& u) {
+        return u ? uuid_to_string(*u) : std::string();
+    };
+    return {
+        {"vendor_id", hex_id(id.vendor_id)},
+        {"device_name", id.name},
+        {"device_type", to_string(id.type)},
+        {"pci_device_id", hex_or_empty(id.pci_device_id)},
+        {"ip_version", hex_or_empty(id.ip_version)},
+        {"driver_version", id.driver_version},
+        {"device_version", id.device_version},
+        {"platform_name", id.platform_name},
+        {"platform_version", id.platform_version},
+        {"opencl_c_version", id.opencl_c_version},
+        {"address_bits", std::to_string(id.address_bits)},
+        {"device_uuid", uuid_or_empty(id.device_uuid)},
+        {"driver_uuid", uuid_or_empty(id.driver_uuid)},
+    };
+}
+
 std::string uuid_to_string(const Uuid& uuid) {
     static const char digits[] = "0123456789abcdef";
     std::string out;

@@ -183,6 +183,10 @@ Result<DataFile, Error> parse_data_file(std::string_view text, std::string_view 
 }
 
 Result<DataFile, Error> read_data_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+        return fail(Error{ErrorCode::io, path.string() + ": not a readable regular file", {}});
+    }
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     if (in) {

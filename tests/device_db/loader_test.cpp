@@ -174,10 +174,13 @@ TEST_F(DeviceDbFiles, ReadDataFileNamesThePathInMessages) {
     EXPECT_EQ(r.error().message, path.string() + ":3: unknown key \"bogus\" in data file");
 }
 
-TEST_F(DeviceDbFiles, ReadDataFileReportsAMissingFileAsIo) {
-    auto r = read_data_file(dir() / "absent.json");
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, ErrorCode::io);
+TEST_F(DeviceDbFiles, ReadDataFileReportsMissingFilesAndDirectoriesAsIo) {
+    for (const auto& path : {dir() / "absent.json", dir()}) {
+        auto r = read_data_file(path);
+        ASSERT_FALSE(r.ok()) << path;
+        EXPECT_EQ(r.error().code, ErrorCode::io) << path;
+        EXPECT_EQ(r.error().message, path.string() + ": not a readable regular file");
+    }
 }
 
 TEST(DeviceDb, BuiltinDataLoadsCleanly) {

@@ -85,6 +85,27 @@ TEST(Pocl, DeviceProbeOfACpuMatchesNoGpuRecordOrQuirk) {
     EXPECT_FALSE(db->quirks_for(pocl->identity).any());
 }
 
+TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {
+    auto pocl = pocl_device();
+    ASSERT_TRUE(pocl.has_value());
+    const auto fields = key_fields(pocl->identity);
+    std::vector<std::string> names;
+    for (const auto& [name, value] : fields) {
+        names.push_back(name);
+        const bool optional = name == "pci_device_id" || name == "ip_version" ||
+                              name == "device_uuid" || name == "driver_uuid";
+        if (!optional) {
+            EXPECT_FALSE(value.empty()) << name;
+        }
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{
+                         "vendor_id", "device_name", "device_type", "pci_device_id", "ip_version",
+                         "driver_version", "device_version", "platform_name", "platform_version",
+                         "opencl_c_version", "address_bits", "device_uuid", "driver_uuid"}));
+    EXPECT_EQ(fields[2].second, "cpu");
+    EXPECT_EQ(fields[3].second, "");  // no cl_intel_device_attribute_query on PoCL
+}
+
 TEST(Pocl, DeviceProbeOfAnInvalidDeviceIsAnOpenClError) {
     auto r = probe(nullptr);
     ASSERT_FALSE(r.ok());

@@ -41,6 +41,7 @@ struct QuirkDecision {
     bool any() const { return !rules.empty(); }
 };
 
+// Immutable once built: the const lookups are safe from any number of threads.
 class DeviceDb {
   public:
     // The built-in data only; an error means the shipped data is broken.
@@ -67,7 +68,10 @@ class DeviceDb {
     // Every quirk rule that applies to `identity`, in data order, merged.
     QuirkDecision quirks_for(const DeviceIdentity& identity) const;
 
+    // The family named `name`, or nullptr.
     const FamilyRecord* family(const std::string& name) const;
+    // The vendor with PCI vendor id `vendor_id`, or nullptr.
+    const VendorRecord* vendor(std::uint32_t vendor_id) const;
     const std::map<std::string, FamilyRecord>& families() const { return families_; }
     const std::vector<QuirkRule>& quirks() const { return quirks_; }
     // Families on the default AOT list, in name order.

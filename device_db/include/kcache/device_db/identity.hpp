@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/error.hpp"
 #include "kcache/device_db/ids.hpp"
-#include "kcache/device_db/version.hpp"
 
 namespace kcache::device_db {
 
@@ -78,6 +78,15 @@ struct OpenClDevice {
 // Every device of every platform the ICD loader offers; no platform is an empty list,
 // a failing query an ErrorCode::opencl error.
 Result<std::vector<OpenClDevice>, Error> list_opencl_devices();
+
+// The identity fields that decide the code a driver generates, as (name, value) pairs in
+// a fixed order; absent optional fields have the value "". For cache keys and for
+// explaining a miss field by field. The PCI bus address and capabilities are left out:
+// they follow from these or do not change the code.
+std::vector<std::pair<std::string, std::string>> key_fields(const DeviceIdentity& identity);
+
+// "cpu", "gpu", "accelerator", "other".
+const char* to_string(DeviceType type);
 
 // Lowercase "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
 std::string uuid_to_string(const Uuid& uuid);
