@@ -16,10 +16,10 @@ namespace {
 
 thread_local std::string t_last_error;
 
-kcache_status to_c(kcache::Status s) { return static_cast<kcache_status>(static_cast<int>(s)); }
+kcache_status to_c(kcache::StatusCode s) { return static_cast<kcache_status>(static_cast<int>(s)); }
 
-kcache_status report(kcache::Status s, const std::string& message) {
-    t_last_error = s == kcache::Status::ok ? std::string() : message;
+kcache_status report(kcache::StatusCode s, const std::string& message) {
+    t_last_error = s == kcache::StatusCode::ok ? std::string() : message;
     return to_c(s);
 }
 
@@ -91,9 +91,9 @@ kcache_status kcache_open(kcache_cache** out) try {
         return report(o.status, o.message);
     }
     *out = new kcache_cache{std::move(cache)};
-    return report(kcache::Status::ok, "");
+    return report(kcache::StatusCode::ok, "");
 } catch (...) {
-    return report(kcache::Status::internal_error, "kcache_open: unexpected exception");
+    return report(kcache::StatusCode::internal_error, "kcache_open: unexpected exception");
 }
 
 void kcache_close(kcache_cache* cache) {
@@ -122,7 +122,7 @@ kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_dev
     req.mode = static_cast<kcache::Mode>(mode);
     return deliver(cache->cache->program(context, device, req), out, info);
 } catch (...) {
-    return report(kcache::Status::internal_error, "kcache_get_program: unexpected exception");
+    return report(kcache::StatusCode::internal_error, "kcache_get_program: unexpected exception");
 }
 
 kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
@@ -152,7 +152,7 @@ kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
     req.mode = static_cast<kcache::Mode>(mode);
     return deliver(cache->cache->program(context, device, req), out, info);
 } catch (...) {
-    return report(kcache::Status::internal_error,
+    return report(kcache::StatusCode::internal_error,
                   "kcache_get_program_source: unexpected exception");
 }
 
@@ -175,10 +175,10 @@ kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_devi
     req.deadline = deadline_of(deadline_ms);
     req.mode = static_cast<kcache::Mode>(mode);
     auto b = cache->cache->binary(context, device, req);
-    if (b.outcome.status == kcache::Status::ok) {
+    if (b.outcome.status == kcache::StatusCode::ok) {
         auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.size()));
         if (mem == nullptr) {
-            return report(kcache::Status::internal_error, "kcache_get_binary: out of memory");
+            return report(kcache::StatusCode::internal_error, "kcache_get_binary: out of memory");
         }
         std::memcpy(mem, b.bytes.data(), b.bytes.size());
         *out = mem;
@@ -186,7 +186,7 @@ kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_devi
     }
     return report(b.outcome.status, b.outcome.message);
 } catch (...) {
-    return report(kcache::Status::internal_error, "kcache_get_binary: unexpected exception");
+    return report(kcache::StatusCode::internal_error, "kcache_get_binary: unexpected exception");
 }
 
 kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
@@ -197,9 +197,9 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
     *out = kcache_stats{s.entries,      s.raw_bytes,    s.stored_bytes,    s.evictions,
                         s.corruptions,  s.in_process_hits, s.store_hits,   s.pack_hits,
                         s.aot_hits,     s.failure_hits, s.jit_compiles,    s.jit_failures};
-    return report(kcache::Status::ok, "");
+    return report(kcache::StatusCode::ok, "");
 } catch (...) {
-    return report(kcache::Status::internal_error, "kcache_get_stats: unexpected exception");
+    return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");
 }
 
 const char* kcache_last_error(void) { return t_last_error.c_str(); }

@@ -11,14 +11,14 @@
 namespace kcache {
 namespace {
 
-Outcome failed(Status s, std::string message) {
+Outcome failed(StatusCode s, std::string message) {
     Outcome o;
     o.status = s;
     o.message = std::move(message);
     return o;
 }
 
-Program failed_program(Status s, std::string message) {
+Program failed_program(StatusCode s, std::string message) {
     Program p;
     const_cast<Outcome&>(p.outcome()) = failed(s, std::move(message));
     return p;
@@ -106,7 +106,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
     try {
         auto db = device_db::DeviceDb::from_environment();
         if (!db) {
-            out = failed(Status::config_error, "device database: " + db.error().message);
+            out = failed(StatusCode::config_error, "device database: " + db.error().message);
             return nullptr;
         }
         store::Policy policy;
@@ -114,7 +114,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
         policy.mode = config.read_only ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite;
         auto user = store::Store::open(config.dir, policy);
         if (!user) {
-            out = failed(Status::store_error, user.error().message);
+            out = failed(StatusCode::store_error, user.error().message);
             return nullptr;
         }
         auto pack_paths = config.packs;
@@ -130,10 +130,10 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
             compiler::JitConfig{jc.helper_path.empty() ? compiler::default_helper_path()
                                                        : jc.helper_path,
                                 {}, [raw](pid_t pid) { track_helper_start(*raw, pid); }});
-        out = failed(Status::ok, "");
+        out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {
-        out = failed(Status::internal_error, e.what());
+        out = failed(StatusCode::internal_error, e.what());
         return nullptr;
     }
 }
@@ -143,7 +143,7 @@ std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) {
     std::string error;
     if (!load_config(c, error)) {
         if (outcome) {
-            *outcome = failed(Status::config_error, error);
+            *outcome = failed(StatusCode::config_error, error);
         }
         return nullptr;
     }
@@ -158,27 +158,27 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
                 std::optional<std::chrono::milliseconds> deadline, Mode mode, Plan& plan,
                 device_db::DeviceIdentity& id) {
     if (context == nullptr || device == nullptr) {
-        return failed(Status::invalid_argument, "null cl_context or cl_device_id");
+        return failed(StatusCode::invalid_argument, "null cl_context or cl_device_id");
     }
     if (impl.config.disabled) {
-        return failed(Status::disabled, "kcache is disabled (KCACHE_DISABLE)");
+        return failed(StatusCode::disabled, "kcache is disabled (KCACHE_DISABLE)");
     }
     std::string why;
     if (!service::device_in_context(context, device, why)) {
-        return failed(Status::invalid_argument, why);
+        return failed(StatusCode::invalid_argument, why);
     }
     auto probed = impl.identity(device);
     if (!probed) {
-        return failed(Status::device_error, probed.error());
+        return failed(StatusCode::device_error, probed.error());
     }
     id = std::move(*probed);
     auto budget = deadline.value_or(impl.config.jit_timeout);
     if (budget.count() < 0) {
-        return failed(Status::invalid_argument, "negative deadline");
+        return failed(StatusCode::invalid_argument, "negative deadline");
     }
     auto quirks = impl.db.quirks_for(id);
     if (quirks.deny) {
-        return failed(Status::unsupported, "device denied by quirk rule " +
+        return failed(StatusCode::unsupported, "device denied by quirk rule " +
                                                (quirks.rules.empty() ? "" : quirks.rules[0]->id));
     }
     if (quirks.jit_timeout_ms) {
@@ -189,7 +189,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
     plan.aot_target = service::aot_target(impl.db, id);
-    return failed(Status::ok, "");
+    return failed(StatusCode::ok, "");
 }
 
 void finish(Cache::Impl& impl, Plan& plan, const device_db::DeviceIdentity& id) {
@@ -204,7 +204,7 @@ Program guarded(SteadyClock::time_point start, F&& body) {
     try {
         p = body();
     } catch (const std::exception& e) {
-        p = failed_program(Status::internal_error, e.what());
+        p = failed_program(StatusCode::internal_error, e.what());
     }
     const_cast<Outcome&>(p.outcome()).total =
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
@@ -219,22 +219,22 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
         auto variant = kernels::make_variant(request.kernel, params);
         if (!variant) {
             auto code = variant.error().code == kernels::ErrorCode::unknown_kernel
-                            ? Status::unknown_kernel
-                            : Status::invalid_argument;
+                            ? StatusCode::unknown_kernel
+                            : StatusCode::invalid_argument;
             return failed_program(code, variant.error().message);
         }
         Plan plan;
         device_db::DeviceIdentity id;
         auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
-        if (ok.status != Status::ok) {
+        if (ok.status != StatusCode::ok) {
             return failed_program(ok.status, ok.message);
         }
         if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
-            return failed_program(Status::unsupported, sup.error().message);
+            return failed_program(StatusCode::unsupported, sup.error().message);
         }
         auto rendered = kernels::render(*variant);
         if (!rendered) {
-            return failed_program(Status::invalid_argument, rendered.error().message);
+            return failed_program(StatusCode::invalid_argument, rendered.error().message);
         }
         plan.input = {variant->id(), rendered->source, rendered->options,
                       rendered->entry_points};
@@ -247,12 +247,12 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
 Program Cache::program(cl_context context, cl_device_id device, const SourceRequest& request) {
     return guarded(SteadyClock::now(), [&]() -> Program {
         if (request.source.empty()) {
-            return failed_program(Status::invalid_argument, "empty kernel source");
+            return failed_program(StatusCode::invalid_argument, "empty kernel source");
         }
         Plan plan;
         device_db::DeviceIdentity id;
         auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
-        if (ok.status != Status::ok) {
+        if (ok.status != StatusCode::ok) {
             return failed_program(ok.status, ok.message);
         }
         plan.input = {request.name, request.source, request.options, request.entry_points};
@@ -274,7 +274,7 @@ Binary Cache::binary(cl_context context, cl_device_id device, const KernelReques
     cl_int err =
         clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
     if (err != CL_SUCCESS || size == 0) {
-        b.outcome.status = Status::device_error;
+        b.outcome.status = StatusCode::device_error;
         b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed";
         return b;
     }
@@ -283,7 +283,7 @@ Binary Cache::binary(cl_context context, cl_device_id device, const KernelReques
     err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARIES, sizeof(data), &data, nullptr);
     if (err != CL_SUCCESS) {
         b.bytes.clear();
-        b.outcome.status = Status::device_error;
+        b.outcome.status = StatusCode::device_error;
         b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARIES) failed";
     }
     return b;

@@ -40,7 +40,7 @@ struct Plan {
 
 // What a (shared) compile produced.
 struct Compiled {
-    Status status = Status::internal_error;
+    StatusCode status = StatusCode::internal_error;
     Rung rung = Rung::jit;  // jit, or user_store when another process built it first
     store::Bytes bytes;
     std::string message;
@@ -91,6 +91,6 @@ struct Cache::Impl {
 void track_helper_start(Cache::Impl& impl, pid_t pid);
 
 // Maps a recorded failure kind to the status callers see.
-Status status_of(store::FailureKind kind);
+StatusCode status_of(store::FailureKind kind);
 
 }  // namespace kcache

@@ -13,7 +13,7 @@ namespace {
 thread_local pid_t t_helper = -1;  // the helper this thread is waiting for
 
 struct FailureMapping {
-    Status status;
+    StatusCode status;
     std::optional<store::FailureKind> record;
 };
 
@@ -21,40 +21,40 @@ FailureMapping map_failure(compiler::CompileErrorKind kind) {
     using K = compiler::CompileErrorKind;
     switch (kind) {
         case K::timeout:
-            return {Status::timeout, store::FailureKind::Timeout};
+            return {StatusCode::timeout, store::FailureKind::Timeout};
         case K::crash:
-            return {Status::crashed, store::FailureKind::Crash};
+            return {StatusCode::crashed, store::FailureKind::Crash};
         case K::build_error:
-            return {Status::build_error, store::FailureKind::BuildError};
+            return {StatusCode::build_error, store::FailureKind::BuildError};
         case K::device_not_found:
         case K::driver_error:
         case K::invalid_binary:
-            return {Status::device_error, std::nullopt};
+            return {StatusCode::device_error, std::nullopt};
         case K::protocol:
         case K::spawn_failed:
             break;
     }
-    return {Status::internal_error, std::nullopt};
+    return {StatusCode::internal_error, std::nullopt};
 }
 
 }  // namespace
 
-Status status_of(store::FailureKind kind) {
+StatusCode status_of(store::FailureKind kind) {
     switch (kind) {
         case store::FailureKind::Timeout:
-            return Status::timeout;
+            return StatusCode::timeout;
         case store::FailureKind::Crash:
-            return Status::crashed;
+            return StatusCode::crashed;
         case store::FailureKind::BuildError:
-            return Status::build_error;
+            return StatusCode::build_error;
         case store::FailureKind::RejectedBinary:
             break;
     }
-    return Status::device_error;
+    return StatusCode::device_error;
 }
 
 namespace {
-Compiled compile_error(Status s, std::string message) {
+Compiled compile_error(StatusCode s, std::string message) {
     Compiled c;
     c.status = s;
     c.message = std::move(message);
@@ -65,14 +65,14 @@ Compiled compile_error(Status s, std::string message) {
 Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& request) {
     auto lock = service::KeyLock::acquire(config.dir, plan.key.hex(), plan.deadline);
     if (!lock && lock.error() == service::LockError::timed_out) {
-        return compile_error(Status::timeout,
+        return compile_error(StatusCode::timeout,
                                   "another process was compiling this key when the deadline passed");
     }
     store::Store* user = tiers.user();
     if (user != nullptr) {  // another process may have finished while we waited
         if (auto hit = user->get(plan.fields); hit) {
             Compiled c;
-            c.status = Status::ok;
+            c.status = StatusCode::ok;
             c.rung = Rung::user_store;
             c.bytes = std::move(hit->bytes);
             return c;
@@ -98,7 +98,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         }
         return c;
     }
-    c.status = Status::ok;
+    c.status = StatusCode::ok;
     c.bytes.assign(r->binary.begin(), r->binary.end());
     if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
         store::Provenance prov;
@@ -156,7 +156,7 @@ std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
         try {
             c = compile_now(plan, req);
         } catch (const std::exception& e) {
-            c = compile_error(Status::internal_error, e.what());
+            c = compile_error(StatusCode::internal_error, e.what());
         }
         {
             std::lock_guard g2(mu);

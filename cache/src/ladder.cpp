@@ -103,7 +103,7 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         if (auto it = programs.find(slot); it != programs.end()) {
             clRetainProgram(it->second.get());  // the caller's own reference
             p.program_ = it->second.get();
-            out.status = Status::ok;
+            out.status = StatusCode::ok;
             out.rung = Rung::in_process;
             counters.in_process++;
             return p;
@@ -132,24 +132,24 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         }
         out.misses.emplace_back(Rung::failure_record, "no fresh failure record");
         if (plan.mode == Mode::fail_fast) {
-            out.status = Status::not_cached;
+            out.status = StatusCode::not_cached;
             out.message = "not cached (fail_fast: no compile started)";
             return p;
         }
         auto id = identity(device);
         if (!id) {
-            out.status = Status::device_error;
+            out.status = StatusCode::device_error;
             out.message = id.error();
             return p;
         }
         auto fut = start_compile(plan, *id);
         if (plan.mode == Mode::background) {
-            out.status = Status::not_ready;
+            out.status = StatusCode::not_ready;
             out.message = "compiling in the background; ask again later";
             return p;
         }
         if (fut.wait_until(plan.deadline) != std::future_status::ready) {
-            out.status = Status::timeout;
+            out.status = StatusCode::timeout;
             out.rung = Rung::jit;
             out.message = "deadline passed while a shared compile was still running";
             return p;
@@ -157,14 +157,14 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         const Compiled& c = fut.get();
         out.compile = c.compile;
         out.rung = c.rung;
-        if (c.status != Status::ok) {
+        if (c.status != StatusCode::ok) {
             out.status = c.status;
             out.message = c.message;
             return p;
         }
         auto built = service::program_from_binary(context, device, c.bytes, plan.input.options);
         if (!built) {
-            out.status = Status::device_error;
+            out.status = StatusCode::device_error;
             out.message = "the compiled binary did not load: " + built.error();
             return p;
         }
@@ -175,7 +175,7 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     auto [it, inserted] = programs.emplace(slot, std::move(*prog));
     clRetainProgram(it->second.get());
     p.program_ = it->second.get();
-    out.status = Status::ok;
+    out.status = StatusCode::ok;
     return p;
 }
 

@@ -2,22 +2,22 @@
 
 namespace kcache {
 
-const char* to_string(Status s) {
+const char* to_string(StatusCode s) {
     switch (s) {
-        case Status::ok: return "ok";
-        case Status::not_cached: return "not_cached";
-        case Status::not_ready: return "not_ready";
-        case Status::timeout: return "timeout";
-        case Status::crashed: return "crashed";
-        case Status::build_error: return "build_error";
-        case Status::unsupported: return "unsupported";
-        case Status::unknown_kernel: return "unknown_kernel";
-        case Status::invalid_argument: return "invalid_argument";
-        case Status::disabled: return "disabled";
-        case Status::device_error: return "device_error";
-        case Status::store_error: return "store_error";
-        case Status::config_error: return "config_error";
-        case Status::internal_error: return "internal_error";
+        case StatusCode::ok: return "ok";
+        case StatusCode::not_cached: return "not_cached";
+        case StatusCode::not_ready: return "not_ready";
+        case StatusCode::timeout: return "timeout";
+        case StatusCode::crashed: return "crashed";
+        case StatusCode::build_error: return "build_error";
+        case StatusCode::unsupported: return "unsupported";
+        case StatusCode::unknown_kernel: return "unknown_kernel";
+        case StatusCode::invalid_argument: return "invalid_argument";
+        case StatusCode::disabled: return "disabled";
+        case StatusCode::device_error: return "device_error";
+        case StatusCode::store_error: return "store_error";
+        case StatusCode::config_error: return "config_error";
+        case StatusCode::internal_error: return "internal_error";
     }
     return "unknown";
 }

@@ -37,7 +37,7 @@ enum class Rung {
     none,            // nothing answered (see status)
 };
 
-enum class Status {
+enum class StatusCode {
     ok = 0,
     not_cached,        // fail_fast and nothing stored
     not_ready,         // background: a compile runs (or ran and failed); ask again
@@ -55,7 +55,7 @@ enum class Status {
 };
 
 // Returns the enumerator's name ("ok", "user_store", …).
-const char* to_string(Status s);
+const char* to_string(StatusCode s);
 const char* to_string(Rung r);
 const char* to_string(Mode m);
 
@@ -83,7 +83,7 @@ bool load_config(Config& out, std::string& error);
 
 // Why each rung above the answering one missed, and how long things took.
 struct Outcome {
-    Status status = Status::internal_error;
+    StatusCode status = StatusCode::internal_error;
     Rung rung = Rung::none;
     std::vector<std::pair<Rung, std::string>> misses;  // in ladder order
     std::string message;                                 // for people; build log on build_error
