@@ -69,5 +69,30 @@ TEST_F(Slow, HelperDiesWhenItsParentIsKilled) {
     EXPECT_TRUE(test::live_group_members(helper).empty());
 }
 
+// A legal kernel whose build recurses deeply: a sum of 6000 terms.
+JitRequest deep_expression_request(std::uint64_t stack_bytes) {
+    std::string sum = "x";
+    for (int i = 0; i < 6000; ++i) {
+        sum += " + x";
+    }
+    JitRequest q;
+    q.device = test::pocl_device();
+    q.source = "__kernel void deep(__global float* a) { float x = a[0]; a[1] = " + sum + "; }";
+    q.entry_points = {"deep"};
+    q.build_stack_bytes = stack_bytes;
+    return q;
+}
+
+TEST_F(Slow, DeepExpressionCrashesASmallStackAndBuildsOnTheLargeOne) {
+    auto small = test::pocl_jit((dir() / "a").string())
+                     .compile(deep_expression_request(1u << 20), Clock::now() + 60s);
+    ASSERT_FALSE(small.ok());
+    EXPECT_EQ(small.error().kind, CompileErrorKind::crash) << small.error().message;
+    EXPECT_EQ(small.error().signal, SIGSEGV);
+    auto large = test::pocl_jit((dir() / "b").string())
+                     .compile(deep_expression_request(kDefaultBuildStack), Clock::now() + 60s);
+    EXPECT_TRUE(large.ok()) << large.error().message;
+}
+
 }  // namespace
 }  // namespace kcache::compiler
