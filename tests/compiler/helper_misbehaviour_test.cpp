@@ -1,11 +1,8 @@
 // Compiler.*: a helper that crashes or lies, and bad requests to the real
 // kcache-jit (which answers them before touching OpenCL).
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <thread>
 
@@ -99,26 +96,17 @@ TEST(Compiler, HelperRejectsBadFieldValues) {
 
 // ocloc runs behind `kcache-jit --exec-guard`; here `sleep` stands in for it.
 TEST(Compiler, ExecGuardedProgramDiesWithItsParent) {
-    int fds[2];
-    ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    const pid_t parent = ::fork();
-    ASSERT_GE(parent, 0);
-    if (parent == 0) {
+    const auto forked = test::fork_parent([](const StartHook& report) {
         SpawnSpec spec;
         spec.program = test::jit_helper_path();
         spec.args = {"--exec-guard", "--", "/bin/sleep", "60"};
-        (void)run(spec, Clock::now() + 60s, [&](pid_t p) { (void)!::write(fds[1], &p, sizeof p); });
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    pid_t guarded = -1;
-    ASSERT_EQ(::read(fds[0], &guarded, sizeof guarded), static_cast<ssize_t>(sizeof guarded));
-    ::close(fds[0]);
+        (void)run(spec, Clock::now() + 60s, report);
+    });
+    ASSERT_GT(forked.started, 0);
     std::this_thread::sleep_for(100ms);  // past the exec
-    ASSERT_FALSE(test::process_gone(guarded));
-    ::kill(parent, SIGKILL);
-    ASSERT_EQ(::waitpid(parent, nullptr, 0), parent);
-    EXPECT_TRUE(test::wait_gone(guarded, 2s)) << "guarded program outlived its parent";
+    ASSERT_FALSE(test::process_gone(forked.started));
+    ASSERT_TRUE(test::kill_parent(forked.parent));
+    EXPECT_TRUE(test::wait_gone(forked.started, 2s)) << "guarded program outlived its parent";
 }
 
 TEST(Compiler, ExecGuardReportsAProgramThatCannotRun) {
