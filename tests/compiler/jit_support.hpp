@@ -30,10 +30,16 @@ std::string axpb_source(int salt);
 // nested macro expansion.
 std::string nested_macro_kernel(int levels);
 
-// Loads `binary` into this process (PoCL), runs "axpb" over `n` items with
-// local size `local` and returns c[n-1] (or NaN on any OpenCL failure).
-// `first_launch_ms` receives the time of the first enqueue+finish.
-float run_axpb_binary(const std::string& binary, int n, int local, double* first_launch_ms);
+// Times of the first and second enqueue+finish of a freshly loaded kernel.
+struct LaunchTimes {
+    double first_ms = 0;
+    double second_ms = 0;
+};
+
+// Loads `binary` into this process (PoCL), runs "axpb" twice over `n` items
+// with local size `local` and returns c[n-1] (or NaN on any OpenCL failure);
+// `times` (optional) receives both launch times.
+float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times);
 
 }  // namespace kcache::test
 
