@@ -196,6 +196,43 @@ int poll_timeout_ms(Clock::time_point deadline, bool have_pidfd) {
     return static_cast<int>(std::clamp<long long>(ms, 0, cap));
 }
 
+// Feeds stdin and collects stdout/stderr until the child has exited and its
+// pipes are closed, or the deadline passes; returns whether it exited.
+bool pump(const SpawnSpec& spec, Clock::time_point deadline, ParentEnds& ends,
+          const ChildProcess& child, RunResult& r) {
+    std::size_t sent = 0;
+    bool exited = false;
+    while (!exited || ends.out.valid() || ends.err.valid()) {
+        if (Clock::now() >= deadline) {
+            break;
+        }
+        const int pidfd = (!exited && ends.exited.valid()) ? ends.exited.get() : -1;
+        pollfd fds[4] = {
+            {ends.out.valid() ? ends.out.get() : -1, POLLIN, 0},
+            {ends.err.valid() ? ends.err.get() : -1, POLLIN, 0},
+            {ends.in.valid() ? ends.in.get() : -1, POLLOUT, 0},
+            {pidfd, POLLIN, 0},
+        };
+        if (::poll(fds, 4, poll_timeout_ms(deadline, pidfd >= 0)) < 0 && errno != EINTR) {
+            break;
+        }
+        if (fds[0].revents) {
+            drain(ends.out, r.out, spec.stdout_limit, r.out_truncated);
+        }
+        if (fds[1].revents) {
+            drain(ends.err, r.err, spec.stderr_limit, r.err_truncated);
+        }
+        if (fds[2].revents) {
+            feed(ends.in, spec.stdin_data, sent);
+        }
+        if (!exited && child.has_exited()) {
+            exited = true;
+            child.kill_group();  // stragglers would hold the pipes open
+        }
+    }
+    return exited;
+}
+
 }  // namespace
 
 const char* to_string(Outcome o) {
@@ -231,36 +268,7 @@ RunResult run(const SpawnSpec& spec, Clock::time_point deadline, const StartHook
     if (on_start) {
         on_start(pid);
     }
-    std::size_t sent = 0;
-    bool exited = false;
-    while (!exited || ends.out.valid() || ends.err.valid()) {
-        if (Clock::now() >= deadline) {
-            break;
-        }
-        const int pidfd = (!exited && ends.exited.valid()) ? ends.exited.get() : -1;
-        pollfd fds[4] = {
-            {ends.out.valid() ? ends.out.get() : -1, POLLIN, 0},
-            {ends.err.valid() ? ends.err.get() : -1, POLLIN, 0},
-            {ends.in.valid() ? ends.in.get() : -1, POLLOUT, 0},
-            {pidfd, POLLIN, 0},
-        };
-        if (::poll(fds, 4, poll_timeout_ms(deadline, pidfd >= 0)) < 0 && errno != EINTR) {
-            break;
-        }
-        if (fds[0].revents) {
-            drain(ends.out, r.out, spec.stdout_limit, r.out_truncated);
-        }
-        if (fds[1].revents) {
-            drain(ends.err, r.err, spec.stderr_limit, r.err_truncated);
-        }
-        if (fds[2].revents) {
-            feed(ends.in, spec.stdin_data, sent);
-        }
-        if (!exited && child.has_exited()) {
-            exited = true;
-            child.kill_group();  // stragglers would hold the pipes open
-        }
-    }
+    const bool exited = pump(spec, deadline, ends, child, r);
     const bool killed = !exited;
     if (killed) {
         child.kill_group();

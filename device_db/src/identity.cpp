@@ -262,39 +262,53 @@ Result<DeviceIdentity, Error> probe(cl_device_id device) {
     return id;
 }
 
-Result<std::vector<OpenClDevice>, Error> list_opencl_devices() {
+namespace {
+
+// Appends the devices of `platform` to `out`, or the reason they are missing.
+void list_platform(cl_platform_id platform, OpenClListing& out) {
+    cl_uint n = 0;
+    cl_int status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+    if (status == CL_DEVICE_NOT_FOUND || (status == CL_SUCCESS && n == 0)) {
+        return;
+    }
+    std::vector<cl_device_id> devices(n);
+    if (status == CL_SUCCESS) {
+        status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
+    }
+    if (status != CL_SUCCESS) {
+        auto name = platform_string(platform, CL_PLATFORM_NAME, "CL_PLATFORM_NAME");
+        out.skipped.push_back((name ? *name : std::string("a platform")) + ": " +
+                              cl_error("clGetDeviceIDs", status).message);
+        return;
+    }
+    for (cl_device_id device : devices) {
+        auto identity = probe(device);
+        if (identity) {
+            out.devices.push_back(OpenClDevice{platform, device, std::move(*identity)});
+        } else {
+            out.skipped.push_back("a device: " + identity.error().message);
+        }
+    }
+}
+
+}  // namespace
+
+Result<OpenClListing, Error> list_opencl_devices() {
+    OpenClListing out;
     cl_uint count = 0;
     cl_int status = clGetPlatformIDs(0, nullptr, &count);
     if (status == CL_PLATFORM_NOT_FOUND_KHR || (status == CL_SUCCESS && count == 0)) {
-        return std::vector<OpenClDevice>{};
-    }
-    if (status != CL_SUCCESS) {
-        return fail(cl_error("clGetPlatformIDs", status));
+        return out;
     }
     std::vector<cl_platform_id> platforms(count);
-    status = clGetPlatformIDs(count, platforms.data(), nullptr);
+    if (status == CL_SUCCESS) {
+        status = clGetPlatformIDs(count, platforms.data(), nullptr);
+    }
     if (status != CL_SUCCESS) {
         return fail(cl_error("clGetPlatformIDs", status));
     }
-    std::vector<OpenClDevice> out;
     for (cl_platform_id platform : platforms) {
-        cl_uint n = 0;
-        status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
-        if (status == CL_DEVICE_NOT_FOUND || n == 0) {
-            continue;
-        }
-        std::vector<cl_device_id> devices(n);
-        status = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
-        if (status != CL_SUCCESS) {
-            return fail(cl_error("clGetDeviceIDs", status));
-        }
-        for (cl_device_id device : devices) {
-            auto identity = probe(device);
-            if (!identity) {
-                return fail(identity.error());
-            }
-            out.push_back(OpenClDevice{platform, device, std::move(*identity)});
-        }
+        list_platform(platform, out);
     }
     return out;
 }

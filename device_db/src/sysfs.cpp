@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "field_reader.hpp"
 
@@ -109,7 +110,9 @@ std::optional<SysfsGpu> read_card(const fs::path& card_dir, std::string& reason)
         return std::nullopt;
     }
     if ((*pci_class >> 16) != 0x03) {
-        reason = "PCI class " + hex_id(*pci_class) + " is not a display controller";
+        char pci_class_text[16];
+        std::snprintf(pci_class_text, sizeof pci_class_text, "0x%06x", *pci_class);
+        reason = std::string("PCI class ") + pci_class_text + " is not a display controller";
         return std::nullopt;
     }
     gpu.vendor_id = *vendor;
@@ -148,7 +151,10 @@ Result<SysfsListing, Error> list_sysfs_gpus(const fs::path& sysfs_root) {
     if (ec) {
         return fail(Error{ErrorCode::io, drm.string() + ": " + ec.message(), {}});
     }
-    auto by_card = [](const auto& a, const auto& b) { return a.card < b.card; };
+    // "card2" before "card10": shorter names first, then by text.
+    auto by_card = [](const auto& a, const auto& b) {
+        return std::pair(a.card.size(), a.card) < std::pair(b.card.size(), b.card);
+    };
     std::sort(out.gpus.begin(), out.gpus.end(), by_card);
     std::sort(out.skipped.begin(), out.skipped.end(), by_card);
     return out;

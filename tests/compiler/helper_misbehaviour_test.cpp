@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <thread>
+
 #include "jit_support.hpp"
+#include "process_probe.hpp"
 
 namespace kcache::compiler {
 namespace {
@@ -89,6 +92,31 @@ TEST(Compiler, HelperRejectsBadFieldValues) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, CompileErrorKind::protocol);
     EXPECT_NE(r.error().message.find("global size"), std::string::npos) << r.error().message;
+}
+
+// ocloc runs behind `kcache-jit --exec-guard`; here `sleep` stands in for it.
+TEST(Compiler, ExecGuardedProgramDiesWithItsParent) {
+    const auto forked = test::fork_parent([](const StartHook& report) {
+        SpawnSpec spec;
+        spec.program = test::jit_helper_path();
+        spec.args = {"--exec-guard", "--", "/bin/sleep", "60"};
+        (void)run(spec, Clock::now() + 60s, report);
+    });
+    ASSERT_GT(forked.started, 0);
+    std::this_thread::sleep_for(100ms);  // past the exec
+    ASSERT_FALSE(test::process_gone(forked.started));
+    ASSERT_TRUE(test::kill_parent(forked.parent));
+    EXPECT_TRUE(test::wait_gone(forked.started, 2s)) << "guarded program outlived its parent";
+}
+
+TEST(Compiler, ExecGuardReportsAProgramThatCannotRun) {
+    SpawnSpec spec;
+    spec.program = test::jit_helper_path();
+    spec.args = {"--exec-guard", "--", "/nonexistent/program"};
+    const auto r = run(spec, Clock::now() + 10s);
+    EXPECT_EQ(r.outcome, Outcome::exited);
+    EXPECT_EQ(r.exit_code, 127);
+    EXPECT_NE(r.err.find("cannot exec"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -102,5 +102,18 @@ TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
     EXPECT_EQ(r.error().kind, CompileErrorKind::device_not_found);
 }
 
+TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
+    auto q = axpb(3);
+    q.address_space_cap = 4ull << 30;
+    auto roomy = jit().compile(q, Clock::now() + 60s);
+    EXPECT_TRUE(roomy.ok()) << roomy.error().message;
+    // 256 MiB cannot hold PoCL and LLVM: a typed failure, not a hang or a
+    // success.
+    q.address_space_cap = 256ull << 20;
+    auto cramped = jit().compile(q, Clock::now() + 60s);
+    ASSERT_FALSE(cramped.ok());
+    EXPECT_NE(cramped.error().kind, CompileErrorKind::timeout) << cramped.error().message;
+}
+
 }  // namespace
 }  // namespace kcache::compiler

@@ -1,10 +1,7 @@
 // Slow.* (PoCL, slow): the watchdog against a compile that takes minutes.
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <thread>
 
@@ -46,27 +43,43 @@ TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
 }
 
 TEST_F(Slow, HelperDiesWhenItsParentIsKilled) {
-    int fds[2];
-    ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    const pid_t parent = ::fork();
-    ASSERT_GE(parent, 0);
-    if (parent == 0) {
-        // The doomed parent: report the helper's pid, then compile forever.
+    // The doomed parent reports the helper's pid, then compiles for minutes.
+    const auto forked = test::fork_parent([&](const StartHook& report) {
         auto config = JitConfig{test::jit_helper_path(), {"POCL_CACHE_DIR=" + dir().string()}, {}};
-        config.on_start = [&](pid_t p) { (void)!::write(fds[1], &p, sizeof p); };
+        config.on_start = report;
         (void)JitCompiler(config).compile(slow_request(), Clock::now() + 120s);
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    pid_t helper = -1;
-    ASSERT_EQ(::read(fds[0], &helper, sizeof helper), static_cast<ssize_t>(sizeof helper));
-    ::close(fds[0]);
+    });
+    ASSERT_GT(forked.started, 0);
     std::this_thread::sleep_for(300ms);  // the helper is inside clBuildProgram now
-    ASSERT_FALSE(test::process_gone(helper));
-    ::kill(parent, SIGKILL);
-    ASSERT_EQ(::waitpid(parent, nullptr, 0), parent);
-    EXPECT_TRUE(test::wait_gone(helper, 2s)) << "helper " << helper << " outlived its parent";
-    EXPECT_TRUE(test::live_group_members(helper).empty());
+    ASSERT_FALSE(test::process_gone(forked.started));
+    ASSERT_TRUE(test::kill_parent(forked.parent));
+    EXPECT_TRUE(test::wait_gone(forked.started, 2s)) << "helper outlived its parent";
+    EXPECT_TRUE(test::live_group_members(forked.started).empty());
+}
+
+// A legal kernel whose build recurses deeply: a sum of 6000 terms.
+JitRequest deep_expression_request(std::uint64_t stack_bytes) {
+    std::string sum = "x";
+    for (int i = 0; i < 6000; ++i) {
+        sum += " + x";
+    }
+    JitRequest q;
+    q.device = test::pocl_device();
+    q.source = "__kernel void deep(__global float* a) { float x = a[0]; a[1] = " + sum + "; }";
+    q.entry_points = {"deep"};
+    q.build_stack_bytes = stack_bytes;
+    return q;
+}
+
+TEST_F(Slow, DeepExpressionCrashesASmallStackAndBuildsOnTheLargeOne) {
+    auto small = test::pocl_jit((dir() / "a").string())
+                     .compile(deep_expression_request(1u << 20), Clock::now() + 60s);
+    ASSERT_FALSE(small.ok());
+    EXPECT_EQ(small.error().kind, CompileErrorKind::crash) << small.error().message;
+    EXPECT_EQ(small.error().signal, SIGSEGV);
+    auto large = test::pocl_jit((dir() / "b").string())
+                     .compile(deep_expression_request(kDefaultBuildStack), Clock::now() + 60s);
+    EXPECT_TRUE(large.ok()) << large.error().message;
 }
 
 }  // namespace

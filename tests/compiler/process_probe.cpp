@@ -1,5 +1,10 @@
 #include "process_probe.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,6 +70,31 @@ int open_fd_count() {
         ++n;
     }
     return n - 1;  // the iterator's own descriptor
+}
+
+ForkedParent fork_parent(const std::function<void(const std::function<void(pid_t)>&)>& body) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        return {};
+    }
+    ForkedParent result;
+    result.parent = ::fork();
+    if (result.parent == 0) {
+        body([&](pid_t p) { (void)!::write(fds[1], &p, sizeof p); });
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    if (result.parent > 0 &&
+        ::read(fds[0], &result.started, sizeof result.started) != sizeof result.started) {
+        result.started = -1;
+    }
+    ::close(fds[0]);
+    return result;
+}
+
+bool kill_parent(pid_t parent) {
+    ::kill(parent, SIGKILL);
+    return ::waitpid(parent, nullptr, 0) == parent;
 }
 
 }  // namespace kcache::test

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <vector>
 
 namespace kcache::test {
@@ -21,5 +22,19 @@ bool wait_gone(pid_t pid, std::chrono::milliseconds limit);
 
 // Number of open file descriptors of this process.
 int open_fd_count();
+
+// A forked "parent" process and the process it started.
+struct ForkedParent {
+    pid_t parent = -1;
+    pid_t started = -1;
+};
+
+// Forks a child that runs `body(report)` and then _exits; `body` calls
+// `report(pid)` once it started a process. Returns both pids once reported
+// (started == -1 when the child never reported).
+ForkedParent fork_parent(const std::function<void(const std::function<void(pid_t)>&)>& body);
+
+// SIGKILLs `parent` and reaps it; returns whether it was reaped.
+bool kill_parent(pid_t parent);
 
 }  // namespace kcache::test

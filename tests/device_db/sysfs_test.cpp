@@ -52,6 +52,8 @@ class DeviceDbSysfs : public kcache::test::TempDirTest {
         put(drm() / "card4" / "device" / "uevent", "DRIVER=vgem\n");
         // card5: an empty vendor file.
         pci_function(drm() / "card5" / "device", "", "0x1234", "0x00", "0x030000");
+        // card10: a second discrete GPU; listed after card1, not between card1 and card2.
+        pci_function(drm() / "card10" / "device", "0x8086", "0xe20b", "0x00", "0x030000");
     }
 };
 
@@ -59,7 +61,10 @@ TEST_F(DeviceDbSysfs, ListsGpusWithIdsSlotsAndDrivers) {
     build_tree();
     auto listing = list_sysfs_gpus(dir());
     ASSERT_TRUE(listing.ok()) << listing.error().message;
-    ASSERT_EQ(listing->gpus.size(), 2u);
+    ASSERT_EQ(listing->gpus.size(), 3u);
+    EXPECT_EQ(listing->gpus[2].card, "card10");
+    EXPECT_EQ(listing->gpus[2].device_id, 0xe20bu);
+    EXPECT_FALSE(listing->gpus[2].pci_slot.has_value());  // neither uevent nor a link
 
     const SysfsGpu& igpu = listing->gpus[0];
     EXPECT_EQ(igpu.card, "card0");
@@ -85,7 +90,7 @@ TEST_F(DeviceDbSysfs, SkipsNonGpusAndMalformedCardsWithReasons) {
     ASSERT_TRUE(listing.ok()) << listing.error().message;
     ASSERT_EQ(listing->skipped.size(), 4u);
     EXPECT_EQ(listing->skipped[0].card, "card2");
-    EXPECT_EQ(listing->skipped[0].reason, "PCI class 0x40300 is not a display controller");
+    EXPECT_EQ(listing->skipped[0].reason, "PCI class 0x040300 is not a display controller");
     EXPECT_EQ(listing->skipped[1].card, "card3");
     EXPECT_EQ(listing->skipped[1].reason, "malformed device \"0xzz\"");
     EXPECT_EQ(listing->skipped[2].card, "card4");

@@ -105,9 +105,16 @@ Result<cl_device_id, Failure> select_device(const DeviceSelector& selector) {
             seen += "; " + describe(have);
         }
     }
-    return fail(Failure{ReplyStatus::device_not_found,
-                        "no OpenCL device matches " + describe(selector) + " (seen: " +
-                            (seen.empty() ? std::string("none") : seen.substr(2)) + ")"});
+    if (seen.empty()) {
+        // Nothing enumerated at all: a platform problem (no ICD, or one that
+        // failed to start, e.g. under a too small address-space cap).
+        return fail(Failure{ReplyStatus::driver_error, "no OpenCL device could be enumerated (" +
+                                                           std::to_string(platforms.size()) +
+                                                           " platforms)"});
+    }
+    return fail(Failure{
+        ReplyStatus::device_not_found,
+        "no OpenCL device matches " + describe(selector) + " (seen: " + seen.substr(2) + ")"});
 }
 
 }  // namespace kcache::compiler::helper

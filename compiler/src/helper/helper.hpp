@@ -16,7 +16,7 @@ struct Failure {
 };
 
 // Returns the device matching `selector`, or device_not_found with the list
-// of devices that were seen.
+// of devices that were seen (driver_error when none could be enumerated).
 Result<cl_device_id, Failure> select_device(const DeviceSelector& selector);
 
 // Serves one request end to end (select, build, warm up, take the binary,

@@ -139,11 +139,16 @@ int main(int argc, char** argv) {
         write_all(reply_fd, encode_reply(bad));
         return 2;
     }
-    if (request->address_space_cap > 0) {
-        const rlimit cap{request->address_space_cap, request->address_space_cap};
-        ::setrlimit(RLIMIT_AS, &cap);
+    JitReply reply;
+    const rlimit cap{request->address_space_cap, request->address_space_cap};
+    if (request->address_space_cap > 0 && ::setrlimit(RLIMIT_AS, &cap) != 0) {
+        reply.status = ReplyStatus::driver_error;
+        reply.message = std::string("cannot set the address-space cap: ") + std::strerror(errno);
+    } else {
+        reply = serve_on_large_stack(*request);
     }
-    const JitReply reply = serve_on_large_stack(*request);
     write_all(reply_fd, encode_reply(reply));
-    return reply.status == ReplyStatus::ok ? 0 : 1;
+    // The reply is out; skip the driver's teardown (LLVM's static destructors
+    // and PoCL's shutdown cost tens of milliseconds and can only fail).
+    ::_exit(reply.status == ReplyStatus::ok ? 0 : 1);
 }

@@ -75,9 +75,16 @@ struct OpenClDevice {
     DeviceIdentity identity;
 };
 
-// Every device of every platform the ICD loader offers; no platform is an empty list,
-// a failing query an ErrorCode::opencl error.
-Result<std::vector<OpenClDevice>, Error> list_opencl_devices();
+struct OpenClListing {
+    std::vector<OpenClDevice> devices;
+    // One line per platform or device that could not be enumerated or probed, and why;
+    // a broken platform does not hide the others.
+    std::vector<std::string> skipped;
+};
+
+// Every device of every platform the ICD loader offers; no platform at all is an empty
+// listing, a failing clGetPlatformIDs an ErrorCode::opencl error.
+Result<OpenClListing, Error> list_opencl_devices();
 
 // The identity fields that decide the code a driver generates, as (name, value) pairs in
 // a fixed order; absent optional fields have the value "". For cache keys and for

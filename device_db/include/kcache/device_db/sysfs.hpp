@@ -33,7 +33,7 @@ struct SysfsSkip {
 
 struct SysfsListing {
     std::vector<SysfsGpu> gpus;      // sorted by card name
-    std::vector<SysfsSkip> skipped;  // non-GPU or unreadable entries
+    std::vector<SysfsSkip> skipped;  // non-GPU or unreadable cards, same order
 };
 
 // Reads `<sysfs_root>/class/drm/card*/device/{vendor,device,revision,class,uevent}`.

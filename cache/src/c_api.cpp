@@ -1,0 +1,219 @@
+// The C API: a thin shell over the C++ facade that never lets an exception
+// or a crash of its own escape, and keeps each thread's last message.
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kcache/kcache.h"
+#include "kcache/kcache.hpp"
+
+struct kcache_cache {
+    std::unique_ptr<kcache::Cache> cache;
+};
+
+namespace {
+
+thread_local std::string t_last_error;
+
+kcache_status to_c(kcache::StatusCode s) { return static_cast<kcache_status>(static_cast<int>(s)); }
+
+kcache_status report(kcache::StatusCode s, const std::string& message) {
+    t_last_error = s == kcache::StatusCode::ok ? std::string() : message;
+    return to_c(s);
+}
+
+kcache_status invalid(const char* what) {
+    t_last_error = what;
+    return KCACHE_INVALID_ARGUMENT;
+}
+
+// Parses "p=v,p=v" into `out`; false on a malformed pair.
+bool parse_params(const char* text, std::map<std::string, std::string>& out) {
+    if (text == nullptr) {
+        return true;
+    }
+    std::string s(text);
+    std::size_t start = 0;
+    while (start < s.size()) {
+        auto end = s.find(',', start);
+        if (end == std::string::npos) {
+            end = s.size();
+        }
+        auto pair = s.substr(start, end - start);
+        auto eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            return false;
+        }
+        out[pair.substr(0, eq)] = pair.substr(eq + 1);
+        start = end + 1;
+    }
+    return true;
+}
+
+std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
+    if (ms == 0) {
+        return std::nullopt;
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+bool valid_mode(kcache_mode m) { return m >= KCACHE_MODE_BLOCKING && m <= KCACHE_MODE_BACKGROUND; }
+
+void fill_info(kcache_info* info, const kcache::Outcome& o) {
+    if (info != nullptr) {
+        info->rung = static_cast<kcache_rung>(static_cast<int>(o.rung));
+        info->total_us = static_cast<uint64_t>(o.total.count());
+        info->compile_us = static_cast<uint64_t>(o.compile.count());
+    }
+}
+
+kcache_status deliver(kcache::Program p, cl_program* out, kcache_info* info) {
+    fill_info(info, p.outcome());
+    if (p.ok()) {
+        *out = p.release();
+    }
+    return report(p.outcome().status, p.outcome().message);
+}
+
+}  // namespace
+
+extern "C" {
+
+kcache_status kcache_open(kcache_cache** out) try {
+    if (out == nullptr) {
+        return invalid("kcache_open: out is NULL");
+    }
+    *out = nullptr;
+    kcache::Outcome o;
+    auto cache = kcache::Cache::open_default(&o);
+    if (!cache) {
+        return report(o.status, o.message);
+    }
+    *out = new kcache_cache{std::move(cache)};
+    return report(kcache::StatusCode::ok, "");
+} catch (...) {
+    return report(kcache::StatusCode::internal_error, "kcache_open: unexpected exception");
+}
+
+void kcache_close(kcache_cache* cache) {
+    try {
+        delete cache;
+    } catch (...) {
+    }
+}
+
+kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_device_id device,
+                                 const char* kernel, const char* params, uint32_t deadline_ms,
+                                 kcache_mode mode, cl_program* out, kcache_info* info) try {
+    if (cache == nullptr || out == nullptr || kernel == nullptr) {
+        return invalid("kcache_get_program: cache, kernel and out must not be NULL");
+    }
+    *out = nullptr;
+    if (!valid_mode(mode)) {
+        return invalid("kcache_get_program: unknown mode");
+    }
+    kcache::KernelRequest req;
+    req.kernel = kernel;
+    if (!parse_params(params, req.params)) {
+        return invalid("kcache_get_program: params must look like \"dtype=f16,act=relu\"");
+    }
+    req.deadline = deadline_of(deadline_ms);
+    req.mode = static_cast<kcache::Mode>(mode);
+    return deliver(cache->cache->program(context, device, req), out, info);
+} catch (...) {
+    return report(kcache::StatusCode::internal_error, "kcache_get_program: unexpected exception");
+}
+
+kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
+                                        cl_device_id device, const char* source,
+                                        const char* options, const char* const* entry_points,
+                                        size_t n_entry_points, uint32_t deadline_ms,
+                                        kcache_mode mode, cl_program* out,
+                                        kcache_info* info) try {
+    if (cache == nullptr || out == nullptr || source == nullptr ||
+        (n_entry_points > 0 && entry_points == nullptr)) {
+        return invalid("kcache_get_program_source: cache, source and out must not be NULL");
+    }
+    *out = nullptr;
+    if (!valid_mode(mode)) {
+        return invalid("kcache_get_program_source: unknown mode");
+    }
+    kcache::SourceRequest req;
+    req.source = source;
+    req.options = options ? options : "";
+    for (size_t i = 0; i < n_entry_points; ++i) {
+        if (entry_points[i] == nullptr) {
+            return invalid("kcache_get_program_source: NULL entry point name");
+        }
+        req.entry_points.emplace_back(entry_points[i]);
+    }
+    req.deadline = deadline_of(deadline_ms);
+    req.mode = static_cast<kcache::Mode>(mode);
+    return deliver(cache->cache->program(context, device, req), out, info);
+} catch (...) {
+    return report(kcache::StatusCode::internal_error,
+                  "kcache_get_program_source: unexpected exception");
+}
+
+kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
+                                const char* kernel, const char* params, uint32_t deadline_ms,
+                                kcache_mode mode, unsigned char** out, size_t* size) try {
+    if (cache == nullptr || kernel == nullptr || out == nullptr || size == nullptr) {
+        return invalid("kcache_get_binary: cache, kernel, out and size must not be NULL");
+    }
+    *out = nullptr;
+    *size = 0;
+    if (!valid_mode(mode)) {
+        return invalid("kcache_get_binary: unknown mode");
+    }
+    kcache::KernelRequest req;
+    req.kernel = kernel;
+    if (!parse_params(params, req.params)) {
+        return invalid("kcache_get_binary: params must look like \"dtype=f16,act=relu\"");
+    }
+    req.deadline = deadline_of(deadline_ms);
+    req.mode = static_cast<kcache::Mode>(mode);
+    auto b = cache->cache->binary(context, device, req);
+    if (b.outcome.status == kcache::StatusCode::ok) {
+        auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.size()));
+        if (mem == nullptr) {
+            return report(kcache::StatusCode::internal_error, "kcache_get_binary: out of memory");
+        }
+        std::memcpy(mem, b.bytes.data(), b.bytes.size());
+        *out = mem;
+        *size = b.bytes.size();
+    }
+    return report(b.outcome.status, b.outcome.message);
+} catch (...) {
+    return report(kcache::StatusCode::internal_error, "kcache_get_binary: unexpected exception");
+}
+
+kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
+    if (cache == nullptr || out == nullptr) {
+        return invalid("kcache_get_stats: cache and out must not be NULL");
+    }
+    auto s = cache->cache->stats();
+    *out = kcache_stats{s.entries,      s.raw_bytes,    s.stored_bytes,    s.evictions,
+                        s.corruptions,  s.in_process_hits, s.store_hits,   s.pack_hits,
+                        s.aot_hits,     s.failure_hits, s.jit_compiles,    s.jit_failures};
+    return report(kcache::StatusCode::ok, "");
+} catch (...) {
+    return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");
+}
+
+const char* kcache_last_error(void) { return t_last_error.c_str(); }
+
+const char* kcache_status_name(kcache_status status) {
+    static const char* names[] = {
+        "KCACHE_OK",           "KCACHE_NOT_CACHED",      "KCACHE_NOT_READY",
+        "KCACHE_TIMEOUT",      "KCACHE_CRASHED",         "KCACHE_BUILD_ERROR",
+        "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL",  "KCACHE_INVALID_ARGUMENT",
+        "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",    "KCACHE_STORE_ERROR",
+        "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR"};
+    int i = static_cast<int>(status);
+    return i >= 0 && i < static_cast<int>(sizeof(names) / sizeof(names[0])) ? names[i]
+                                                                             : "KCACHE_UNKNOWN";
+}
+
+}  // extern "C"

@@ -1,0 +1,96 @@
+#pragma once
+// Cache::Impl: the state behind the public facade and the ladder's steps.
+// Split over ladder.cpp (DESIGN.md "The lookup ladder") and flight.cpp
+// (single-flight JIT under the watchdog).
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "cl_util.hpp"
+#include "kcache/cache/keys.hpp"
+#include "kcache/compiler/jit.hpp"
+#include "kcache/device_db/database.hpp"
+#include "kcache/kcache.hpp"
+#include "kcache/store/pack.hpp"
+
+namespace kcache {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// One request after resolution: what to compile, for which device, by when.
+struct Plan {
+    service::CompileInput input;
+    store::KeyFields fields;
+    store::Key key;
+    std::optional<std::string> aot_target;
+    std::size_t warmup_local_size = 0;
+    SteadyClock::time_point deadline;
+    Mode mode = Mode::blocking;
+    bool use_stored = true;      // quirk no_cached_binaries turns this off
+    bool verified_only = false;  // quirk verify_before_use: only Passed entries
+};
+
+// What a (shared) compile produced.
+struct Compiled {
+    StatusCode status = StatusCode::internal_error;
+    Rung rung = Rung::jit;  // jit, or user_store when another process built it first
+    store::Bytes bytes;
+    std::string message;
+    std::chrono::microseconds compile{0};
+};
+
+struct Counters {
+    std::atomic<std::uint64_t> in_process{0}, store{0}, pack{0}, aot{0}, failure{0};
+    std::atomic<std::uint64_t> jit_compiles{0}, jit_failures{0};
+};
+
+struct Cache::Impl {
+    Config config;
+    device_db::DeviceDb db;
+    store::TieredStore tiers;
+    compiler::JitCompiler jit;
+    Counters counters;
+
+    std::mutex mu;  // guards everything below
+    std::map<cl_device_id, device_db::DeviceIdentity> identities;
+    std::map<std::tuple<cl_context, cl_device_id, store::Key>, service::ProgramRef> programs;
+    std::map<store::Key, std::shared_future<Compiled>> inflight;
+    struct Worker {
+        std::thread thread;
+        std::shared_future<Compiled> done;
+    };
+    std::vector<Worker> workers;
+    std::set<pid_t> helpers;  // process groups of running kcache-jit helpers
+    bool closing = false;
+
+    Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j);
+    ~Impl();
+
+    // ladder.cpp
+    Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);
+    Program run_ladder(cl_context context, cl_device_id device, Plan& plan);
+    std::optional<service::ProgramRef> try_stored(cl_context context, cl_device_id device,
+                                                  Plan& plan, Outcome& out);
+
+    // flight.cpp
+    std::shared_future<Compiled> start_compile(const Plan& plan, const device_db::DeviceIdentity& id);
+    Compiled compile_now(const Plan& plan, const compiler::JitRequest& request);
+    void join_workers();
+};
+
+// Registers a helper that just started (JitConfig::on_start), so that closing
+// the cache can kill it.
+void track_helper_start(Cache::Impl& impl, pid_t pid);
+
+// Maps a recorded failure kind to the status callers see.
+StatusCode status_of(store::FailureKind kind);
+
+}  // namespace kcache

@@ -1,0 +1,182 @@
+// The lookup ladder (DESIGN.md "The lookup ladder"): in-process programs,
+// exact native binaries (user store, then packs), AOT binaries for the
+// device's target, fresh failure records, then JIT under the deadline.
+// Every rung that misses leaves its reason in the outcome.
+
+#include "cache_impl.hpp"
+
+namespace kcache {
+namespace {
+
+Rung rung_of(const store::Tier& tier) {
+    return tier.kind == store::Tier::Kind::User ? Rung::user_store : Rung::pack;
+}
+
+std::string describe(const store::Miss& miss) {
+    std::string s = store::to_string(miss.reason);
+    return miss.detail.empty() ? s : s + ": " + miss.detail;
+}
+
+}  // namespace
+
+Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_id device) {
+    {
+        std::lock_guard g(mu);
+        if (auto it = identities.find(device); it != identities.end()) {
+            return it->second;
+        }
+    }
+    auto id = device_db::probe(device);
+    if (!id) {
+        return fail("cannot identify the device: " + id.error().message);
+    }
+    std::lock_guard g(mu);
+    identities.emplace(device, *id);
+    return *id;
+}
+
+std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context,
+                                                           cl_device_id device, Plan& plan,
+                                                           Outcome& out) {
+    store::Store* user = tiers.user();
+    auto hit = tiers.get(plan.fields);
+    if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::Passed) {
+        out.misses.emplace_back(rung_of(hit->tier),
+                                "entry not verified on the device (quirk verify_before_use)");
+    } else if (hit) {
+        auto prog = service::program_from_binary(context, device, hit->entry.bytes,
+                                                 plan.input.options);
+        if (prog) {
+            out.rung = rung_of(hit->tier);
+            (out.rung == Rung::user_store ? counters.store : counters.pack)++;
+            return std::move(*prog);
+        }
+        out.misses.emplace_back(rung_of(hit->tier), "driver rejected the binary: " + prog.error());
+        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
+            if (hit->tier.kind == store::Tier::Kind::User) {
+                (void)user->remove(plan.key);
+            }
+        }
+    } else {
+        for (const auto& [tier, miss] : hit.error().misses) {
+            out.misses.emplace_back(rung_of(tier), describe(miss));
+        }
+    }
+    if (!plan.aot_target) {
+        out.misses.emplace_back(Rung::aot, "no AOT target for this device");
+        return std::nullopt;
+    }
+    auto afields = service::aot_key_fields(*plan.aot_target, plan.input);
+    auto aot = tiers.get(afields);
+    if (!aot) {
+        out.misses.emplace_back(Rung::aot, "no AOT binary for target " + *plan.aot_target);
+        return std::nullopt;
+    }
+    auto prog =
+        service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
+    if (!prog) {
+        out.misses.emplace_back(Rung::aot, "driver rejected the AOT binary for " +
+                                               *plan.aot_target + ": " + prog.error());
+        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
+        }
+        return std::nullopt;
+    }
+    if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+        store::Provenance prov = aot->entry.info.provenance;
+        prov.origin = store::Origin::Aot;
+        (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
+    }
+    out.rung = Rung::aot;
+    counters.aot++;
+    return std::move(*prog);
+}
+
+Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& plan) {
+    Program p;
+    Outcome& out = p.outcome_;
+    out.key = plan.key.hex();
+    auto slot = std::make_tuple(context, device, plan.key);
+    {
+        std::lock_guard g(mu);
+        if (auto it = programs.find(slot); it != programs.end()) {
+            clRetainProgram(it->second.get());  // the caller's own reference
+            p.program_ = it->second.get();
+            out.status = StatusCode::ok;
+            out.rung = Rung::in_process;
+            counters.in_process++;
+            return p;
+        }
+    }
+    out.misses.emplace_back(Rung::in_process, "not built in this process");
+    std::optional<service::ProgramRef> prog;
+    if (plan.use_stored) {
+        prog = try_stored(context, device, plan, out);
+    } else {
+        out.misses.emplace_back(Rung::user_store, "skipped: quirk no_cached_binaries");
+    }
+    if (!prog) {
+        store::Store* user = tiers.user();
+        auto fr = user ? user->find_fresh_failure(plan.key)
+                       : Result<std::optional<store::FailureRecord>, store::StoreError>(
+                             std::optional<store::FailureRecord>{});
+        if (fr && *fr && (*fr)->kind != store::FailureKind::RejectedBinary) {
+            const auto& rec = **fr;
+            out.status = status_of(rec.kind);
+            out.rung = Rung::failure_record;
+            out.message = std::string("recorded ") + store::to_string(rec.kind) + " (seen " +
+                          std::to_string(rec.count) + "x): " + rec.detail;
+            counters.failure++;
+            return p;
+        }
+        out.misses.emplace_back(Rung::failure_record, "no fresh failure record");
+        if (plan.mode == Mode::fail_fast) {
+            out.status = StatusCode::not_cached;
+            out.message = "not cached (fail_fast: no compile started)";
+            return p;
+        }
+        auto id = identity(device);
+        if (!id) {
+            out.status = StatusCode::device_error;
+            out.message = id.error();
+            return p;
+        }
+        auto fut = start_compile(plan, *id);
+        if (plan.mode == Mode::background) {
+            out.status = StatusCode::not_ready;
+            out.message = "compiling in the background; ask again later";
+            return p;
+        }
+        if (fut.wait_until(plan.deadline) != std::future_status::ready) {
+            out.status = StatusCode::timeout;
+            out.rung = Rung::jit;
+            out.message = "deadline passed while a shared compile was still running";
+            return p;
+        }
+        const Compiled& c = fut.get();
+        out.compile = c.compile;
+        out.rung = c.rung;
+        if (c.status != StatusCode::ok) {
+            out.status = c.status;
+            out.message = c.message;
+            return p;
+        }
+        auto built = service::program_from_binary(context, device, c.bytes, plan.input.options);
+        if (!built) {
+            out.status = StatusCode::device_error;
+            out.message = "the compiled binary did not load: " + built.error();
+            return p;
+        }
+        prog = std::move(*built);
+        out.message = c.message;
+    }
+    std::lock_guard g(mu);
+    auto [it, inserted] = programs.emplace(slot, std::move(*prog));
+    clRetainProgram(it->second.get());
+    p.program_ = it->second.get();
+    out.status = StatusCode::ok;
+    return p;
+}
+
+}  // namespace kcache

@@ -1,0 +1,81 @@
+#include "cache_fixture.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace kcache::test {
+
+cl_platform_id CacheTest::platform_ = nullptr;
+cl_device_id CacheTest::device_ = nullptr;
+cl_context CacheTest::context_ = nullptr;
+
+void CacheTest::SetUpTestSuite() {
+    use_private_pocl_cache();
+    ASSERT_EQ(clGetPlatformIDs(1, &platform_, nullptr), CL_SUCCESS);
+    ASSERT_EQ(clGetDeviceIDs(platform_, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+}
+
+void CacheTest::TearDownTestSuite() {
+    if (context_ != nullptr) {
+        clReleaseContext(context_);
+        context_ = nullptr;
+    }
+}
+
+void CacheTest::SetUp() {
+    TempDirTest::SetUp();
+    ASSERT_NE(context_, nullptr);
+}
+
+Config CacheTest::config(const std::string& name) const {
+    Config c;
+    c.dir = dir() / name;
+    c.jit_helper = jit_helper_path();
+    c.jit_timeout = std::chrono::milliseconds(60'000);
+    return c;
+}
+
+std::unique_ptr<Cache> CacheTest::open(const std::string& name) const {
+    Outcome o;
+    auto cache = Cache::open(config(name), &o);
+    EXPECT_NE(cache, nullptr) << o.message;
+    return cache;
+}
+
+std::string scale_source(int salt) {
+    return "__kernel void scale(__global const float* in, __global float* out, float k) {\n"
+           "    size_t i = get_global_id(0);\n"
+           "    out[i] = in[i] * k + " +
+           std::to_string(salt) + ".0f;\n}\n";
+}
+
+float run_scale(cl_context context, cl_device_id device, cl_program program, float k) {
+    const std::size_t n = 64;
+    std::vector<float> in(n, 2.0f), out(n, 0.0f);
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(program, "scale", &err);
+    if (err != CL_SUCCESS) {
+        return std::nanf("");
+    }
+    cl_command_queue q = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
+    cl_mem a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, in.data(),
+                              &err);
+    cl_mem b = clCreateBuffer(context, CL_MEM_WRITE_ONLY, n * 4, nullptr, &err);
+    clSetKernelArg(kernel, 0, sizeof(a), &a);
+    clSetKernelArg(kernel, 1, sizeof(b), &b);
+    clSetKernelArg(kernel, 2, sizeof(k), &k);
+    err = clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS) {  // blocking read: nothing is looked at before it completes
+        err = clEnqueueReadBuffer(q, b, CL_TRUE, 0, n * 4, out.data(), 0, nullptr, nullptr);
+    }
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q);
+    clReleaseKernel(kernel);
+    return err == CL_SUCCESS ? out[n - 1] : std::nanf("");
+}
+
+}  // namespace kcache::test

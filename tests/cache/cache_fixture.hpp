@@ -1,0 +1,37 @@
+#pragma once
+// A PoCL context and a cache in the test's own directory, with kcache-jit
+// from the build tree and PoCL's own kernel cache kept private.
+
+#include <CL/cl.h>
+
+#include <memory>
+
+#include "jit_support.hpp"
+#include "kcache/kcache.hpp"
+#include "temp_dir.hpp"
+
+namespace kcache::test {
+
+class CacheTest : public TempDirTest {
+  protected:
+    static void SetUpTestSuite();
+    static void TearDownTestSuite();
+    void SetUp() override;
+
+    // A config for a store under dir()/`name`.
+    Config config(const std::string& name = "store") const;
+    // Opens a cache on config(`name`); fails the test when it cannot.
+    std::unique_ptr<Cache> open(const std::string& name = "store") const;
+
+    static cl_platform_id platform_;
+    static cl_device_id device_;
+    static cl_context context_;
+};
+
+// A small caller kernel: `out[i] = in[i] * k + salt`.
+std::string scale_source(int salt);
+
+// Runs kernel "scale" of `program` over 64 items; returns out[63] or NaN.
+float run_scale(cl_context context, cl_device_id device, cl_program program, float k);
+
+}  // namespace kcache::test

@@ -1,0 +1,261 @@
+// Every rung of the lookup ladder on PoCL, with real compiles in kcache-jit.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include "cache_fixture.hpp"
+#include "kcache/cache/keys.hpp"
+#include "kcache/store/pack.hpp"
+
+namespace kcache::test {
+namespace {
+
+using Pocl = CacheTest;
+using std::chrono::milliseconds;
+
+SourceRequest scale_request(int salt) {
+    SourceRequest r;
+    r.name = "scale";
+    r.source = scale_source(salt);
+    r.entry_points = {"scale"};
+    return r;
+}
+
+bool missed_with(const Outcome& o, Rung rung, const std::string& text) {
+    for (const auto& [r, why] : o.misses) {
+        if (r == rung && why.find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+TEST_F(Pocl, CallerKernelWalksTheLadder) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    auto first = cache->program(context_, device_, scale_request(7));
+    ASSERT_EQ(first.outcome().status, StatusCode::ok) << first.outcome().message;
+    EXPECT_EQ(first.outcome().rung, Rung::jit);
+    EXPECT_TRUE(missed_with(first.outcome(), Rung::user_store, "not_found"));
+    EXPECT_TRUE(missed_with(first.outcome(), Rung::aot, "no AOT target"));
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, first.get(), 3.0f), 2.0f * 3.0f + 7.0f);
+
+    auto again = cache->program(context_, device_, scale_request(7));
+    ASSERT_EQ(again.outcome().status, StatusCode::ok);
+    EXPECT_EQ(again.outcome().rung, Rung::in_process);
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);
+
+    auto other = open();  // a new process would see the same: the user store
+    auto stored = other->program(context_, device_, scale_request(7));
+    ASSERT_EQ(stored.outcome().status, StatusCode::ok) << stored.outcome().message;
+    EXPECT_EQ(stored.outcome().rung, Rung::user_store);
+    EXPECT_EQ(stored.outcome().key, first.outcome().key);
+    EXPECT_EQ(other->stats().jit_compiles, 0u);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, stored.get(), 0.5f), 2.0f * 0.5f + 7.0f);
+}
+
+TEST_F(Pocl, KeyFollowsSourceAndOptionsNotName) {
+    auto cache = open();
+    auto base = cache->program(context_, device_, scale_request(1));
+    ASSERT_TRUE(base.ok()) << base.outcome().message;
+
+    auto renamed_req = scale_request(1);
+    renamed_req.name = "another_name";
+    auto renamed = cache->program(context_, device_, renamed_req);
+    EXPECT_EQ(renamed.outcome().key, base.outcome().key);
+    EXPECT_EQ(renamed.outcome().rung, Rung::in_process);
+
+    auto new_source = cache->program(context_, device_, scale_request(2));
+    EXPECT_NE(new_source.outcome().key, base.outcome().key);
+    EXPECT_EQ(new_source.outcome().rung, Rung::jit);
+
+    auto opts_req = scale_request(1);
+    opts_req.options = "-cl-fast-relaxed-math";
+    auto new_opts = cache->program(context_, device_, opts_req);
+    ASSERT_TRUE(new_opts.ok()) << new_opts.outcome().message;
+    EXPECT_NE(new_opts.outcome().key, base.outcome().key);
+    EXPECT_EQ(new_opts.outcome().rung, Rung::jit);
+}
+
+TEST_F(Pocl, AliasFindsTheSameBinary) {
+    auto cache = open();
+    KernelRequest canonical{"qconv_pointwise", {}, std::nullopt, Mode::blocking};
+    auto a = cache->program(context_, device_, canonical);
+    ASSERT_TRUE(a.ok()) << a.outcome().message;
+    KernelRequest old_name{"qconv2d_pointwise", {}, std::nullopt, Mode::blocking};
+    auto other = open();
+    auto b = other->program(context_, device_, old_name);
+    ASSERT_TRUE(b.ok()) << b.outcome().message;
+    EXPECT_EQ(b.outcome().key, a.outcome().key);
+    EXPECT_EQ(b.outcome().rung, Rung::user_store);
+}
+
+TEST_F(Pocl, PackAnswersAfterTheUserStore) {
+    {
+        auto cache = open("builder");
+        ASSERT_TRUE(cache->program(context_, device_, scale_request(3)).ok());
+    }
+    auto builder = store::Store::open(dir() / "builder");
+    ASSERT_TRUE(builder) << builder.error().message;
+    auto pack_path = dir() / "system.kcpack";
+    auto exported = builder->export_pack(pack_path);
+    ASSERT_TRUE(exported) << exported.error().message;
+    ASSERT_EQ(*exported, 1u);
+
+    auto c = config("fresh");
+    c.packs = {pack_path};
+    Outcome o;
+    auto cache = Cache::open(c, &o);
+    ASSERT_TRUE(cache) << o.message;
+    auto p = cache->program(context_, device_, scale_request(3));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::pack);
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, "not_found"));
+    EXPECT_EQ(cache->stats().jit_compiles, 0u);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+}
+
+// A binary made by ocloc for a Tiger Lake GPU, which PoCL must reject.
+store::Bytes foreign_binary(const std::filesystem::path& dir, const std::string& source) {
+    std::ofstream(dir / "k.cl") << source;
+    std::string cmd = "ocloc compile -q -file '" + (dir / "k.cl").string() +
+                      "' -device tgllp -output foreign -out_dir '" + dir.string() +
+                      "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+        return {};
+    }
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().extension() == ".bin") {
+            std::ifstream in(e.path(), std::ios::binary);
+            return store::Bytes(std::istreambuf_iterator<char>(in), {});
+        }
+    }
+    return {};
+}
+
+TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
+    auto req = scale_request(4);
+    auto bytes = foreign_binary(dir(), req.source);
+    ASSERT_FALSE(bytes.empty()) << "ocloc did not produce a tgllp binary";
+    auto id = device_db::probe(device_);
+    ASSERT_TRUE(id);
+    auto fields = service::jit_key_fields(*id, {req.name, req.source, "", req.entry_points});
+    {
+        auto st = store::Store::open(dir() / "store");
+        ASSERT_TRUE(st);
+        ASSERT_TRUE(st->put(fields, bytes, {}));
+    }
+    auto cache = open();
+    auto p = cache->program(context_, device_, req);
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, "driver rejected"));
+    EXPECT_EQ(p.outcome().key, store::make_key(fields).hex());
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 6.0f);
+
+    auto st = store::Store::open(dir() / "store");
+    ASSERT_TRUE(st);
+    auto rec = st->find_fresh_failure(store::make_key(fields));
+    ASSERT_TRUE(rec && *rec);
+    EXPECT_EQ((*rec)->kind, store::FailureKind::RejectedBinary);
+    auto entry = st->get(fields);  // the JIT binary replaced the rejected one
+    ASSERT_TRUE(entry);
+    EXPECT_EQ(entry->info.provenance.origin, store::Origin::Jit);
+}
+
+TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {
+    auto cache = open();
+    SourceRequest slow;
+    slow.source = nested_macro_kernel(17);
+    slow.deadline = milliseconds(1500);
+    auto t0 = std::chrono::steady_clock::now();
+    auto p = cache->program(context_, device_, slow);
+    auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(p.outcome().status, StatusCode::timeout) << p.outcome().message;
+    EXPECT_LT(took, milliseconds(1500 + 500));
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);
+
+    t0 = std::chrono::steady_clock::now();
+    auto again = cache->program(context_, device_, slow);
+    took = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(again.outcome().status, StatusCode::timeout);
+    EXPECT_EQ(again.outcome().rung, Rung::failure_record);
+    EXPECT_LT(took, milliseconds(50));
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);  // no second compile started
+}
+
+TEST_F(Pocl, BuildErrorComesBackWithTheLog) {
+    auto cache = open();
+    SourceRequest bad;
+    bad.source = "__kernel void broken(__global float* a) { a[0] = undeclared_thing; }\n";
+    auto p = cache->program(context_, device_, bad);
+    EXPECT_EQ(p.outcome().status, StatusCode::build_error);
+    EXPECT_NE(p.outcome().message.find("undeclared_thing"), std::string::npos)
+        << p.outcome().message;
+    auto again = cache->program(context_, device_, bad);
+    EXPECT_EQ(again.outcome().status, StatusCode::build_error);
+    EXPECT_EQ(again.outcome().rung, Rung::failure_record);
+}
+
+TEST_F(Pocl, FailFastAndBackgroundModes) {
+    auto cache = open();
+    auto req = scale_request(5);
+    req.mode = Mode::fail_fast;
+    auto ff = cache->program(context_, device_, req);
+    EXPECT_EQ(ff.outcome().status, StatusCode::not_cached);
+    EXPECT_EQ(cache->stats().jit_compiles, 0u);
+
+    req.mode = Mode::background;
+    auto bg = cache->program(context_, device_, req);
+    EXPECT_EQ(bg.outcome().status, StatusCode::not_ready);
+    EXPECT_FALSE(bg.ok());
+    cache->drain(milliseconds(30'000));
+    req.mode = Mode::fail_fast;
+    auto hit = cache->program(context_, device_, req);
+    ASSERT_EQ(hit.outcome().status, StatusCode::ok) << hit.outcome().message;
+    EXPECT_EQ(hit.outcome().rung, Rung::user_store);
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);
+}
+
+TEST_F(Pocl, BadRequestsGetTypedErrors) {
+    auto cache = open();
+    KernelRequest unknown{"no_such_kernel", {}, std::nullopt, Mode::blocking};
+    EXPECT_EQ(cache->program(context_, device_, unknown).outcome().status,
+              StatusCode::unknown_kernel);
+    KernelRequest bad_value{"dot", {{"dtype", "f64"}}, std::nullopt, Mode::blocking};
+    EXPECT_EQ(cache->program(context_, device_, bad_value).outcome().status,
+              StatusCode::invalid_argument);
+    KernelRequest needs_fp16{"dot", {{"dtype", "f16"}, {"arith", "f16"}}, std::nullopt,
+                             Mode::blocking};
+    auto unsup = cache->program(context_, device_, needs_fp16);
+    EXPECT_EQ(unsup.outcome().status, StatusCode::unsupported) << unsup.outcome().message;
+    EXPECT_NE(unsup.outcome().message.find("cl_khr_fp16"), std::string::npos);
+
+    KernelRequest dot{"dot", {}, std::nullopt, Mode::blocking};
+    EXPECT_EQ(cache->program(nullptr, device_, dot).outcome().status,
+              StatusCode::invalid_argument);
+    EXPECT_EQ(cache->program(context_, nullptr, dot).outcome().status,
+              StatusCode::invalid_argument);
+    EXPECT_EQ(cache->program(context_, device_, SourceRequest{}).outcome().status,
+              StatusCode::invalid_argument);
+
+    // A sub-device is a real device that is not in the root device's context.
+    cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_device_id sub = nullptr;
+    cl_uint n = 0;
+    if (clCreateSubDevices(device_, props, 1, &sub, &n) == CL_SUCCESS && n >= 1) {
+        auto mismatch = cache->program(context_, sub, dot);
+        EXPECT_EQ(mismatch.outcome().status, StatusCode::invalid_argument);
+        EXPECT_NE(mismatch.outcome().message.find("does not belong"), std::string::npos);
+        clReleaseDevice(sub);
+    } else {
+        ADD_FAILURE() << "PoCL could not create a sub-device for the mismatch case";
+    }
+    EXPECT_EQ(cache->stats().jit_compiles, 0u);  // nothing was compiled for bad input
+}
+
+}  // namespace
+}  // namespace kcache::test
