@@ -22,7 +22,7 @@ TEST_F(CliOcloc, PrebuildWritesAPackAndRecordsTheMeteorLakeGap) {
     ASSERT_EQ(ls.code, 0) << ls.err;
     ASSERT_FALSE(ls.json().empty());
     for (const auto& e : ls.json()) {
-        EXPECT_EQ(e["device"], "tgllp");
+        EXPECT_EQ(e["device"], "aot:tgllp");
         EXPECT_EQ(e["origin"], "aot");
     }
     EXPECT_EQ(raw_sql(pack, "SELECT status FROM kcache_aot_coverage WHERE family = 'mtl-h'"),

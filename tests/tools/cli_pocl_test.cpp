@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cli_runner.hpp"
 
 namespace kcache::test {
@@ -44,10 +46,9 @@ TEST_F(CliPocl, DoctorShowsWhereTheStoreComesFrom) {
     bool store_dir = false;
     bool icd = false;
     for (const auto& f : r.json()) {
-        if (f["name"] == "store_dir") {
+        if (f["name"] == "dir") {
             store_dir = true;
-            EXPECT_NE(f["value"].get<std::string>().find("[environment KCACHE_DIR]"),
-                      std::string::npos);
+            EXPECT_NE(f["value"].get<std::string>().find("[environment]"), std::string::npos);
         }
         icd = icd || f["name"].get<std::string>().rfind("icd ", 0) == 0;
     }
@@ -61,6 +62,81 @@ TEST_F(CliPocl, DoctorFlagsAStoreOthersCanWrite) {
     const CliRun r = kcache({"doctor"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.out.find("PROBLEM store.directory"), std::string::npos) << r.out;
+}
+
+// Warming a subset twice: the first run builds, the second finds everything
+// (idempotent); explain then reports the hit, and a field diff for a miss.
+TEST_F(CliPocl, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
+    const std::vector<std::string> subset = {"warm", "--kernels", "dot", "--dtypes",
+                                             "f32",  "--jobs",    "2",   "--json"};
+    const CliRun first = kcache(subset);
+    ASSERT_EQ(first.code, 0) << first.err;
+    const auto built = first.json();
+    EXPECT_EQ(built["built"], 2) << first.out;
+    EXPECT_EQ(built["failed"], 0);
+    EXPECT_NE(first.err.find("built dot:dtype=f32"), std::string::npos) << first.err;
+    const CliRun second = kcache(subset);
+    ASSERT_EQ(second.code, 0) << second.err;
+    EXPECT_EQ(second.json()["built"], 0);
+    EXPECT_EQ(second.json()["already_cached"], 2);
+    const auto entries = kcache({"ls", "--json", "--origin", "jit"}).json();
+    ASSERT_EQ(entries.size(), 2u);
+    const std::string variant = entries[0]["kernel"];
+    const CliRun hit = kcache({"explain", variant, "--json"});
+    ASSERT_EQ(hit.code, 0) << hit.err;
+    EXPECT_EQ(hit.json()[0]["state"], "hit");
+    const CliRun miss = kcache({"explain", "dot:dtype=f16", "--json", "--limit", "1"});
+    ASSERT_EQ(miss.code, 0) << miss.err;
+    const auto explained = miss.json();
+    const auto& nearest = explained[0]["nearest"];
+    ASSERT_EQ(nearest.size(), 1u) << miss.out;
+    EXPECT_EQ(nearest[0]["differs"][0]["field"], "build_options");
+    const CliRun text = kcache({"warm", "--kernels", "dot", "--dtypes", "f32"});
+    EXPECT_NE(text.out.find("warm: 0 built, 2 already cached, 0 unsupported, 0 failed"),
+              std::string::npos)
+        << text.out;
+}
+
+TEST_F(CliPocl, WarmAndExplainRejectBadInput) {
+    EXPECT_EQ(kcache({"warm", "--device", "no-such-device"}).code, 3);
+    EXPECT_EQ(kcache({"warm", "--kernels", "matmul"}).code, 3);
+    EXPECT_EQ(kcache({"warm", "--dtypes", "f8"}).code, 3);
+    EXPECT_EQ(kcache({"warm", "--jobs", "0"}).code, 2);
+    EXPECT_EQ(kcache({"warm", "--manifest", "m.json", "--kernels", "dot"}).code, 2);
+    EXPECT_EQ(kcache({"warm", "--manifest", (dir() / "absent.json").string()}).code, 3);
+    EXPECT_EQ(kcache({"explain", "matmul"}).code, 3);
+    EXPECT_EQ(kcache({"explain", "dot", "--device", "no-such-device"}).code, 3);
+    EXPECT_EQ(kcache({"explain", "dot:dtype"}).code, 2);
+}
+
+TEST_F(CliPocl, WarmManifestBuildsTheLibrarysOwnKernels) {
+    std::ofstream(dir() / "scale.cl")
+        << "__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }\n";
+    const auto manifest = dir() / "manifest.json";
+    std::ofstream(manifest) << R"({"kernels": [{"name": "scale", "sources": ["scale.cl"],
+        "entry_points": ["scale"], "options": "-cl-std=CL1.2",
+        "variants": [{"name": "plain"},
+                     {"name": "exotic", "extensions": ["cl_vendor_not_a_real_extension"]}]}]})";
+    const CliRun first = kcache({"warm", "--manifest", manifest.string(), "--json"});
+    ASSERT_EQ(first.code, 0) << first.err;
+    EXPECT_EQ(first.json()["built"], 1) << first.out;
+    EXPECT_EQ(first.json()["unsupported"], 1);
+    const CliRun second = kcache({"warm", "--manifest", manifest.string(), "--json"});
+    EXPECT_EQ(second.json()["already_cached"], 1) << second.out;
+    EXPECT_EQ(second.json()["built"], 0);
+
+    std::ofstream(dir() / "bad.json") << R"({"kernels": [{"name": "x", "sourcez": []}]})";
+    const CliRun bad = kcache({"warm", "--manifest", (dir() / "bad.json").string()});
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_NE(bad.err.find("unknown key 'sourcez'"), std::string::npos) << bad.err;
+    std::ofstream(dir() / "lost.json") << R"({"kernels": [{"name": "x", "sources": ["no.cl"]}]})";
+    EXPECT_EQ(kcache({"warm", "--manifest", (dir() / "lost.json").string()}).code, 3);
+    std::ofstream(dir() / "broken.cl") << "__kernel void broken( { }\n";
+    std::ofstream(dir() / "broken.json")
+        << R"({"kernels": [{"name": "broken", "sources": ["broken.cl"]}]})";
+    const CliRun failed = kcache({"warm", "--manifest", (dir() / "broken.json").string()});
+    EXPECT_EQ(failed.code, 1) << failed.out << failed.err;
+    EXPECT_NE(failed.out.find("1 failed"), std::string::npos) << failed.out;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
@@ -18,28 +17,34 @@ Exit exit_for(const store::StoreError& error) {
     return error.code == store::StoreErrc::InvalidArgument ? Exit::usage : Exit::store_error;
 }
 
-StoreLocation store_location() {
-    const auto env = [](const char* name) -> std::string {
-        const char* v = std::getenv(name);
-        return v ? v : "";
-    };
-    if (std::string dir = env("KCACHE_DIR"); !dir.empty()) {
-        return {dir, "environment KCACHE_DIR"};
+std::optional<Config> load_cli_config(std::string_view command, int& exit_code) {
+    Config config;
+    std::string error;
+    if (!load_config(config, error)) {
+        exit_code = report(Exit::usage, command, "configuration: " + error);
+        return std::nullopt;
     }
-    if (std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty()) {
-        return {std::filesystem::path(xdg) / "kcache", "default ($XDG_CACHE_HOME/kcache)"};
-    }
-    return {std::filesystem::path(env("HOME")) / ".cache" / "kcache",
-            "default ($HOME/.cache/kcache)"};
+    return config;
 }
 
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code) {
-    auto opened = store::Store::open(store_location().dir);
+    auto config = load_cli_config(command, exit_code);
+    if (!config) {
+        return std::nullopt;
+    }
+    store::Policy policy;
+    policy.max_bytes = config->max_bytes;
+    policy.mode = config->read_only ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite;
+    auto opened = store::Store::open(config->dir, policy);
     if (!opened) {
         exit_code = report(exit_for(opened.error()), command, opened.error().message);
         return std::nullopt;
     }
     return std::move(opened).value();
+}
+
+std::string entry_device(const store::KeyFields& fields) {
+    return fields.device_name.empty() ? fields.target_format : fields.device_name;
 }
 
 std::string self_path() {

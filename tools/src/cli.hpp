@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "kcache/kcache.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {
@@ -58,16 +59,13 @@ int report(Exit code, std::string_view command, std::string_view message);
 // The exit code for a store error (usage for InvalidArgument, else store_error).
 Exit exit_for(const store::StoreError& error);
 
-// Where the user store lives and why: $KCACHE_DIR, else $XDG_CACHE_HOME/kcache,
-// else $HOME/.cache/kcache.
-struct StoreLocation {
-    std::filesystem::path dir;
-    std::string origin;  // "environment KCACHE_DIR", "default ($XDG_CACHE_HOME/kcache)", …
-};
-StoreLocation store_location();
+// The effective configuration (kcache::load_config: KCACHE_* variables, then
+// the config file, then defaults), or prints why not (prefixed by `command`)
+// and sets `exit_code` (usage: a malformed value).
+std::optional<Config> load_cli_config(std::string_view command, int& exit_code);
 
-// Opens the user store, or prints why not (prefixed by `command`) and returns
-// the exit code in `exit_code`.
+// Opens the configured user store, or prints why not (prefixed by `command`)
+// and sets `exit_code`.
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code);
 
 // Absolute path of this executable (/proc/self/exe).
@@ -78,6 +76,10 @@ std::string human_size(std::uint64_t bytes);
 
 // Formats a millisecond Unix time as UTC "2026-11-22 04:05:06" ("-" for 0).
 std::string format_time(store::TimeMs ms);
+
+// What identifies an entry's device: its name, or for AOT entries the target
+// format ("aot:tgllp").
+std::string entry_device(const store::KeyFields& fields);
 
 // Stable lower-case names for stored enums.
 const char* origin_name(store::Origin origin);

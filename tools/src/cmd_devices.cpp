@@ -27,15 +27,25 @@ struct PackIndex {
     std::vector<std::string> packs;
 };
 
-std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args) {
+// The pack given by --pack, else the runtime's: KCACHE_PACKS (files or
+// directories of *.kcpack) and the installed pack directory.
+std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args, const Config& config) {
     if (auto pack = args.value("pack")) {
         return {*pack};
     }
+    std::vector<std::filesystem::path> roots = config.packs;
+    roots.emplace_back(KCACHE_PACK_DIR);
     std::vector<std::filesystem::path> paths;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(KCACHE_PACK_DIR, ec)) {
-        if (e.is_regular_file()) {
-            paths.push_back(e.path());
+    for (const auto& root : roots) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(root, ec)) {
+            paths.push_back(root);
+            continue;
+        }
+        for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+            if (e.path().extension() == ".kcpack") {
+                paths.push_back(e.path());
+            }
         }
     }
     return paths;
@@ -55,7 +65,10 @@ PackIndex index_packs(const std::vector<std::filesystem::path>& paths) {
         for (const store::EntryInfo& e : *listed) {
             const std::string kernel =
                 e.fields.kernel_name.substr(0, e.fields.kernel_name.find(':'));
-            ++index.variants[e.fields.device_name][kernel];
+            const std::string& format = e.fields.target_format;
+            if (format.rfind("aot:", 0) == 0) {
+                ++index.variants[format.substr(4)][kernel];
+            }
         }
         if (auto records = read_coverage(path)) {
             index.coverage.insert(index.coverage.end(), records->begin(), records->end());
@@ -138,7 +151,12 @@ int run(const ParsedArgs& args) {
     if (!db) {
         return report(Exit::store_error, "devices", db.error().message);
     }
-    const PackIndex packs = index_packs(pack_paths(args));
+    int code = 0;
+    auto config = load_cli_config("devices", code);
+    if (!config) {
+        return code;
+    }
+    const PackIndex packs = index_packs(pack_paths(args, *config));
     json out = {{"opencl", json::array()}, {"sysfs", json::array()}, {"packs", packs.packs}};
     auto probed = probe_devices(timeout->value_or(kDefaultProbeTimeout));
     if (probed) {

@@ -14,8 +14,6 @@
 #include "kcache/device_db/database.hpp"
 #include "probe.hpp"
 
-extern char** environ;
-
 namespace kcache::cli {
 namespace {
 
@@ -34,20 +32,15 @@ const char* level_name(Level l) {
     return l == Level::ok ? "ok" : l == Level::note ? "note" : "problem";
 }
 
-void check_config(std::vector<Finding>& out) {
-    const StoreLocation where = store_location();
-    out.push_back({"config", "store_dir", where.dir.string() + "  [" + where.origin + "]"});
-    for (char** e = environ; *e; ++e) {
-        const std::string var = *e;
-        if (var.rfind("KCACHE_", 0) == 0 && var.rfind("KCACHE_PARENT_PID=", 0) != 0) {
-            out.push_back({"config", var.substr(0, var.find('=')),
-                           var.substr(var.find('=') + 1) + "  [environment]"});
-        }
+void check_config(std::vector<Finding>& out, const Config& config) {
+    for (const auto& [name, setting] : config.origins) {
+        const auto& [value, source] = setting;
+        out.push_back({"config", name,
+                       (value.empty() ? "(unset)" : value) + "  [" + to_string(source) + "]"});
     }
 }
 
-void check_store_dir(std::vector<Finding>& out) {
-    const auto dir = store_location().dir;
+void check_store_dir(std::vector<Finding>& out, const std::filesystem::path& dir) {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) {
         out.push_back({"store", "directory",
@@ -143,9 +136,14 @@ int run(const ParsedArgs& args) {
     if (!timeout) {
         return report(Exit::usage, "doctor", timeout.error().message);
     }
+    int code = 0;
+    auto config = load_cli_config("doctor", code);
+    if (!config) {
+        return code;
+    }
     std::vector<Finding> findings;
-    check_config(findings);
-    check_store_dir(findings);
+    check_config(findings, *config);
+    check_store_dir(findings, config->dir);
     check_icds(findings);
     check_ocloc(findings);
     check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));

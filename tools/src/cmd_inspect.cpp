@@ -29,7 +29,7 @@ bool matches(const store::EntryInfo& e, const Filters& f) {
     const bool kernel_ok =
         f.kernel.empty() || name == f.kernel || name.rfind(f.kernel + ":", 0) == 0;
     const bool device_ok =
-        f.device.empty() || e.fields.device_name.find(f.device) != std::string::npos;
+        f.device.empty() || entry_device(e.fields).find(f.device) != std::string::npos;
     const bool origin_ok = f.origin.empty() || f.origin == origin_name(e.provenance.origin);
     const bool verified_ok = f.verified.empty() || f.verified == verification_name(e.verification);
     return kernel_ok && device_ok && origin_ok && verified_ok;
@@ -72,7 +72,7 @@ int run_ls(const ParsedArgs& args) {
             out.push_back(entry_to_json(e));
         } else {
             std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  "
-                      << e.fields.device_name << "  " << origin_name(e.provenance.origin) << "  "
+                      << entry_device(e.fields) << "  " << origin_name(e.provenance.origin) << "  "
                       << human_size(e.raw_size) << "  " << verification_name(e.verification)
                       << "  last used " << format_time(e.last_use_ms) << "\n";
         }

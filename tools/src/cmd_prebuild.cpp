@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "coverage.hpp"
+#include "kcache/cache/keys.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/loader.hpp"
@@ -91,19 +92,10 @@ Result<std::vector<std::unique_ptr<TargetPlan>>, std::string> plan_targets(
     return plans;
 }
 
-store::KeyFields aot_fields(const kernels::Rendered& r, const device_db::FamilyRecord& family,
-                            const std::string& compiler_id) {
-    store::KeyFields k;
-    k.kernel_name = r.variant.id();
-    k.source_digest = store::sha256_hex(r.source);
-    k.entry_points = r.entry_points;
-    k.build_options = r.options;
-    k.target_format = "native";
-    k.vendor_id = 0x8086;
-    k.device_name = family.ocloc_target;
-    k.ip_version = family.ip_version.encode();
-    k.compiler_id = compiler_id;
-    return k;
+// The key the runtime's AOT rung looks up (kcache/cache/keys.hpp): the same
+// for every driver of the target.
+store::KeyFields aot_fields(const kernels::Rendered& r, const std::string& target) {
+    return service::aot_key_fields(target, {r.variant.id(), r.source, r.options, r.entry_points});
 }
 
 struct BuildJob {
@@ -142,7 +134,7 @@ void build_one(BuildJob& job, TargetPlan& plan, const kernels::Variant& variant)
         std::chrono::duration_cast<std::chrono::milliseconds>(binary->elapsed).count(),
         binary->log};
     auto put =
-        job.scratch.put(aot_fields(*rendered, *plan.families.front(), job.compiler_id),
+        job.scratch.put(aot_fields(*rendered, plan.target),
                         {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, prov);
     if (!put) {
         ++plan.failed;

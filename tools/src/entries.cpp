@@ -31,7 +31,7 @@ json fields_to_json(const store::KeyFields& f) {
 json entry_to_json(const store::EntryInfo& e) {
     return {{"key", e.key.hex()},
             {"kernel", e.fields.kernel_name},
-            {"device", e.fields.device_name},
+            {"device", entry_device(e.fields)},
             {"fields", fields_to_json(e.fields)},
             {"origin", origin_name(e.provenance.origin)},
             {"producer", e.provenance.producer_version},

@@ -110,8 +110,11 @@ int run_probe_child() {
         return static_cast<int>(Exit::environment);
     }
     json out = json::array();
-    for (const device_db::OpenClDevice& d : *devices) {
+    for (const device_db::OpenClDevice& d : devices->devices) {
         out.push_back(identity_to_json(d.identity));
+    }
+    for (const std::string& skipped : devices->skipped) {
+        std::cerr << "kcache devices: skipped " << skipped << "\n";
     }
     std::cout << out.dump() << "\n";
     return 0;

@@ -1,0 +1,146 @@
+#include "manifest.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+// A malformed document: the where and what of the first problem.
+struct Invalid {
+    std::string message;
+};
+
+void check_keys(const json& object, const std::set<std::string>& allowed,
+                const std::string& where) {
+    if (!object.is_object()) {
+        throw Invalid{where + ": expected an object"};
+    }
+    for (const auto& [key, _] : object.items()) {
+        if (!allowed.count(key)) {
+            throw Invalid{where + ": unknown key '" + key + "'"};
+        }
+    }
+}
+
+std::string string_at(const json& object, const char* key, const std::string& where,
+                      bool required) {
+    if (!object.contains(key)) {
+        if (required) {
+            throw Invalid{where + ": missing '" + key + "'"};
+        }
+        return {};
+    }
+    if (!object[key].is_string()) {
+        throw Invalid{where + "." + key + ": expected a string"};
+    }
+    return object[key].get<std::string>();
+}
+
+std::vector<std::string> strings_at(const json& object, const char* key, const std::string& where) {
+    std::vector<std::string> out;
+    if (!object.contains(key)) {
+        return out;
+    }
+    if (!object[key].is_array()) {
+        throw Invalid{where + "." + key + ": expected an array of strings"};
+    }
+    for (const json& item : object[key]) {
+        if (!item.is_string()) {
+            throw Invalid{where + "." + key + ": expected an array of strings"};
+        }
+        out.push_back(item.get<std::string>());
+    }
+    return out;
+}
+
+std::string join_options(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + " " + b;
+}
+
+// Appends the items of one kernel entry; source files are read from `base`.
+Status<ManifestError> add_kernel(const json& k, const std::string& where,
+                                 const std::filesystem::path& base,
+                                 std::vector<ManifestItem>& out) {
+    check_keys(k, {"name", "sources", "options", "entry_points", "local_size", "variants"}, where);
+    ManifestItem item;
+    item.name = string_at(k, "name", where, true);
+    item.options = string_at(k, "options", where, false);
+    item.entry_points = strings_at(k, "entry_points", where);
+    const auto sources = strings_at(k, "sources", where);
+    if (sources.empty()) {
+        throw Invalid{where + ": 'sources' must list at least one file"};
+    }
+    for (const std::string& file : sources) {
+        const std::filesystem::path path = base / file;
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            return fail(ManifestError{ManifestErrc::not_found,
+                                      where + ": cannot read source " + path.string()});
+        }
+        item.source += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    if (k.contains("local_size")) {
+        if (!k["local_size"].is_number_unsigned()) {
+            throw Invalid{where + ".local_size: expected a non-negative integer"};
+        }
+        item.local_size = k["local_size"].get<std::size_t>();
+    }
+    if (!k.contains("variants")) {
+        out.push_back(item);
+        return Ok{};
+    }
+    if (!k["variants"].is_array() || k["variants"].empty()) {
+        throw Invalid{where + ".variants: expected a non-empty array"};
+    }
+    for (std::size_t i = 0; i < k["variants"].size(); ++i) {
+        const json& v = k["variants"][i];
+        const std::string vwhere = where + ".variants[" + std::to_string(i) + "]";
+        check_keys(v, {"name", "options", "extensions"}, vwhere);
+        ManifestItem variant = item;
+        variant.name = item.name + ":" + string_at(v, "name", vwhere, true);
+        variant.options = join_options(item.options, string_at(v, "options", vwhere, false));
+        variant.extensions = strings_at(v, "extensions", vwhere);
+        out.push_back(std::move(variant));
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+Result<std::vector<ManifestItem>, ManifestError> load_manifest(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return fail(
+            ManifestError{ManifestErrc::not_found, "cannot read manifest " + path.string()});
+    }
+    std::vector<ManifestItem> items;
+    try {
+        const json doc = json::parse(in);
+        check_keys(doc, {"kernels"}, "manifest");
+        if (!doc.contains("kernels") || !doc["kernels"].is_array() || doc["kernels"].empty()) {
+            throw Invalid{"manifest: 'kernels' must be a non-empty array"};
+        }
+        for (std::size_t i = 0; i < doc["kernels"].size(); ++i) {
+            auto added = add_kernel(doc["kernels"][i], "kernels[" + std::to_string(i) + "]",
+                                    path.parent_path(), items);
+            if (!added) {
+                ManifestError e = added.error();
+                e.message = path.string() + ": " + e.message;
+                return fail(e);
+            }
+        }
+    } catch (const json::exception& e) {
+        return fail(ManifestError{ManifestErrc::invalid, path.string() + ": " + e.what()});
+    } catch (const Invalid& e) {
+        return fail(ManifestError{ManifestErrc::invalid, path.string() + ": " + e.message});
+    }
+    return items;
+}
+
+}  // namespace kcache::cli
