@@ -91,6 +91,13 @@ TEST_F(CliPocl, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
     const auto& nearest = explained[0]["nearest"];
     ASSERT_EQ(nearest.size(), 1u) << miss.out;
     EXPECT_EQ(nearest[0]["differs"][0]["field"], "build_options");
+    const CliRun verified = kcache({"verify", "--run", "--json"});
+    ASSERT_EQ(verified.code, 0) << verified.out << verified.err;
+    for (const auto& e : verified.json()) {
+        EXPECT_EQ(e["state"], "kat_passed") << verified.out;
+    }
+    EXPECT_EQ(kcache({"ls", "--json", "--verified", "passed"}).json().size(), 2u);
+    EXPECT_EQ(kcache({"verify", "--run", "--pack", "x.kcpack"}).code, 2);
     const CliRun text = kcache({"warm", "--kernels", "dot", "--dtypes", "f32"});
     EXPECT_NE(text.out.find("warm: 0 built, 2 already cached, 0 unsupported, 0 failed"),
               std::string::npos)

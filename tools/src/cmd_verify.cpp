@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kat.hpp"
 #include "kcache/store/pack.hpp"
 
 namespace kcache::cli {
@@ -36,11 +37,21 @@ int verify_pack(const std::string& path, bool as_json) {
 }
 
 int run(const ParsedArgs& args) {
+    if (auto usage = args.exclusive({"pack", "run"}); !usage) {
+        return report(Exit::usage, "verify", usage.error().message);
+    }
     if (auto pack = args.value("pack")) {
         return verify_pack(*pack, args.has("json"));
     }
     int code = 0;
     auto store = open_user_store("verify", code);
+    std::optional<std::vector<OpenedDevice>> devices;
+    if (store && args.has("run")) {
+        devices = open_devices("verify", std::nullopt, code);
+        if (!devices) {
+            return code;
+        }
+    }
     if (!store) {
         return code;
     }
@@ -54,6 +65,16 @@ int run(const ParsedArgs& args) {
         auto entry = store->get(e.key);
         std::string state = entry ? "ok" : store::to_string(entry.error().reason);
         corrupt += entry ? 0 : 1;
+        if (entry && devices) {
+            const KatOutcome kat = run_kat(*devices, *entry);
+            state = to_string(kat.state);
+            if (kat.state == KatState::passed || kat.state == KatState::failed) {
+                const auto result = kat.state == KatState::passed ? store::Verification::Passed
+                                                                  : store::Verification::Failed;
+                (void)store->set_verified(e.key, result);
+                corrupt += kat.state == KatState::failed ? 1 : 0;
+            }
+        }
         results.push_back(
             {{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}});
         if (!args.has("json")) {
@@ -79,8 +100,11 @@ Command verify_command() {
              "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
              "--run also loads each binary on the device it was built for (if present) and\n"
              "runs the kernel's known-answer test against the CPU reference, recording\n"
-             "passed/failed on the entry (see `kcache ls --verified`).\n",
-             {{"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
+             "passed/failed on the entry (see `kcache ls --verified`). States: ok, corrupt,\n"
+             "kat_passed, kat_failed, no_kat (no CLI test for the kernel yet: dot has one),\n"
+             "device_absent.\n",
+             {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
+              {"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
               {"json", Arity::Flag, "", "print JSON"}},
              0,
              0,

@@ -4,11 +4,14 @@
 
 #include <atomic>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/cache/keys.hpp"
+#include "kcache/device_db/database.hpp"
 #include "manifest.hpp"
 #include "opencl_devices.hpp"
 #include "progress.hpp"
@@ -50,42 +53,104 @@ WarmResult classify(const Outcome& o) {
     }
 }
 
-ItemReport build_item(Cache& cache, const OpenedDevice& dev, const WarmItem& item,
-                      std::chrono::milliseconds timeout) {
-    Program program;
-    if (item.variant) {
-        KernelRequest request;
-        request.kernel = item.variant->kernel;
-        for (const auto& [name, value] : item.variant->params) {
-            request.params[name] = value;
+// Answers each item: an exact-key check of the user store first (with the
+// service's own key function, so a hit builds no program), then the cache
+// service for misses. The service is opened at the first miss, so a warm
+// that finds everything costs little more than starting OpenCL.
+class Warmer {
+  public:
+    Warmer(Config config, store::Store store, device_db::DeviceDb db)
+        : config_(std::move(config)), store_(std::move(store)), db_(std::move(db)) {}
+
+    ItemReport build(const OpenedDevice& dev, const WarmItem& item,
+                     std::chrono::milliseconds timeout) {
+        const std::optional<std::string> unsupported = missing_support(dev, item);
+        if (unsupported) {
+            return {WarmResult::unsupported, "none", *unsupported};
         }
-        request.deadline = timeout;
-        program = cache.program(dev.context.get(), dev.device, request);
-    } else {
+        const service::CompileInput input = compile_input(item);
+        if (stored(dev, input)) {
+            return {WarmResult::cached, "user_store", ""};
+        }
+        Cache* cache = open_cache();
+        if (!cache) {
+            return {WarmResult::failed, "none", open_error_};
+        }
+        Program program;
+        if (item.variant) {
+            KernelRequest request;
+            request.kernel = item.variant->kernel;
+            request.params.insert(item.variant->params.begin(), item.variant->params.end());
+            request.deadline = timeout;
+            program = cache->program(dev.context.get(), dev.device, request);
+        } else {
+            const ManifestItem& m = *item.manifest;
+            SourceRequest request{m.name,       m.source, m.options,     m.entry_points,
+                                  m.local_size, timeout,  Mode::blocking};
+            program = cache->program(dev.context.get(), dev.device, request);
+        }
+        const Outcome& o = program.outcome();
+        return {classify(o), to_string(o.rung), o.message.substr(0, o.message.find('\n'))};
+    }
+
+  private:
+    static std::optional<std::string> missing_support(const OpenedDevice& dev,
+                                                      const WarmItem& item) {
+        if (item.variant) {
+            auto ok = kernels::check_support(*item.variant, dev.identity.extensions);
+            return ok ? std::nullopt : std::optional(ok.error().message);
+        }
         for (const std::string& ext : item.manifest->extensions) {
             if (!dev.identity.has_extension(ext)) {
-                return {WarmResult::unsupported, "none", "device lacks " + ext};
+                return "device lacks " + ext;
             }
         }
-        SourceRequest request{item.manifest->name,
-                              item.manifest->source,
-                              item.manifest->options,
-                              item.manifest->entry_points,
-                              item.manifest->local_size,
-                              timeout,
-                              Mode::blocking};
-        program = cache.program(dev.context.get(), dev.device, request);
+        return std::nullopt;
     }
-    const Outcome& o = program.outcome();
-    return {classify(o), to_string(o.rung), o.message.substr(0, o.message.find('\n'))};
-}
+
+    static service::CompileInput compile_input(const WarmItem& item) {
+        if (item.variant) {
+            auto r = kernels::render(*item.variant);
+            return {item.variant->id(), r->source, r->options, r->entry_points};
+        }
+        const ManifestItem& m = *item.manifest;
+        return {m.name, m.source, m.options, m.entry_points};
+    }
+
+    // True when the user store holds the exact key the runtime would look up
+    // (and the device's quirks allow stored binaries at all).
+    bool stored(const OpenedDevice& dev, const service::CompileInput& input) {
+        if (db_.quirks_for(dev.identity).no_cached_binaries) {
+            return false;
+        }
+        auto info = store_.info(store::make_key(service::jit_key_fields(dev.identity, input)));
+        return info && info->has_value();
+    }
+
+    Cache* open_cache() {
+        std::lock_guard lock(mutex_);
+        if (!cache_ && open_error_.empty()) {
+            Outcome opened;
+            cache_ = Cache::open(config_, &opened);
+            open_error_ = cache_ ? "" : "cannot open the cache: " + opened.message;
+        }
+        return cache_.get();
+    }
+
+    Config config_;
+    store::Store store_;
+    device_db::DeviceDb db_;
+    std::mutex mutex_;
+    std::unique_ptr<Cache> cache_;
+    std::string open_error_;
+};
 
 struct Batch {
     std::vector<WarmItem> items;
     std::vector<ItemReport> reports;
 };
 
-void run_batch(Cache& cache, const std::vector<OpenedDevice>& devices, Batch& batch,
+void run_batch(Warmer& warmer, const std::vector<OpenedDevice>& devices, Batch& batch,
                std::size_t jobs, std::chrono::milliseconds timeout, Progress& progress) {
     batch.reports.resize(batch.items.size());
     std::atomic<std::size_t> next{0};
@@ -94,7 +159,7 @@ void run_batch(Cache& cache, const std::vector<OpenedDevice>& devices, Batch& ba
             const WarmItem& item = batch.items[i];
             const OpenedDevice& dev = devices[item.device];
             const auto start = std::chrono::steady_clock::now();
-            batch.reports[i] = build_item(cache, dev, item, timeout);
+            batch.reports[i] = warmer.build(dev, item, timeout);
             const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - start);
             const ItemReport& r = batch.reports[i];
@@ -200,16 +265,18 @@ int run(const ParsedArgs& args) {
     if (!items) {
         return code;
     }
-    Outcome opened;
-    auto cache = Cache::open(*config, &opened);
-    if (!cache) {
-        return report(Exit::store_error, "warm", opened.message);
+    auto store = open_user_store("warm", code);
+    auto db = device_db::DeviceDb::from_environment();
+    if (!store || !db) {
+        return store ? report(Exit::store_error, "warm", db.error().message) : code;
     }
+    Warmer warmer(*config, std::move(*store), std::move(*db));
     Batch batch{std::move(*items), {}};
     Progress progress(batch.items.size(),
                       args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
-    run_batch(*cache, *devices, batch, jobs->value_or(1), timeout->value_or(config->jit_timeout),
-              progress);
+    const std::size_t default_jobs = std::max(1u, std::thread::hardware_concurrency());
+    run_batch(warmer, *devices, batch, jobs->value_or(default_jobs),
+              timeout->value_or(config->jit_timeout), progress);
     progress.finish();
     return summarize(batch, *devices, args.has("json"));
 }
@@ -236,7 +303,7 @@ Command warm_command() {
           {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
           {"manifest", Arity::Value, "FILE", "warm the kernels of this manifest instead"},
-          {"jobs", Arity::Value, "N", "compiles in parallel (default 1)"},
+          {"jobs", Arity::Value, "N", "compiles in parallel (default: the number of CPUs)"},
           {"timeout", Arity::Value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
           {"json", Arity::Flag, "", "print the summary and every item as JSON"},
           {"quiet", Arity::Flag, "", "no progress output"}},

@@ -1,7 +1,13 @@
 #include "opencl_devices.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "cli.hpp"
 #include "probe.hpp"
@@ -14,6 +20,38 @@ std::string lower(std::string s) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
 }
+
+// Ends the process with exit code 5 unless disarmed (destroyed) within
+// `limit`: a driver call that never returns cannot be interrupted, but the
+// command can still give up instead of hanging.
+class HangGuard {
+  public:
+    HangGuard(std::chrono::milliseconds limit, std::string what)
+        : thread_([this, limit, what = std::move(what)] {
+              std::unique_lock lock(mutex_);
+              if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+                  std::fprintf(stderr, "kcache: %s did not finish within %lld ms; giving up\n",
+                               what.c_str(), static_cast<long long>(limit.count()));
+                  ::_exit(static_cast<int>(Exit::environment));
+              }
+          }) {}
+    HangGuard(const HangGuard&) = delete;
+    HangGuard& operator=(const HangGuard&) = delete;
+    ~HangGuard() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
 
 }  // namespace
 
@@ -60,10 +98,10 @@ std::optional<std::vector<device_db::DeviceIdentity>> probe_selected(
 std::optional<std::vector<OpenedDevice>> open_devices(std::string_view command,
                                                       const std::optional<std::string>& selector,
                                                       int& exit_code) {
-    if (!probe_selected(command, selector, exit_code)) {
-        return std::nullopt;
-    }
-    auto listed = device_db::list_opencl_devices();
+    auto listed = [] {
+        HangGuard guard(kDefaultProbeTimeout, "OpenCL platform initialisation");
+        return device_db::list_opencl_devices();
+    }();
     if (!listed) {
         exit_code = report(Exit::environment, command, listed.error().message);
         return std::nullopt;
@@ -88,7 +126,10 @@ std::optional<std::vector<OpenedDevice>> open_devices(std::string_view command,
         out.push_back({d.device, std::move(context), std::move(d.identity)});
     }
     if (out.empty()) {
-        exit_code = report(Exit::not_found, command, "no OpenCL device matches the selection");
+        exit_code = ids.empty() ? report(Exit::environment, command, "no OpenCL device found")
+                                : report(Exit::not_found, command,
+                                         "no OpenCL device matches '" + selector.value_or("") +
+                                             "' (see kcache devices)");
         return std::nullopt;
     }
     return out;

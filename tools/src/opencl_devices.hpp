@@ -1,8 +1,9 @@
 #pragma once
 // The OpenCL devices a command builds for, opened in this process with one
-// context each. Platform initialisation is first tried in the probe child
-// under the watchdog, so a driver that hangs there fails the command
-// (exit 5) instead of hanging it.
+// context each. Platform initialisation runs under a guard thread that ends
+// the process (exit 5) when it does not return in time, so a driver that
+// hangs there fails the command instead of hanging it, without the cost of a
+// second process (commands that need no OpenCL in-process use probe.hpp).
 
 #include <optional>
 #include <string>
