@@ -4,14 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
+#include "kcache/device_db/sysfs.hpp"
 #include "probe.hpp"
 
 namespace kcache::cli {
@@ -32,11 +35,34 @@ const char* level_name(Level l) {
     return l == Level::ok ? "ok" : l == Level::note ? "note" : "problem";
 }
 
+// The effective value of setting `name` as the runtime uses it.
+std::string effective(const Config& c, const std::string& name) {
+    if (name == "dir") {
+        return c.dir.string();
+    }
+    if (name == "max_size") {
+        return std::to_string(c.max_bytes) + " (" + human_size(c.max_bytes) + ")";
+    }
+    if (name == "jit_timeout_ms") {
+        return std::to_string(c.jit_timeout.count());
+    }
+    if (name == "disable" || name == "readonly") {
+        return (name == "disable" ? c.disabled : c.read_only) ? "true" : "false";
+    }
+    if (name == "jit_path") {
+        return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
+    }
+    std::string packs;
+    for (const auto& p : c.packs) {
+        packs += (packs.empty() ? "" : ":") + p.string();
+    }
+    return (packs.empty() ? std::string("(none)") : packs) + ", then " + KCACHE_PACK_DIR;
+}
+
 void check_config(std::vector<Finding>& out, const Config& config) {
     for (const auto& [name, setting] : config.origins) {
-        const auto& [value, source] = setting;
-        out.push_back({"config", name,
-                       (value.empty() ? "(unset)" : value) + "  [" + to_string(source) + "]"});
+        out.push_back(
+            {"config", name, effective(config, name) + "  [" + to_string(setting.second) + "]"});
     }
 }
 
@@ -84,6 +110,19 @@ void check_icds(std::vector<Finding>& out) {
         std::getline(in, library);
         out.push_back({"opencl", "icd " + e.path().filename().string(), library});
         ++found;
+    }
+    std::error_code sysfs_ec;
+    if (std::filesystem::exists(vendors / "intel.icd", sysfs_ec)) {
+        auto gpus = device_db::list_sysfs_gpus();
+        const bool intel_gpu =
+            gpus && std::any_of(gpus->gpus.begin(), gpus->gpus.end(),
+                                [](const auto& g) { return g.vendor_id == 0x8086; });
+        if (!intel_gpu) {
+            out.push_back({"opencl", "intel.icd",
+                           "installed, but sysfs shows no Intel GPU: it "
+                           "offers no device here",
+                           Level::note});
+        }
     }
     if (found == 0) {
         out.push_back({"opencl", "icd",

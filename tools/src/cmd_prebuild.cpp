@@ -290,8 +290,10 @@ Command prebuild_command() {
              "one ocloc target (Raptor Lake uses adl-s); each target is built once. A family\n"
              "the installed ocloc cannot target is named with its PCI ids and recorded in the\n"
              "pack's kcache_aot_coverage table as not_targetable: the runtime JITs there.\n"
-             "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n",
-             {{"output", Arity::Value, "PACK", "pack file to write (must not exist)"},
+             "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n"
+             "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
+             "<prefix>/share/kcache/packs.\n",
+             {{"output", Arity::Value, "PACK", "pack file to write (must not exist; *.kcpack)"},
               {"targets", Arity::Value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
               {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
               {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
