@@ -61,8 +61,8 @@ float run_scale(cl_context context, cl_device_id device, cl_program program, flo
         return std::nanf("");
     }
     cl_command_queue q = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-    cl_mem a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, in.data(),
-                              &err);
+    cl_mem a =
+        clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, in.data(), &err);
     cl_mem b = clCreateBuffer(context, CL_MEM_WRITE_ONLY, n * 4, nullptr, &err);
     clSetKernelArg(kernel, 0, sizeof(a), &a);
     clSetKernelArg(kernel, 1, sizeof(b), &b);
