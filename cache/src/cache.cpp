@@ -33,7 +33,7 @@ std::vector<std::filesystem::path> default_pack_dirs() {
         std::error_code ec;
         auto lib = std::filesystem::canonical(info.dli_fname, ec);
         if (!ec) {
-            dirs.push_back(lib.parent_path().parent_path() / "share" / "kcache" / "packs");
+            dirs.push_back((lib.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
         }
     }
     dirs.emplace_back(KCACHE_PACK_DIR);
