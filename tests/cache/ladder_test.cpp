@@ -9,6 +9,7 @@
 #include "cache_fixture.hpp"
 #include "kcache/cache/keys.hpp"
 #include "kcache/store/pack.hpp"
+#include "test_platform.hpp"
 
 namespace kcache::test {
 namespace {
@@ -241,11 +242,15 @@ TEST_F(Pocl, BadRequestsGetTypedErrors) {
     EXPECT_EQ(cache->program(context_, device_, SourceRequest{}).outcome().status,
               StatusCode::invalid_argument);
 
-    // A sub-device is a real device that is not in the root device's context.
+    // A sub-device is a real device that is not in the root device's context
+    // (GPU drivers without sub-devices: KCACHE_TEST_PLATFORM runs skip this part).
     cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
     cl_device_id subs[64] = {};
     cl_uint n = 0;
-    if (clCreateSubDevices(device_, props, 64, subs, &n) == CL_SUCCESS && n >= 1) {
+    if (test_platform_name() != "Portable Computing Language") {
+        std::fprintf(stderr, "sub-device mismatch case not run on %s\n",
+                     test_platform_name().c_str());
+    } else if (clCreateSubDevices(device_, props, 64, subs, &n) == CL_SUCCESS && n >= 1) {
         auto mismatch = cache->program(context_, subs[0], dot);
         EXPECT_EQ(mismatch.outcome().status, StatusCode::invalid_argument);
         EXPECT_NE(mismatch.outcome().message.find("does not belong"), std::string::npos);
