@@ -73,6 +73,49 @@ Result<Entry, Miss> get_locked(Store::Impl& s, const Key& key, const KeyFields* 
     return found.result;
 }
 
+// Lock held, inside an open transaction: inserts `info` with its blob unless
+// the key exists, writes pending hits back and evicts down to the bound.
+sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const Checksum& checksum,
+                                  const Encoded& encoded) {
+    auto insert = s.db.cached(rows::kInsertEntry);
+    if (!insert.ok()) {
+        return fail(insert.error());
+    }
+    if (auto b = rows::bind_entry(*insert.value(), info, checksum); !b.ok()) {
+        return fail(b.error());
+    }
+    auto row = insert.value()->step();
+    if (!row.ok()) {
+        return fail(row.error());
+    }
+    if (!row.value()) {
+        return PutResult{info.key, PutOutcome::AlreadyPresent};
+    }
+    const std::int64_t id = insert.value()->int64(0);
+    if (auto r = insert.value()->step(); !r.ok()) {  // finishes the RETURNING clause
+        return fail(r.error());
+    }
+    auto blob = s.db.cached(rows::kInsertBlob);
+    if (!blob.ok()) {
+        return fail(blob.error());
+    }
+    auto st = blob.value()->bind_all(id, std::span<const std::uint8_t>(encoded.data));
+    if (st.ok()) {
+        st = blob.value()->run();
+    }
+    if (st.ok()) {
+        st = s.write_pending();
+    }
+    if (!st.ok()) {
+        return fail(st.error());
+    }
+    auto evicted = s.evict_to(s.policy.max_bytes, info.key.hex());
+    if (!evicted.ok()) {
+        return fail(evicted.error());
+    }
+    return PutResult{info.key, PutOutcome::Stored, evicted.value()};
+}
+
 }  // namespace
 
 Result<Entry, Miss> Store::get(const KeyFields& fields) {
@@ -97,7 +140,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     info.fields = normalized(fields);
     info.key = make_key(info.fields);
     info.provenance = provenance;
-    Encoded encoded = encode(bytes, impl_->policy.zstd_level);
+    const Encoded encoded = encode(bytes, impl_->policy.zstd_level);
     const Checksum checksum = checksum_of(bytes);
     info.codec = encoded.codec;
     info.raw_size = bytes.size();
@@ -108,8 +151,6 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
                                                 " stored bytes exceeds the store's bound of " +
                                                 std::to_string(impl_->policy.max_bytes)});
     }
-    const std::string key_hex = info.key.hex();
-
     std::lock_guard lock(impl_->mu);
     Impl& s = *impl_;
     auto done = sql::with_retry(s.retry, [&]() -> sql::Res<PutResult> {
@@ -118,52 +159,18 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         if (!txn.ok()) {
             return fail(txn.error());
         }
-        auto insert = s.db.cached(rows::kInsertEntry);
-        if (!insert.ok()) {
-            return fail(insert.error());
-        }
-        if (auto b = rows::bind_entry(*insert.value(), info, checksum); !b.ok()) {
-            return fail(b.error());
-        }
-        auto row = insert.value()->step();
-        if (!row.ok()) {
-            return fail(row.error());
-        }
-        PutResult result{info.key, row.value() ? PutOutcome::Stored : PutOutcome::AlreadyPresent};
-        if (result.outcome == PutOutcome::Stored) {
-            std::int64_t id = insert.value()->int64(0);
-            if (auto r = insert.value()->step(); !r.ok()) {  // finish RETURNING
-                return fail(r.error());
+        auto result = insert_locked(s, info, checksum, encoded);
+        if (result.ok()) {
+            if (auto c = txn->commit(); !c.ok()) {
+                return fail(c.error());
             }
-            auto blob = s.db.cached(rows::kInsertBlob);
-            if (!blob.ok()) {
-                return fail(blob.error());
-            }
-            auto st = blob.value()->bind_all(id, std::span<const std::uint8_t>(encoded.data));
-            if (st.ok()) {
-                st = blob.value()->run();
-            }
-            if (!st.ok()) {
-                return fail(st.error());
-            }
-            if (auto w = s.write_pending(); !w.ok()) {
-                return fail(w.error());
-            }
-            auto evicted = s.evict_to(s.policy.max_bytes, key_hex);
-            if (!evicted.ok()) {
-                return fail(evicted.error());
-            }
-            result.evicted = evicted.value();
-        }
-        if (auto c = txn->commit(); !c.ok()) {
-            return fail(c.error());
         }
         return result;
     });
     if (!done.ok()) {
         return fail(s.error(done.error()));
     }
-    if (done->outcome == PutOutcome::Stored) {
+    if (done->outcome == PutOutcome::Stored) {  // pending hits went out with it
         s.touches.clear();
         s.pending = TierStats{"user", 0, {}};
         s.last_flush_ms = s.now();
