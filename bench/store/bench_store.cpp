@@ -27,9 +27,16 @@ namespace {
 
 constexpr std::size_t kEntryBytes = 100 * 1024;
 
+const ks::Bytes& executable_bytes() {
+    static const ks::Bytes all = [] {
+        std::ifstream in("/proc/self/exe", std::ios::binary);
+        return ks::Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }();
+    return all;
+}
+
 ks::Bytes payload(std::size_t n, std::size_t offset) {
-    std::ifstream in("/proc/self/exe", std::ios::binary);
-    ks::Bytes all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const ks::Bytes& all = executable_bytes();
     if (all.size() < n + 64 * 1024) {
         throw std::runtime_error("executable too small for the payload");
     }

@@ -2,8 +2,12 @@
 // it, opened read-only when it cannot be written. Permission checks do not
 // bite for root, so those cases run in a child dropped to uid "nobody".
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "store_fixture.hpp"
 
@@ -141,4 +145,50 @@ TEST_F(Store, ReadOnlyDatabaseFileOpensReadOnly) {
                    : "";
     });
     EXPECT_EQ(report, "");
+}
+
+namespace {
+
+// A tmpfs mounted for the test; detached on destruction.
+struct TmpfsMount {
+    fs::path at;
+    bool mounted = false;
+    explicit TmpfsMount(fs::path where) : at(std::move(where)) {
+        fs::create_directory(at);
+        mounted = ::mount("kcache-test", at.c_str(), "tmpfs", 0, "size=16m,mode=0700") == 0;
+    }
+    ~TmpfsMount() {
+        if (mounted) {
+            ::umount2(at.c_str(), MNT_DETACH);
+        }
+    }
+};
+
+}  // namespace
+
+TEST_F(Store, ReadOnlyFileSystemOpensReadOnly) {
+    TmpfsMount mnt(dir() / "mnt");
+    ASSERT_TRUE(mnt.mounted) << "mount tmpfs: " << std::strerror(errno)
+                             << " (this test needs root with CAP_SYS_ADMIN, as CI has)";
+    const fs::path cache = mnt.at / "cache";
+    {
+        auto store = ks::Store::open(cache);
+        ASSERT_TRUE(store.ok()) << store.error().message;
+        ASSERT_TRUE(store->put(sample_fields(1), binary_like(3000, 1), test_provenance()).ok());
+    }
+    ASSERT_EQ(::mount(nullptr, mnt.at.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr), 0)
+        << std::strerror(errno);
+    ASSERT_NE(::access(cache.c_str(), W_OK), 0);
+    ASSERT_EQ(errno, EROFS);
+    LogCapture log;
+    auto store = ks::Store::open(cache);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    EXPECT_EQ(store->mode(), ks::OpenMode::ReadOnly);
+    EXPECT_TRUE(log.contains("opened read-only"));
+    auto got = store->get(sample_fields(1));
+    ASSERT_TRUE(got.ok()) << got.error().detail;
+    EXPECT_EQ(got->bytes, binary_like(3000, 1));
+    auto put = store->put(sample_fields(2), binary_like(10, 2), test_provenance());
+    ASSERT_FALSE(put.ok());
+    EXPECT_EQ(put.error().code, ks::StoreErrc::ReadOnly);
 }
