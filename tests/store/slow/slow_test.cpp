@@ -194,3 +194,29 @@ TEST_F(Slow, StoreKeepsEveryReturnedPutWhenWritersAreKilled) {
     EXPECT_GT(confirmed, static_cast<std::size_t>(kRounds)) << "too few puts to prove anything";
     std::printf("crash test: %d children killed, %zu returned puts verified\n", killed, confirmed);
 }
+
+TEST_F(Slow, StoreCreatedByEightProcessesAtOnce) {
+    if (kt::child_role() == "creator") {
+        ASSERT_TRUE(kt::wait_for_start_gate());
+        auto store = ks::Store::open(kt::child_env("STORE"));
+        ASSERT_TRUE(store.ok()) << store.error().message;
+        const int i = kt::child_index();
+        auto put = store->put(sample_fields(i), binary_like(1000, i), test_provenance());
+        ASSERT_TRUE(put.ok()) << put.error().message;
+        return;
+    }
+    // No store yet: every child races to create the directory and schema.
+    auto group = ChildGroup::spawn(8, "creator", {{"STORE", store_dir().string()}});
+    group.release();
+    for (const auto& r : group.wait_all(std::chrono::seconds(60))) {
+        ASSERT_TRUE(r.ok()) << r.describe();
+    }
+    auto store = open_store();
+    for (int i = 0; i < 8; ++i) {
+        auto got = store.get(sample_fields(i));
+        ASSERT_TRUE(got.ok()) << i << ": " << got.error().detail;
+        EXPECT_EQ(got->bytes, binary_like(1000, i));
+    }
+    EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "2");
+}
