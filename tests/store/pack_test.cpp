@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "store_fixture.hpp"
 
 using kcache::test::binary_like;
@@ -175,6 +177,10 @@ TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
     auto imported = store.import_pack(pack);
     ASSERT_FALSE(imported.ok());
     EXPECT_EQ(imported.error().code, ks::StoreErrc::SchemaTooNew);
-    auto garbage = ks::Pack::open(dir() / "missing.kcpack");
-    EXPECT_FALSE(garbage.ok());
+    auto missing = ks::Pack::open(dir() / "missing.kcpack");
+    EXPECT_FALSE(missing.ok());
+    std::ofstream(dir() / "garbage.kcpack") << std::string(8192, 'x');
+    auto garbage = ks::Pack::open(dir() / "garbage.kcpack");
+    ASSERT_FALSE(garbage.ok());
+    EXPECT_EQ(garbage.error().code, ks::StoreErrc::Corrupt) << garbage.error().message;
 }

@@ -55,6 +55,15 @@ TEST_F(Store, EmptyAndIncompressibleEntriesRoundTrip) {
     EXPECT_EQ(got->bytes, noise);
 }
 
+TEST_F(Store, EntryPointNamesWithWhitespaceAreRefused) {
+    auto store = open_store();
+    ks::KeyFields f = sample_fields(1);
+    f.entry_points = {"conv 2d"};
+    auto put = store.put(f, binary_like(10, 1), test_provenance());
+    ASSERT_FALSE(put.ok());
+    EXPECT_EQ(put.error().code, ks::StoreErrc::InvalidArgument);
+}
+
 TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
     auto store = open_store();
     ASSERT_TRUE(store.put(sample_fields(1), binary_like(1000, 1), test_provenance()).ok());

@@ -152,6 +152,13 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     if (auto w = impl_->require_writable(); !w.ok()) {
         return fail(w.error());
     }
+    for (const auto& name : fields.entry_points) {
+        // The column keeps names space-separated; kernel names are identifiers anyway.
+        if (name.empty() || name.find_first_of(" \t\n\r\f\v") != std::string::npos) {
+            return fail(StoreError{StoreErrc::InvalidArgument,
+                                   "entry point name '" + name + "' is empty or has whitespace"});
+        }
+    }
     // Compress and hash before taking any lock: the write transaction stays short.
     EntryInfo info;
     info.fields = normalized(fields);
