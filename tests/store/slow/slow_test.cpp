@@ -41,6 +41,12 @@ ks::Bytes crash_payload(int round, int child, int seq) {
                        static_cast<std::uint64_t>(round * 1'000'003 + child * 10'007 + seq));
 }
 
+// Whether the trigger-kept totals agree with the rows (1) after every crash.
+constexpr const char* kTotalsConsistent =
+    "SELECT (SELECT entries FROM totals) = (SELECT count(*) FROM entries) AND "
+    "(SELECT stored_bytes FROM totals) = (SELECT coalesce(sum(length(data)), 0) FROM blobs) AND "
+    "(SELECT count(*) FROM blobs) = (SELECT count(*) FROM entries)";
+
 }  // namespace
 
 TEST_F(Slow, StoreRoundTripsAThousandEntriesOfRandomSize) {
@@ -136,6 +142,7 @@ TEST_F(Slow, StoreSharedByEightProcessesStaysConsistent) {
         EXPECT_EQ(got->bytes, binary_like(shared_size(i), i)) << i;
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(raw_sql(db_path(), kTotalsConsistent), "1");
 }
 
 // Child role "writer": puts new entries forever, reporting each one after
@@ -175,6 +182,7 @@ TEST_F(Slow, StoreKeepsEveryReturnedPutWhenWritersAreKilled) {
         group.kill_all(SIGKILL);
         auto results = group.wait_all(std::chrono::seconds(30));
         ASSERT_EQ(raw_sql(db_path(), "PRAGMA integrity_check"), "ok") << "round " << round;
+        ASSERT_EQ(raw_sql(db_path(), kTotalsConsistent), "1") << "round " << round;
         auto store = open_store();
         for (int c = 0; c < kWriters; ++c) {
             const auto& r = results[c];
