@@ -39,7 +39,8 @@ const Conv2dShape kConvShapes[] = {
      .s = 3,
      .pad_h = 1,
      .pad_w = 1,
-     .groups = 3},  // depthwise
+     .groups = 3},                                             // depthwise
+    {.n = 0, .c = 2, .h = 4, .w = 4, .k = 2, .r = 3, .s = 3},  // an empty batch
 };
 
 void check_conv2d(Context& ctx, DType dtype, Activation act, Backend want) {

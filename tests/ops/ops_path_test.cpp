@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <algorithm>
+#include <thread>
 
 #include "ops_fixture.hpp"
 
@@ -139,6 +139,27 @@ TEST_F(Ops, BackgroundModeRunsOnTheCpuUntilTheCompileLands) {
     const Path warm = data.run(ctx, DType::f32);
     EXPECT_EQ(warm.backend, Backend::device) << warm.describe();
     EXPECT_EQ(warm.rung, Rung::user_store) << warm.describe();
+}
+
+// Threads share one Context: one of them compiles (the others wait for that
+// compile or hit it in process) and every result is right.
+TEST_F(Ops, ThreadsShareOneContext) {
+    Context ctx = device_context();
+    DotData data;
+    std::vector<Path> paths(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < paths.size(); ++t) {
+        threads.emplace_back([&, t] { paths[t] = data.run(ctx, DType::f16); });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    int compiled = 0;
+    for (const Path& path : paths) {
+        EXPECT_EQ(path.backend, Backend::device) << path.describe();
+        compiled += path.rung == Rung::jit ? 1 : 0;
+    }
+    EXPECT_GE(compiled, 1);
 }
 
 TEST_F(Ops, CpuOnlyContextSaysThereIsNoDevice) {
