@@ -136,9 +136,10 @@ int bench(const Device& d, const std::filesystem::path& root) {
         }
     }
     if (!overshoot.empty()) {
-        std::printf("watchdog overshoot past a 2000 ms deadline: median %.1f ms, max %.1f ms (%zu)\n",
-                    median(overshoot), *std::max_element(overshoot.begin(), overshoot.end()),
-                    overshoot.size());
+        std::printf(
+            "watchdog overshoot past a 2000 ms deadline: median %.1f ms, max %.1f ms (%zu)\n",
+            median(overshoot), *std::max_element(overshoot.begin(), overshoot.end()),
+            overshoot.size());
     }
     return 0;
 }
@@ -157,8 +158,8 @@ int check_hits(const Device& d) {
             ++unsupported;
             continue;
         }
-        kcache::KernelRequest req{v.kernel, {v.params.begin(), v.params.end()}, {},
-                                  kcache::Mode::fail_fast};
+        kcache::KernelRequest req{
+            v.kernel, {v.params.begin(), v.params.end()}, {}, kcache::Mode::fail_fast};
         auto p = cache->program(d.context, d.device, req);
         if (p.ok() && p.outcome().rung == kcache::Rung::user_store) {
             ++hits;
@@ -168,8 +169,8 @@ int check_hits(const Device& d) {
                         p.outcome().message.c_str());
         }
     }
-    std::printf("second process: %d hits, %d misses, %d unsupported on this device\n", hits,
-                misses, unsupported);
+    std::printf("second process: %d hits, %d misses, %d unsupported on this device\n", hits, misses,
+                unsupported);
     return misses == 0 && hits > 0 ? 0 : 1;
 }
 
