@@ -16,7 +16,9 @@ namespace {
 
 thread_local std::string t_last_error;
 
-kcache_status to_c(kcache::StatusCode s) { return static_cast<kcache_status>(static_cast<int>(s)); }
+kcache_status to_c(kcache::StatusCode s) {
+    return static_cast<kcache_status>(static_cast<int>(s));
+}
 
 kcache_status report(kcache::StatusCode s, const std::string& message) {
     t_last_error = s == kcache::StatusCode::ok ? std::string() : message;
@@ -58,7 +60,9 @@ std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
     return std::chrono::milliseconds(ms);
 }
 
-bool valid_mode(kcache_mode m) { return m >= KCACHE_MODE_BLOCKING && m <= KCACHE_MODE_BACKGROUND; }
+bool valid_mode(kcache_mode m) {
+    return m >= KCACHE_MODE_BLOCKING && m <= KCACHE_MODE_BACKGROUND;
+}
 
 void fill_info(kcache_info* info, const kcache::Outcome& o) {
     if (info != nullptr) {
@@ -129,8 +133,7 @@ kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
                                         cl_device_id device, const char* source,
                                         const char* options, const char* const* entry_points,
                                         size_t n_entry_points, uint32_t deadline_ms,
-                                        kcache_mode mode, cl_program* out,
-                                        kcache_info* info) try {
+                                        kcache_mode mode, cl_program* out, kcache_info* info) try {
     if (cache == nullptr || out == nullptr || source == nullptr ||
         (n_entry_points > 0 && entry_points == nullptr)) {
         return invalid("kcache_get_program_source: cache, source and out must not be NULL");
@@ -194,26 +197,28 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
         return invalid("kcache_get_stats: cache and out must not be NULL");
     }
     auto s = cache->cache->stats();
-    *out = kcache_stats{s.entries,      s.raw_bytes,    s.stored_bytes,    s.evictions,
-                        s.corruptions,  s.in_process_hits, s.store_hits,   s.pack_hits,
-                        s.aot_hits,     s.failure_hits, s.jit_compiles,    s.jit_failures};
+    *out = kcache_stats{s.entries,     s.raw_bytes,       s.stored_bytes, s.evictions,
+                        s.corruptions, s.in_process_hits, s.store_hits,   s.pack_hits,
+                        s.aot_hits,    s.failure_hits,    s.jit_compiles, s.jit_failures};
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
     return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");
 }
 
-const char* kcache_last_error(void) { return t_last_error.c_str(); }
+const char* kcache_last_error(void) {
+    return t_last_error.c_str();
+}
 
 const char* kcache_status_name(kcache_status status) {
     static const char* names[] = {
-        "KCACHE_OK",           "KCACHE_NOT_CACHED",      "KCACHE_NOT_READY",
-        "KCACHE_TIMEOUT",      "KCACHE_CRASHED",         "KCACHE_BUILD_ERROR",
-        "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL",  "KCACHE_INVALID_ARGUMENT",
-        "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",    "KCACHE_STORE_ERROR",
+        "KCACHE_OK",           "KCACHE_NOT_CACHED",     "KCACHE_NOT_READY",
+        "KCACHE_TIMEOUT",      "KCACHE_CRASHED",        "KCACHE_BUILD_ERROR",
+        "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL", "KCACHE_INVALID_ARGUMENT",
+        "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",   "KCACHE_STORE_ERROR",
         "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR"};
     int i = static_cast<int>(status);
     return i >= 0 && i < static_cast<int>(sizeof(names) / sizeof(names[0])) ? names[i]
-                                                                             : "KCACHE_UNKNOWN";
+                                                                            : "KCACHE_UNKNOWN";
 }
 
 }  // extern "C"

@@ -33,7 +33,7 @@ std::vector<std::filesystem::path> default_pack_dirs() {
         std::error_code ec;
         auto lib = std::filesystem::canonical(info.dli_fname, ec);
         if (!ec) {
-            dirs.push_back(lib.parent_path().parent_path() / "share" / "kcache" / "packs");
+            dirs.push_back((lib.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
         }
     }
     dirs.emplace_back(KCACHE_PACK_DIR);
@@ -89,16 +89,22 @@ Program::~Program() {
         clReleaseProgram(program_);
     }
 }
-cl_program Program::release() { return std::exchange(program_, nullptr); }
+cl_program Program::release() {
+    return std::exchange(program_, nullptr);
+}
 
 Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j)
     : config(std::move(c)), db(std::move(d)), tiers(std::move(t)), jit(std::move(j)) {}
 
-Cache::Impl::~Impl() { join_workers(); }
+Cache::Impl::~Impl() {
+    join_workers();
+}
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Cache::~Cache() = default;
-const Config& Cache::config() const { return impl_->config; }
+const Config& Cache::config() const {
+    return impl_->config;
+}
 
 std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
     Outcome local;
@@ -126,10 +132,10 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
         jc.helper_path = config.jit_helper;
         auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers), jc);
         Impl* raw = impl.get();
-        impl->jit = compiler::JitCompiler(
-            compiler::JitConfig{jc.helper_path.empty() ? compiler::default_helper_path()
-                                                       : jc.helper_path,
-                                {}, [raw](pid_t pid) { track_helper_start(*raw, pid); }});
+        impl->jit = compiler::JitCompiler(compiler::JitConfig{
+            jc.helper_path.empty() ? compiler::default_helper_path() : jc.helper_path,
+            {},
+            [raw](pid_t pid) { track_helper_start(*raw, pid); }});
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {
@@ -178,8 +184,9 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
     }
     auto quirks = impl.db.quirks_for(id);
     if (quirks.deny) {
-        return failed(StatusCode::unsupported, "device denied by quirk rule " +
-                                               (quirks.rules.empty() ? "" : quirks.rules[0]->id));
+        return failed(
+            StatusCode::unsupported,
+            "device denied by quirk rule " + (quirks.rules.empty() ? "" : quirks.rules[0]->id));
     }
     if (quirks.jit_timeout_ms) {
         budget = std::min(budget, std::chrono::milliseconds(*quirks.jit_timeout_ms));
@@ -236,8 +243,7 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
         if (!rendered) {
             return failed_program(StatusCode::invalid_argument, rendered.error().message);
         }
-        plan.input = {variant->id(), rendered->source, rendered->options,
-                      rendered->entry_points};
+        plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
         plan.warmup_local_size = rendered->local_size;
         finish(*impl_, plan, id);
         return impl_->run_ladder(context, device, plan);
@@ -271,8 +277,7 @@ Binary Cache::binary(cl_context context, cl_device_id device, const KernelReques
         return b;
     }
     std::size_t size = 0;
-    cl_int err =
-        clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
+    cl_int err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
     if (err != CL_SUCCESS || size == 0) {
         b.outcome.status = StatusCode::device_error;
         b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed";

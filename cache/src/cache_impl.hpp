@@ -81,7 +81,8 @@ struct Cache::Impl {
                                                   Plan& plan, Outcome& out);
 
     // flight.cpp
-    std::shared_future<Compiled> start_compile(const Plan& plan, const device_db::DeviceIdentity& id);
+    std::shared_future<Compiled> start_compile(const Plan& plan,
+                                               const device_db::DeviceIdentity& id);
     Compiled compile_now(const Plan& plan, const compiler::JitRequest& request);
     void join_workers();
 };

@@ -61,8 +61,8 @@ Result<ProgramRef, std::string> program_from_binary(cl_context context, cl_devic
     ProgramRef program(
         clCreateProgramWithBinary(context, 1, &device, &size, &data, &bin_status, &err));
     if (!program || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
-        return fail("clCreateProgramWithBinary rejected the binary (status " +
-                    std::to_string(err) + ", binary status " + std::to_string(bin_status) + ")");
+        return fail("clCreateProgramWithBinary rejected the binary (status " + std::to_string(err) +
+                    ", binary status " + std::to_string(bin_status) + ")");
     }
     err = clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {

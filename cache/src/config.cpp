@@ -120,9 +120,12 @@ struct Setting {
     const char* env;
 };
 constexpr Setting kSettings[] = {
-    {"dir", "KCACHE_DIR"},           {"max_size", "KCACHE_MAX_SIZE"},
-    {"jit_timeout_ms", "KCACHE_JIT_TIMEOUT_MS"}, {"disable", "KCACHE_DISABLE"},
-    {"readonly", "KCACHE_READONLY"}, {"packs", "KCACHE_PACKS"},
+    {"dir", "KCACHE_DIR"},
+    {"max_size", "KCACHE_MAX_SIZE"},
+    {"jit_timeout_ms", "KCACHE_JIT_TIMEOUT_MS"},
+    {"disable", "KCACHE_DISABLE"},
+    {"readonly", "KCACHE_READONLY"},
+    {"packs", "KCACHE_PACKS"},
     {"jit_path", "KCACHE_JIT_PATH"},
 };
 

@@ -66,7 +66,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
     auto lock = service::KeyLock::acquire(config.dir, plan.key.hex(), plan.deadline);
     if (!lock && lock.error() == service::LockError::timed_out) {
         return compile_error(StatusCode::timeout,
-                                  "another process was compiling this key when the deadline passed");
+                             "another process was compiling this key when the deadline passed");
     }
     store::Store* user = tiers.user();
     if (user != nullptr) {  // another process may have finished while we waited
@@ -152,18 +152,19 @@ std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
         return true;
     });
     workers.push_back(Worker{std::thread([this, plan, req = std::move(req), promise] {
-        Compiled c;
-        try {
-            c = compile_now(plan, req);
-        } catch (const std::exception& e) {
-            c = compile_error(StatusCode::internal_error, e.what());
-        }
-        {
-            std::lock_guard g2(mu);
-            inflight.erase(plan.key);
-        }
-        promise->set_value(std::move(c));
-    }), fut});
+                                 Compiled c;
+                                 try {
+                                     c = compile_now(plan, req);
+                                 } catch (const std::exception& e) {
+                                     c = compile_error(StatusCode::internal_error, e.what());
+                                 }
+                                 {
+                                     std::lock_guard g2(mu);
+                                     inflight.erase(plan.key);
+                                 }
+                                 promise->set_value(std::move(c));
+                             }),
+                             fut});
     return fut;
 }
 

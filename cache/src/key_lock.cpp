@@ -32,8 +32,8 @@ Result<KeyLock, LockError> KeyLock::acquire(const std::filesystem::path& store_d
         if (now >= deadline) {
             return fail(LockError::timed_out);
         }
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            pause, deadline - now));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
         pause = std::min(pause * 2, std::chrono::milliseconds(20));
     }
 }

@@ -27,7 +27,8 @@ store::KeyFields input_fields(const CompileInput& input) {
 
 }  // namespace
 
-store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device, const CompileInput& input) {
+store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device,
+                                const CompileInput& input) {
     store::KeyFields f = input_fields(input);
     f.target_format = "native";
     f.vendor_id = device.vendor_id;

@@ -8,6 +8,8 @@
 namespace kcache {
 namespace {
 
+constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
+
 Rung rung_of(const store::Tier& tier) {
     return tier.kind == store::Tier::Kind::User ? Rung::user_store : Rung::pack;
 }
@@ -35,17 +37,19 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
     return *id;
 }
 
-std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context,
-                                                           cl_device_id device, Plan& plan,
-                                                           Outcome& out) {
+std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, cl_device_id device,
+                                                           Plan& plan, Outcome& out) {
     store::Store* user = tiers.user();
     auto hit = tiers.get(plan.fields);
     if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::Passed) {
         out.misses.emplace_back(rung_of(hit->tier),
                                 "entry not verified on the device (quirk verify_before_use)");
     } else if (hit) {
-        auto prog = service::program_from_binary(context, device, hit->entry.bytes,
-                                                 plan.input.options);
+        if (hit->tier.kind == store::Tier::Kind::Pack) {
+            out.misses.emplace_back(Rung::user_store, "missed (a pack had the entry)");
+        }
+        auto prog =
+            service::program_from_binary(context, device, hit->entry.bytes, plan.input.options);
         if (prog) {
             out.rung = rung_of(hit->tier);
             (out.rung == Rung::user_store ? counters.store : counters.pack)++;
@@ -73,8 +77,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context,
         out.misses.emplace_back(Rung::aot, "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
-    auto prog =
-        service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
+    auto prog = service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
     if (!prog) {
         out.misses.emplace_back(Rung::aot, "driver rejected the AOT binary for " +
                                                *plan.aot_target + ": " + prog.error());
@@ -148,7 +151,9 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             out.message = "compiling in the background; ask again later";
             return p;
         }
-        if (fut.wait_until(plan.deadline) != std::future_status::ready) {
+        // The watchdog kills the helper at the deadline; the grace lets the
+        // compile's own outcome (and its failure record) land first.
+        if (fut.wait_until(plan.deadline + kWatchdogGrace) != std::future_status::ready) {
             out.status = StatusCode::timeout;
             out.rung = Rung::jit;
             out.message = "deadline passed while a shared compile was still running";

@@ -86,10 +86,19 @@ std::string default_helper_path() {
     if (const char* env = std::getenv("KCACHE_JIT_PATH"); env && *env) {
         return env;
     }
-    const auto beside = own_directory() / "kcache-jit";
+    const auto here = own_directory();
+    const auto beside = here / "kcache-jit";
     if (::access(beside.c_str(), X_OK) == 0) {
         return beside.string();
     }
+#ifdef KCACHE_JIT_RELATIVE_PATH
+    // An installed tree moved elsewhere (a staging root, an unpacked .deb):
+    // the helper sits at the same place relative to the library.
+    const auto relative = (here / KCACHE_JIT_RELATIVE_PATH).lexically_normal();
+    if (::access(relative.c_str(), X_OK) == 0) {
+        return relative.string();
+    }
+#endif
     return KCACHE_JIT_INSTALL_PATH;
 }
 

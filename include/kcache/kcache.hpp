@@ -67,13 +67,13 @@ const char* to_string(Source s);
 // then the config file ($KCACHE_CONFIG, else $XDG_CONFIG_HOME/kcache/config,
 // lines `key = value`), then defaults.
 struct Config {
-    std::filesystem::path dir;                          // KCACHE_DIR
-    std::uint64_t max_bytes = 1ull << 30;               // KCACHE_MAX_SIZE (bytes; K/M/G suffix)
-    std::chrono::milliseconds jit_timeout{120'000};     // KCACHE_JIT_TIMEOUT_MS: default deadline
-    bool disabled = false;                              // KCACHE_DISABLE (0/1/true/false)
-    bool read_only = false;                             // KCACHE_READONLY
-    std::vector<std::filesystem::path> packs;           // KCACHE_PACKS (':'-separated files/dirs)
-    std::string jit_helper;                             // KCACHE_JIT_PATH (kcache-jit)
+    std::filesystem::path dir;                       // KCACHE_DIR
+    std::uint64_t max_bytes = 1ull << 30;            // KCACHE_MAX_SIZE (bytes; K/M/G suffix)
+    std::chrono::milliseconds jit_timeout{120'000};  // KCACHE_JIT_TIMEOUT_MS: default deadline
+    bool disabled = false;                           // KCACHE_DISABLE (0/1/true/false)
+    bool read_only = false;                          // KCACHE_READONLY
+    std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
+    std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 
@@ -86,8 +86,8 @@ struct Outcome {
     StatusCode status = StatusCode::internal_error;
     Rung rung = Rung::none;
     std::vector<std::pair<Rung, std::string>> misses;  // in ladder order
-    std::string message;                                 // for people; build log on build_error
-    std::string key;                                     // hex cache key ("" before it is known)
+    std::string message;                               // for people; build log on build_error
+    std::string key;                                   // hex cache key ("" before it is known)
     std::chrono::microseconds total{0};
     std::chrono::microseconds compile{0};  // helper wall time when a JIT ran
 };

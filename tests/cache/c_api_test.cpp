@@ -32,21 +32,21 @@ TEST_F(CApi, NullArgumentsAreInvalidNotFatal) {
     EXPECT_EQ(kcache_get_program(cache, context_, device_, nullptr, nullptr, 0,
                                  KCACHE_MODE_BLOCKING, &prog, nullptr),
               KCACHE_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_program(cache, nullptr, device_, "dot", nullptr, 0,
-                                 KCACHE_MODE_BLOCKING, &prog, nullptr),
+    EXPECT_EQ(kcache_get_program(cache, nullptr, device_, "dot", nullptr, 0, KCACHE_MODE_BLOCKING,
+                                 &prog, nullptr),
               KCACHE_INVALID_ARGUMENT);
     EXPECT_EQ(prog, nullptr);  // cleared on failure
-    EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", "dtype", 0,
-                                 KCACHE_MODE_BLOCKING, &prog, nullptr),
+    EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", "dtype", 0, KCACHE_MODE_BLOCKING,
+                                 &prog, nullptr),
               KCACHE_INVALID_ARGUMENT);
     EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", nullptr, 0,
                                  static_cast<kcache_mode>(42), &prog, nullptr),
               KCACHE_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_program(cache, context_, device_, "nope", nullptr, 0,
-                                 KCACHE_MODE_BLOCKING, &prog, nullptr),
+    EXPECT_EQ(kcache_get_program(cache, context_, device_, "nope", nullptr, 0, KCACHE_MODE_BLOCKING,
+                                 &prog, nullptr),
               KCACHE_UNKNOWN_KERNEL);
-    EXPECT_EQ(kcache_get_program_source(cache, context_, device_, nullptr, nullptr, nullptr, 0,
-                                        0, KCACHE_MODE_BLOCKING, &prog, nullptr),
+    EXPECT_EQ(kcache_get_program_source(cache, context_, device_, nullptr, nullptr, nullptr, 0, 0,
+                                        KCACHE_MODE_BLOCKING, &prog, nullptr),
               KCACHE_INVALID_ARGUMENT);
     EXPECT_EQ(kcache_get_stats(cache, nullptr), KCACHE_INVALID_ARGUMENT);
     EXPECT_STREQ(kcache_status_name(KCACHE_TIMEOUT), "KCACHE_TIMEOUT");
@@ -106,8 +106,8 @@ TEST_F(CApi, DisabledTellsTheCallerToBuildItself) {
     kcache_cache* cache = nullptr;
     ASSERT_EQ(kcache_open(&cache), KCACHE_OK) << kcache_last_error();
     cl_program prog = nullptr;
-    EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", nullptr, 0,
-                                 KCACHE_MODE_BLOCKING, &prog, nullptr),
+    EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", nullptr, 0, KCACHE_MODE_BLOCKING,
+                                 &prog, nullptr),
               KCACHE_DISABLED);
     kcache_close(cache);
 }

@@ -1,5 +1,7 @@
 #include "cache_fixture.hpp"
 
+#include "test_platform.hpp"
+
 #include <cmath>
 #include <vector>
 
@@ -11,7 +13,17 @@ cl_context CacheTest::context_ = nullptr;
 
 void CacheTest::SetUpTestSuite() {
     use_private_pocl_cache();
-    ASSERT_EQ(clGetPlatformIDs(1, &platform_, nullptr), CL_SUCCESS);
+    cl_platform_id platforms[16] = {};
+    cl_uint n = 0;
+    ASSERT_EQ(clGetPlatformIDs(16, platforms, &n), CL_SUCCESS);
+    for (cl_uint i = 0; i < n && platform_ == nullptr; ++i) {
+        char name[256] = {};
+        clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
+        if (std::string(name).find(test_platform_name()) != std::string::npos) {
+            platform_ = platforms[i];
+        }
+    }
+    ASSERT_NE(platform_, nullptr) << "no OpenCL platform named " << test_platform_name();
     ASSERT_EQ(clGetDeviceIDs(platform_, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
     cl_int err = CL_SUCCESS;
     context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
@@ -61,8 +73,8 @@ float run_scale(cl_context context, cl_device_id device, cl_program program, flo
         return std::nanf("");
     }
     cl_command_queue q = clCreateCommandQueueWithProperties(context, device, nullptr, &err);
-    cl_mem a = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, in.data(),
-                              &err);
+    cl_mem a =
+        clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, in.data(), &err);
     cl_mem b = clCreateBuffer(context, CL_MEM_WRITE_ONLY, n * 4, nullptr, &err);
     clSetKernelArg(kernel, 0, sizeof(a), &a);
     clSetKernelArg(kernel, 1, sizeof(b), &b);

@@ -53,9 +53,8 @@ TEST_F(Slow, FourProcessesOneKeyOneCompile) {
         auto cache = Cache::open(c, &o);
         ASSERT_TRUE(cache) << o.message;
         auto p = cache->program(context_, device_, medium_request());
-        report_line(std::string(to_string(p.outcome().status)) + " " +
-                    to_string(p.outcome().rung) + " " +
-                    std::to_string(cache->stats().jit_compiles));
+        report_line(std::string(to_string(p.outcome().status)) + " " + to_string(p.outcome().rung) +
+                    " " + std::to_string(cache->stats().jit_compiles));
         return;
     }
     auto group = ChildGroup::spawn(4, "requester", {{"STORE_DIR", (dir() / "shared").string()}});

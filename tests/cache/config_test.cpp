@@ -16,9 +16,9 @@ class ConfigTest : public TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
-        for (const char* v : {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS",
-                              "KCACHE_DISABLE", "KCACHE_READONLY", "KCACHE_PACKS",
-                              "KCACHE_JIT_PATH", "KCACHE_CONFIG"}) {
+        for (const char* v :
+             {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
+              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
@@ -51,10 +51,14 @@ TEST_F(ConfigTest, EnvironmentBeatsFileBeatsDefault) {
 
 TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
     const std::pair<const char*, const char*> bad[] = {
-        {"KCACHE_MAX_SIZE", "lots"},        {"KCACHE_MAX_SIZE", "0"},
-        {"KCACHE_MAX_SIZE", "99999999999G"}, {"KCACHE_JIT_TIMEOUT_MS", "-5"},
-        {"KCACHE_JIT_TIMEOUT_MS", "2K"},     {"KCACHE_DISABLE", "maybe"},
-        {"KCACHE_READONLY", "2"},            {"KCACHE_DIR", ""},
+        {"KCACHE_MAX_SIZE", "lots"},
+        {"KCACHE_MAX_SIZE", "0"},
+        {"KCACHE_MAX_SIZE", "99999999999G"},
+        {"KCACHE_JIT_TIMEOUT_MS", "-5"},
+        {"KCACHE_JIT_TIMEOUT_MS", "2K"},
+        {"KCACHE_DISABLE", "maybe"},
+        {"KCACHE_READONLY", "2"},
+        {"KCACHE_DIR", ""},
     };
     for (const auto& [var, value] : bad) {
         ::setenv(var, value, 1);

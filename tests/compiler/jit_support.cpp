@@ -1,4 +1,5 @@
 #include "jit_support.hpp"
+#include "test_platform.hpp"
 
 #include <stdlib.h>
 
@@ -35,7 +36,20 @@ void use_private_pocl_cache() {
 
 compiler::DeviceSelector pocl_device() {
     compiler::DeviceSelector d;
-    d.platform_name = "Portable Computing Language";
+    // The selector matches names exactly: resolve the test platform's full name.
+    d.platform_name = test_platform_name();
+    cl_platform_id platforms[16] = {};
+    cl_uint n = 0;
+    if (clGetPlatformIDs(16, platforms, &n) == CL_SUCCESS) {
+        for (cl_uint i = 0; i < n && i < 16; ++i) {
+            char name[256] = {};
+            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
+            if (std::string(name).find(d.platform_name) != std::string::npos) {
+                d.platform_name = name;
+                break;
+            }
+        }
+    }
     return d;
 }
 

@@ -2,15 +2,18 @@
 // Shared pieces of the JIT tests: where the helpers are, PoCL requests,
 // the slow kernel, and loading a binary back into this process.
 
+#include <cstdlib>
 #include <string>
 
 #include "kcache/compiler/jit.hpp"
 
 namespace kcache::test {
 
-// Paths baked in by tests/compiler/CMakeLists.txt.
+// Paths baked in by tests/compiler/CMakeLists.txt; KCACHE_TEST_JIT_PATH in
+// the environment overrides the helper's (test binaries run from another tree).
 inline const char* jit_helper_path() {
-    return KCACHE_TEST_JIT_PATH;
+    const char* env = std::getenv("KCACHE_TEST_JIT_PATH");
+    return env && *env ? env : KCACHE_TEST_JIT_PATH;
 }
 inline const char* crashing_helper_path() {
     return KCACHE_TEST_CRASHING_HELPER_PATH;

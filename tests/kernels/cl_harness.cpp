@@ -1,4 +1,5 @@
 #include "cl_harness.hpp"
+#include "test_platform.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -40,7 +41,7 @@ std::unique_ptr<PoclDevice> open_pocl() {
     std::vector<cl_platform_id> platforms(count);
     clGetPlatformIDs(count, platforms.data(), nullptr);
     for (cl_platform_id p : platforms) {
-        if (platform_name(p).find("Portable Computing Language") == std::string::npos)
+        if (platform_name(p).find(test_platform_name()) == std::string::npos)
             continue;
         auto dev = std::make_unique<PoclDevice>();
         if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev->device, nullptr) != CL_SUCCESS) {

@@ -229,3 +229,23 @@ TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
     EXPECT_TRUE(store.set_verified(got->info.key, ks::Verification::Passed).value());
     EXPECT_EQ(store.get(sample_fields(1))->info.verification, ks::Verification::Passed);
 }
+
+TEST_F(Store, ReadOnlyStoreReportsCorruptionWithoutWriting) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(9000, 1), test_provenance()).ok());
+    }
+    raw_sql(db_path(), "UPDATE entries SET checksum = zeroblob(16)");
+    ks::Policy ro;
+    ro.mode = ks::OpenMode::ReadOnly;
+    LogCapture log;
+    auto store = open_store(ro);
+    for (int i = 0; i < 2; ++i) {
+        auto got = store.get(sample_fields(1));
+        ASSERT_FALSE(got.ok());
+        EXPECT_EQ(got.error().reason, ks::MissReason::Corrupt);
+    }
+    EXPECT_TRUE(log.contains("corrupt entry"));
+    EXPECT_EQ(raw_sql(db_path(), "SELECT count(*) FROM entries"), "1");  // not written
+    EXPECT_EQ(store.stats()->corruptions, 2u);
+}

@@ -1,5 +1,9 @@
 #include "store_fixture.hpp"
 
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -140,6 +144,41 @@ std::string file_bytes(const std::filesystem::path& p) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+std::string run_as_user(unsigned uid, const std::function<std::string()>& body) {
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        return "pipe failed";
+    }
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fds[0]);
+        std::string msg;
+        if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) {
+            msg = "could not drop to uid " + std::to_string(uid);
+        } else if (::geteuid() != uid) {
+            msg = "still running as uid " + std::to_string(::geteuid());
+        } else {
+            msg = body();
+        }
+        (void)!::write(fds[1], msg.data(), msg.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string msg;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) {
+        msg.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        msg += " (child died, status " + std::to_string(status) + ")";
+    }
+    return msg;
 }
 
 LogCapture::LogCapture() {

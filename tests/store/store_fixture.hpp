@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,14 @@ std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::s
 // Returns the file's bytes.
 std::string file_bytes(const std::filesystem::path& p);
 
+// An unprivileged uid ("nobody") for tests that need permission checks to bite.
+inline constexpr unsigned kNobody = 65534;
+
+// Runs `body` in a forked child that has dropped to uid/gid `uid` (so that
+// permission bits apply, even when the tests run as root). Returns the
+// child's report: "" when `body` returned "", else its message or how it died.
+std::string run_as_user(unsigned uid, const std::function<std::string()>& body);
+
 // A sink capturing store log messages for the life of the object.
 class LogCapture {
   public:
@@ -61,6 +70,8 @@ class Store : public kcache::test::TempDirTest {
     std::filesystem::path db_path() const { return store_dir() / ks::kStoreFileName; }
     // Opens the store in store_dir() or fails the test.
     ks::Store open_store(ks::Policy policy = {});
+    // A fresh cache directory owned by uid kNobody (dir_safety_test.cpp).
+    std::filesystem::path nobody_dir();
 
   public:
     ks::Store open_store_for_test(ks::Policy policy = {}) { return open_store(std::move(policy)); }

@@ -1,7 +1,9 @@
 // Put and get, provenance, idempotence, collisions, failure records, stats,
 // eviction and gc on a real SQLite store.
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "store_fixture.hpp"
 
@@ -51,6 +53,15 @@ TEST_F(Store, EmptyAndIncompressibleEntriesRoundTrip) {
     auto got = store.get(sample_fields(2));
     ASSERT_TRUE(got.ok());
     EXPECT_EQ(got->bytes, noise);
+}
+
+TEST_F(Store, EntryPointNamesWithWhitespaceAreRefused) {
+    auto store = open_store();
+    ks::KeyFields f = sample_fields(1);
+    f.entry_points = {"conv 2d"};
+    auto put = store.put(f, binary_like(10, 1), test_provenance());
+    ASSERT_FALSE(put.ok());
+    EXPECT_EQ(put.error().code, ks::StoreErrc::InvalidArgument);
 }
 
 TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
@@ -257,4 +268,34 @@ TEST_F(Store, GcRemovesUnusedEntriesAndShrinksToABound) {
     EXPECT_EQ(r->removed, 5u);
     EXPECT_EQ(store.stats()->entries, 0u);
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(Store, OneStoreServesManyThreads) {
+    auto store = open_store();
+    std::vector<std::thread> threads;
+    std::atomic<int> errors{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int n = 0; n < 150; ++n) {
+                const int i = (n * 7 + t) % 20;
+                if ((n + t) % 3 == 0) {
+                    errors +=
+                        store.put(sample_fields(i), binary_like(3000 + i, i), test_provenance())
+                                .ok()
+                            ? 0
+                            : 1;
+                } else if (auto got = store.get(sample_fields(i)); got.ok()) {
+                    errors += got->bytes == binary_like(3000 + i, i) ? 0 : 1;
+                } else {
+                    errors += got.error().reason == ks::MissReason::NotFound ? 0 : 1;
+                }
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    EXPECT_EQ(errors.load(), 0);
+    auto s = store.stats();
+    EXPECT_EQ(s->tiers[0].hits + s->tiers[0].misses_for(ks::MissReason::NotFound), 4u * 100u);
 }

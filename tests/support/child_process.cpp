@@ -41,7 +41,8 @@ struct ExecImage {
 ExecImage make_image(const std::string& filter, const std::string& role, int index, int gate_fd,
                      int report_fd, const std::map<std::string, std::string>& env) {
     ExecImage img;
-    std::vector<std::string> args = {"/proc/self/exe", "--gtest_filter=" + filter};
+    std::vector<std::string> args = {"/proc/self/exe", "--gtest_filter=" + filter,
+                                     "--gtest_brief=1"};
     std::vector<std::string> vars;
     for (char** e = environ; *e != nullptr; ++e) {
         std::string kv = *e;

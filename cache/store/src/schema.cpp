@@ -75,13 +75,6 @@ UPDATE schema_version SET version = 2;
 };
 static_assert(std::size(kMigrations) == kCurrentVersion - 1);
 
-StoreError too_new(int found, const std::string& path) {
-    return {StoreErrc::SchemaTooNew,
-            path + ": schema version " + std::to_string(found) + " was written by a newer kcache " +
-                "(this one reads up to " + std::to_string(kCurrentVersion) +
-                "); the file is left untouched: upgrade kcache, or point KCACHE_DIR elsewhere"};
-}
-
 // Inside an open write transaction: creates or migrates to kCurrentVersion.
 sql::Stat upgrade_locked(sql::Db& db, int version) {
     if (version == 0) {
@@ -101,6 +94,13 @@ sql::Stat upgrade_locked(sql::Db& db, int version) {
 }
 
 }  // namespace
+
+StoreError too_new(int found, const std::string& path) {
+    return {StoreErrc::SchemaTooNew,
+            path + ": schema version " + std::to_string(found) + " was written by a newer kcache " +
+                "(this one reads up to " + std::to_string(kCurrentVersion) +
+                "); the file is left untouched: upgrade kcache, or point KCACHE_DIR elsewhere"};
+}
 
 StoreError to_store_error(const sql::Error& e, const std::string& path) {
     StoreErrc code = e.busy()                    ? StoreErrc::Busy

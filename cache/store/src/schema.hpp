@@ -20,6 +20,9 @@ sql::Res<int> read_version(sql::Db& db);
 Status<StoreError> ensure_current(sql::Db& db, const std::string& path,
                                   const sql::RetryPolicy& retry);
 
+// Returns the SchemaTooNew refusal for a file of schema `found` at `path`.
+StoreError too_new(int found, const std::string& path);
+
 // Checks that a database opened read-only has exactly kCurrentVersion.
 Status<StoreError> check_readable(sql::Db& db, const std::string& path);
 

@@ -1,5 +1,7 @@
 // Store::get and Store::put: the hot paths.
 
+#include <optional>
+
 #include "entry_row.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/log.hpp"
@@ -8,82 +10,140 @@
 namespace kcache::store {
 namespace {
 
-struct Lookup {
-    Result<Entry, Miss> result;
-    std::vector<std::uint8_t> checksum;  // kept to quarantine exactly this entry
+// One row as read under the lock; verified and decoded after releasing it,
+// so that several threads of one process decompress in parallel.
+struct StoredRow {
+    EntryInfo info;
+    std::vector<std::uint8_t> checksum;
+    std::vector<std::uint8_t> blob;
 };
 
-// Lock held: reads and verifies the entry under `key_hex`.
-Lookup lookup(Store::Impl& s, const std::string& key_hex) {
-    auto found = sql::with_retry(s.retry, [&]() -> sql::Res<Lookup> {
+// Lock held: reads the row under `key_hex` (with busy retries).
+Result<StoredRow, Miss> fetch_locked(Store::Impl& s, const std::string& key_hex) {
+    auto found = sql::with_retry(s.retry, [&]() -> sql::Res<std::optional<StoredRow>> {
         auto stmt = s.db.cached(rows::kSelectEntryByKey);
         if (!stmt.ok()) {
             return fail(stmt.error());
         }
         sql::StmtRef& q = stmt.value();
         auto bound = q->bind(1, key_hex);
-        if (!bound.ok()) {
-            return fail(bound.error());
-        }
-        auto row = q->step();
+        auto row = bound.ok() ? q->step() : sql::Res<bool>(fail(bound.error()));
         if (!row.ok()) {
             return fail(row.error());
         }
         if (!row.value()) {
-            return Lookup{fail(Miss{MissReason::NotFound, {}}), {}};
-        }
-        auto entry = rows::read_verified(*q);
-        if (entry.ok()) {
-            return Lookup{std::move(entry).value(), {}};
+            return std::optional<StoredRow>();
         }
         auto sum = q->blob(rows::kInfoColumns);
-        return Lookup{fail(Miss{MissReason::Corrupt, entry.error()}), {sum.begin(), sum.end()}};
+        auto blob = q->blob(rows::kInfoColumns + 1);
+        return std::optional<StoredRow>(
+            StoredRow{rows::read_info(*q), {sum.begin(), sum.end()}, {blob.begin(), blob.end()}});
     });
     if (!found.ok()) {
-        MissReason reason = found.error().busy() ? MissReason::Busy : MissReason::IoError;
-        if (found.error().corrupt()) {
-            reason = MissReason::Corrupt;
-        }
-        return Lookup{fail(Miss{reason, s.error(found.error()).message}), {}};
+        const MissReason reason = found.error().corrupt() ? MissReason::Corrupt
+                                  : found.error().busy()  ? MissReason::Busy
+                                                          : MissReason::IoError;
+        return fail(Miss{reason, s.error(found.error()).message});
     }
-    return std::move(found).value();
+    if (!found.value()) {
+        return fail(Miss{MissReason::NotFound, {}});
+    }
+    return std::move(*found.value());
 }
 
-Result<Entry, Miss> get_locked(Store::Impl& s, const Key& key, const KeyFields* requested) {
+// Returns whether the stored (normalized) fields are those requested.
+bool same_fields(const KeyFields& stored, const KeyFields& requested) {
+    KeyFields want = normalized(requested);
+    want.kernel_name = stored.kernel_name;  // descriptive only
+    return want == stored;
+}
+
+Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* requested) {
     const std::string key_hex = key.hex();
-    Lookup found = lookup(s, key_hex);
-    if (!found.result.ok()) {
-        const Miss& miss = found.result.error();
-        if (miss.reason == MissReason::Corrupt && !found.checksum.empty()) {
-            s.quarantine(key_hex, found.checksum, miss.detail);
+    Result<StoredRow, Miss> row = [&] {
+        std::lock_guard lock(s.mu);
+        return fetch_locked(s, key_hex);
+    }();
+    auto miss = [&](Miss m) -> Result<Entry, Miss> {
+        std::lock_guard lock(s.mu);
+        if (m.reason == MissReason::Corrupt && row.ok()) {
+            s.quarantine(key_hex, row->checksum, m.detail);
         }
-        s.count_miss(miss.reason);
-        return found.result;
+        s.count_miss(m.reason);
+        return fail(std::move(m));
+    };
+    if (!row.ok()) {
+        return miss(row.error());
     }
-    if (requested != nullptr) {
-        auto diff = differing_fields(found.result->info.fields, *requested);
-        if (!diff.empty()) {
-            s.count_miss(MissReason::Collision);
-            return fail(Miss{MissReason::Collision,
-                             "key " + key_hex + " holds an entry whose " + diff.front() +
-                                 " differs from the request (SHA-256 collision)"});
-        }
+    if (requested != nullptr && !same_fields(row->info.fields, *requested)) {
+        auto diff = differing_fields(row->info.fields, *requested);
+        return miss(
+            Miss{MissReason::Collision, "key " + key_hex + " holds an entry whose " +
+                                            (diff.empty() ? std::string("fields") : diff.front()) +
+                                            " differ from the request (SHA-256 collision)"});
     }
-    s.count_hit(key_hex);
-    return found.result;
+    auto bytes = decode_verified(row->info.codec, row->blob, row->info.raw_size, row->checksum);
+    if (!bytes.ok()) {
+        return miss(Miss{MissReason::Corrupt, bytes.error()});
+    }
+    {
+        std::lock_guard lock(s.mu);
+        s.count_hit(key_hex);
+    }
+    return Entry{std::move(row->info), std::move(bytes).value()};
+}
+
+// Lock held, inside an open transaction: inserts `info` with its blob unless
+// the key exists, writes pending hits back and evicts down to the bound.
+sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const Checksum& checksum,
+                                  const Encoded& encoded) {
+    auto insert = s.db.cached(rows::kInsertEntry);
+    if (!insert.ok()) {
+        return fail(insert.error());
+    }
+    if (auto b = rows::bind_entry(*insert.value(), info, checksum); !b.ok()) {
+        return fail(b.error());
+    }
+    auto row = insert.value()->step();
+    if (!row.ok()) {
+        return fail(row.error());
+    }
+    if (!row.value()) {
+        return PutResult{info.key, PutOutcome::AlreadyPresent};
+    }
+    const std::int64_t id = insert.value()->int64(0);
+    if (auto r = insert.value()->step(); !r.ok()) {  // finishes the RETURNING clause
+        return fail(r.error());
+    }
+    auto blob = s.db.cached(rows::kInsertBlob);
+    if (!blob.ok()) {
+        return fail(blob.error());
+    }
+    auto st = blob.value()->bind_all(id, std::span<const std::uint8_t>(encoded.data));
+    if (st.ok()) {
+        st = blob.value()->run();
+    }
+    if (st.ok()) {
+        st = s.write_pending();
+    }
+    if (!st.ok()) {
+        return fail(st.error());
+    }
+    auto evicted = s.evict_to(s.policy.max_bytes, info.key.hex());
+    if (!evicted.ok()) {
+        return fail(evicted.error());
+    }
+    return PutResult{info.key, PutOutcome::Stored, evicted.value()};
 }
 
 }  // namespace
 
 Result<Entry, Miss> Store::get(const KeyFields& fields) {
-    const Key key = make_key(fields);
-    std::lock_guard lock(impl_->mu);
-    return get_locked(*impl_, key, &fields);
+    return get_entry(*impl_, make_key(fields), &fields);
 }
 
 Result<Entry, Miss> Store::get(const Key& key) {
-    std::lock_guard lock(impl_->mu);
-    return get_locked(*impl_, key, nullptr);
+    return get_entry(*impl_, key, nullptr);
 }
 
 Result<PutResult, StoreError> Store::put(const KeyFields& fields,
@@ -92,12 +152,19 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     if (auto w = impl_->require_writable(); !w.ok()) {
         return fail(w.error());
     }
+    for (const auto& name : fields.entry_points) {
+        // The column keeps names space-separated; kernel names are identifiers anyway.
+        if (name.empty() || name.find_first_of(" \t\n\r\f\v") != std::string::npos) {
+            return fail(StoreError{StoreErrc::InvalidArgument,
+                                   "entry point name '" + name + "' is empty or has whitespace"});
+        }
+    }
     // Compress and hash before taking any lock: the write transaction stays short.
     EntryInfo info;
     info.fields = normalized(fields);
     info.key = make_key(info.fields);
     info.provenance = provenance;
-    Encoded encoded = encode(bytes, impl_->policy.zstd_level);
+    const Encoded encoded = encode(bytes, impl_->policy.zstd_level);
     const Checksum checksum = checksum_of(bytes);
     info.codec = encoded.codec;
     info.raw_size = bytes.size();
@@ -108,8 +175,6 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
                                                 " stored bytes exceeds the store's bound of " +
                                                 std::to_string(impl_->policy.max_bytes)});
     }
-    const std::string key_hex = info.key.hex();
-
     std::lock_guard lock(impl_->mu);
     Impl& s = *impl_;
     auto done = sql::with_retry(s.retry, [&]() -> sql::Res<PutResult> {
@@ -118,52 +183,18 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         if (!txn.ok()) {
             return fail(txn.error());
         }
-        auto insert = s.db.cached(rows::kInsertEntry);
-        if (!insert.ok()) {
-            return fail(insert.error());
-        }
-        if (auto b = rows::bind_entry(*insert.value(), info, checksum); !b.ok()) {
-            return fail(b.error());
-        }
-        auto row = insert.value()->step();
-        if (!row.ok()) {
-            return fail(row.error());
-        }
-        PutResult result{info.key, row.value() ? PutOutcome::Stored : PutOutcome::AlreadyPresent};
-        if (result.outcome == PutOutcome::Stored) {
-            std::int64_t id = insert.value()->int64(0);
-            if (auto r = insert.value()->step(); !r.ok()) {  // finish RETURNING
-                return fail(r.error());
+        auto result = insert_locked(s, info, checksum, encoded);
+        if (result.ok()) {
+            if (auto c = txn->commit(); !c.ok()) {
+                return fail(c.error());
             }
-            auto blob = s.db.cached(rows::kInsertBlob);
-            if (!blob.ok()) {
-                return fail(blob.error());
-            }
-            auto st = blob.value()->bind_all(id, std::span<const std::uint8_t>(encoded.data));
-            if (st.ok()) {
-                st = blob.value()->run();
-            }
-            if (!st.ok()) {
-                return fail(st.error());
-            }
-            if (auto w = s.write_pending(); !w.ok()) {
-                return fail(w.error());
-            }
-            auto evicted = s.evict_to(s.policy.max_bytes, key_hex);
-            if (!evicted.ok()) {
-                return fail(evicted.error());
-            }
-            result.evicted = evicted.value();
-        }
-        if (auto c = txn->commit(); !c.ok()) {
-            return fail(c.error());
         }
         return result;
     });
     if (!done.ok()) {
         return fail(s.error(done.error()));
     }
-    if (done->outcome == PutOutcome::Stored) {
+    if (done->outcome == PutOutcome::Stored) {  // pending hits went out with it
         s.touches.clear();
         s.pending = TierStats{"user", 0, {}};
         s.last_flush_ms = s.now();

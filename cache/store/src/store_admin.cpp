@@ -204,6 +204,7 @@ Result<Stats, StoreError> Store::stats() {
     if (!done.ok()) {
         return fail(s.error(done.error()));
     }
+    out.corruptions += s.unpersisted_corruptions;
     out.tiers.push_back(user);
     return out;
 }

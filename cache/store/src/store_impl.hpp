@@ -27,7 +27,8 @@ struct Store::Impl {
         std::uint64_t hits = 0;
     };
     std::unordered_map<std::string, Touch> touches;
-    TierStats pending;  // counters not yet written back
+    TierStats pending;                          // counters not yet written back
+    std::uint64_t unpersisted_corruptions = 0;  // seen while read-only
     TimeMs last_flush_ms = 0;
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)

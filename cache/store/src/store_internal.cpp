@@ -119,6 +119,7 @@ void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::
     log_message(LogLevel::Warning, "corrupt entry " + key_hex + " in " + db_path.string() + " (" +
                                        why + "): quarantined");
     if (mode == OpenMode::ReadOnly) {
+        ++unpersisted_corruptions;  // cannot be removed: it stays a miss
         return;
     }
     auto done = sql::with_retry(retry, [&]() -> sql::Res<Ok> {

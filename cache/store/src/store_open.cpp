@@ -54,8 +54,7 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
         return fail(schema::to_store_error(version.error(), path));
     }
     if (version.value() > schema::kCurrentVersion) {
-        auto st = schema::ensure_current(db, path, retry);  // produces the refusal message
-        return fail(st.ok() ? StoreError{StoreErrc::SchemaTooNew, path} : st.error());
+        return fail(schema::too_new(version.value(), path));
     }
     std::string pragmas = "PRAGMA synchronous = ";
     pragmas += policy.durability == Durability::Full ? "FULL;" : "NORMAL;";

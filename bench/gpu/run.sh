@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Run THERE, on the GPU machine, from the repository root, after
+# bench/gpu/stage.sh staged .gpu/ here and the device tool carried it:
+#   bash bench/gpu/run.sh            (writes a copy of the report to $OUT if set)
+# Registers NVIDIA's OpenCL ICD, then: identity probe, warm every variant,
+# a second process that must hit for all, warm again (builds nothing), the
+# kernels' KATs and the service tests on the GPU, the examples operator
+# library, PyTorch comparison, benchmarks.
+set -uo pipefail
+root=$PWD
+S=$root/.gpu
+report=${OUT:-/tmp}/gpu-report.txt
+echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+export OCL_ICD_VENDORS=/etc/OpenCL/vendors/nvidia.icd   # the GPU alone, not PoCL
+export LD_LIBRARY_PATH=$S/lib
+export PATH=$S/prefix/bin:$S/bin:$PATH
+work=$(mktemp -d)
+export KCACHE_DIR=$work/store XDG_CACHE_HOME=$work/xdg HOME=$work/home
+export KCACHE_JIT_PATH=$S/prefix/libexec/kcache/kcache-jit KCACHE_TEST_JIT_PATH=$S/prefix/libexec/kcache/kcache-jit
+export KCACHE_TEST_PLATFORM=NVIDIA
+failures=0
+step() {
+  local name=$1; shift
+  echo; echo "===== $name: $*"
+  local t0=$(date +%s.%N)
+  "$@"; local rc=$?
+  printf '===== %s: exit %d, %.1f s\n' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  [ "$rc" -eq 0 ] || failures=$((failures + 1))
+}
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  step probe kcache devices
+  step warm kcache warm --jobs 8
+  step second-process gpu_bench check-hits
+  step warm-again kcache warm --jobs 8
+  step kats kernels_pocl_test --gtest_brief=1
+  step service-tests cache_api_test --gtest_brief=1
+  step ladder-tests cache_ladder_test --gtest_brief=1 --gtest_filter=-*RejectedBinary*
+  step ops-tests ops_test --gtest_brief=1
+  step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
+  step bench gpu_bench bench "$work/bench"
+  echo; echo "steps failed: $failures"
+} 2>&1 | tee "$report"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run HERE (Debian 12, after scripts/setup.sh): stages what bench/gpu/run.sh
+# needs on the GPU machine into .gpu/ (git-ignored; carried by the device
+# tool): the installed tree, stripped test and bench binaries, and the few
+# shared libraries that machine lacks. The GPU machine has no SQLite header,
+# no GoogleTest library and no package registry, so we build here and run there.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${KCACHE_BUILD_DIR:-build}
+stage=.gpu
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib"
+cmake --build "$build" -j "$(nproc)" >/dev/null
+cmake --install "$build" --prefix "$PWD/$stage/prefix" >/dev/null
+strip "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* 2>/dev/null || true
+for b in bench/gpu/gpu_bench bench/gpu/ops_dump tests/kernels/kernels_pocl_test \
+         tests/cache/cache_ladder_test tests/cache/cache_api_test tests/device_db/device_db_pocl_tests \
+         tests/ops/ops_test; do
+  [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
+done
+for l in libsqlite3.so.0 libzstd.so.1 libxxhash.so.0 libbenchmark.so.1; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$l" "$stage/lib/"
+done
+du -sh "$stage"

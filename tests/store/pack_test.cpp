@@ -1,0 +1,186 @@
+// Packs: exported from a store, read-only (even for a user who cannot write
+// the file or its root-owned directory), searched after the user store,
+// imported with verification, newer schemas refused.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "store_fixture.hpp"
+
+using kcache::test::binary_like;
+using kcache::test::file_bytes;
+using kcache::test::kNobody;
+using kcache::test::raw_blob;
+using kcache::test::raw_sql;
+using kcache::test::raw_sql_blob;
+using kcache::test::run_as_user;
+using kcache::test::sample_fields;
+using kcache::test::test_provenance;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Exports entries 0..n-1 (payload seed = index) to `pack`.
+void make_pack(ks::Store& store, const fs::path& pack, int n) {
+    for (int i = 0; i < n; ++i) {
+        ASSERT_TRUE(store.put(sample_fields(i), binary_like(4000 + i, i), test_provenance()).ok());
+    }
+    auto exported = store.export_pack(pack);
+    ASSERT_TRUE(exported.ok()) << exported.error().message;
+    EXPECT_EQ(exported.value(), static_cast<std::uint64_t>(n));
+}
+
+// Makes `pack` and its directory read-only and owned by root.
+void lock_down(const fs::path& pack) {
+    ASSERT_EQ(::chown(pack.c_str(), 0, 0), 0);
+    ASSERT_EQ(::chmod(pack.c_str(), 0444), 0);
+    ASSERT_EQ(::chown(pack.parent_path().c_str(), 0, 0), 0);
+    ASSERT_EQ(::chmod(pack.parent_path().c_str(), 0555), 0);
+}
+
+}  // namespace
+
+TEST_F(Store, PackIsReadableWhenFileAndDirectoryAreReadOnlyAndRootOwned) {
+    const fs::path packs = dir() / "share" / "packs";
+    fs::create_directories(packs);
+    const fs::path pack = packs / "igpu.kcpack";
+    {
+        auto store = open_store();
+        make_pack(store, pack, 5);
+    }
+    lock_down(pack);
+    ASSERT_EQ(::chmod(dir().c_str(), 0755), 0);
+    ASSERT_EQ(::chmod((dir() / "share").c_str(), 0755), 0);
+    const std::string before = file_bytes(pack);
+    // As an ordinary user, for whom the permission bits really apply.
+    std::string report = run_as_user(kNobody, [&]() -> std::string {
+        if (::access(pack.c_str(), W_OK) == 0 || ::access(packs.c_str(), W_OK) == 0) {
+            return "pack or directory is writable: the test proves nothing";
+        }
+        auto p = ks::Pack::open(pack);
+        if (!p.ok()) {
+            return "open: " + p.error().message;
+        }
+        for (int i = 0; i < 5; ++i) {
+            auto got = p->get(sample_fields(i));
+            if (!got.ok()) {
+                return "get " + std::to_string(i) + ": " + got.error().detail;
+            }
+            if (got->bytes != binary_like(4000 + i, i)) {
+                return "bytes differ for " + std::to_string(i);
+            }
+        }
+        if (p->get(sample_fields(99)).error().reason != ks::MissReason::NotFound) {
+            return "absent key not NotFound";
+        }
+        return p->list()->size() == 5 ? "" : "list size wrong";
+    });
+    EXPECT_EQ(report, "");
+    EXPECT_EQ(file_bytes(pack), before) << "a pack must never be written";
+    for (const auto& e : fs::directory_iterator(packs)) {
+        EXPECT_EQ(e.path(), pack) << "left beside the pack: " << e.path();
+    }
+}
+
+TEST_F(Store, TieredStoreSearchesUserThenPacksAndSaysWhichAnswered) {
+    const fs::path pack_a = dir() / "a.kcpack";
+    const fs::path pack_b = dir() / "b.kcpack";
+    {
+        ks::Policy p;
+        auto other = ks::Store::open(dir() / "builder", p);
+        ASSERT_TRUE(other.ok());
+        make_pack(other.value(), pack_a, 3);  // entries 0, 1, 2
+        ASSERT_TRUE(other->put(sample_fields(7), binary_like(70, 7), test_provenance()).ok());
+        auto n = other->export_pack(pack_b, {ks::make_key(sample_fields(7))});
+        ASSERT_TRUE(n.ok());
+        EXPECT_EQ(n.value(), 1u);
+    }
+    auto user = open_store();
+    ASSERT_TRUE(user.put(sample_fields(1), binary_like(11, 11), test_provenance()).ok());
+    std::vector<ks::Pack> packs;
+    packs.push_back(std::move(ks::Pack::open(pack_a)).value());
+    packs.push_back(std::move(ks::Pack::open(pack_b)).value());
+    ks::TieredStore tiers(std::move(user), std::move(packs));
+
+    auto from_user = tiers.get(sample_fields(1));
+    ASSERT_TRUE(from_user.ok());
+    EXPECT_EQ(from_user->tier.kind, ks::Tier::Kind::User);
+    EXPECT_EQ(from_user->entry.bytes, binary_like(11, 11));
+    auto from_a = tiers.get(sample_fields(2));
+    ASSERT_TRUE(from_a.ok());
+    EXPECT_EQ(from_a->tier.kind, ks::Tier::Kind::Pack);
+    EXPECT_EQ(from_a->tier.index, 0u);
+    auto from_b = tiers.get(sample_fields(7));
+    ASSERT_TRUE(from_b.ok());
+    EXPECT_EQ(from_b->tier.index, 1u);
+    EXPECT_EQ(from_b->tier.name, pack_b.string());
+    auto none = tiers.get(sample_fields(50));
+    ASSERT_FALSE(none.ok());
+    ASSERT_EQ(none.error().misses.size(), 3u);
+    for (const auto& [tier, miss] : none.error().misses) {
+        EXPECT_EQ(miss.reason, ks::MissReason::NotFound) << tier.name;
+    }
+    auto stats = tiers.stats();
+    ASSERT_TRUE(stats.ok());
+    ASSERT_EQ(stats->tiers.size(), 3u);
+    EXPECT_EQ(stats->tiers[0].hits, 1u);
+    EXPECT_EQ(stats->tiers[1].hits, 1u);
+    EXPECT_EQ(stats->tiers[2].hits, 1u);
+    EXPECT_EQ(stats->tiers[2].misses_for(ks::MissReason::NotFound), 1u);  // only 50 reached it
+}
+
+TEST_F(Store, ImportVerifiesEveryEntryAndSkipsCorruptOnes) {
+    const fs::path pack = dir() / "p.kcpack";
+    {
+        auto builder = ks::Store::open(dir() / "builder");
+        ASSERT_TRUE(builder.ok());
+        make_pack(builder.value(), pack, 4);
+    }
+    // Damage one entry inside the pack.
+    auto blob = raw_blob(pack, "SELECT data FROM blobs ORDER BY id LIMIT 1");
+    blob[blob.size() / 2] ^= 0x01;
+    raw_sql_blob(pack, "UPDATE blobs SET data = ? WHERE id = (SELECT min(id) FROM blobs)", blob);
+    {
+        auto p = ks::Pack::open(pack);
+        ASSERT_TRUE(p.ok());
+        auto bad = p->get(sample_fields(0));
+        ASSERT_FALSE(bad.ok());
+        EXPECT_EQ(bad.error().reason, ks::MissReason::Corrupt);
+    }
+    auto store = open_store();
+    ASSERT_TRUE(store.put(sample_fields(3), binary_like(4003, 3), test_provenance()).ok());
+    auto report = store.import_pack(pack);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_EQ(report->corrupt, 1u);
+    EXPECT_EQ(report->imported, 2u);
+    EXPECT_EQ(report->already_present, 1u);
+    EXPECT_FALSE(store.get(sample_fields(0)).ok());
+    auto got = store.get(sample_fields(1));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->bytes, binary_like(4001, 1));
+    EXPECT_EQ(got->info.provenance.origin, ks::Origin::Import);
+}
+
+TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
+    const fs::path pack = dir() / "p.kcpack";
+    auto store = open_store();
+    make_pack(store, pack, 1);
+    auto again = store.export_pack(pack);
+    ASSERT_FALSE(again.ok());
+    EXPECT_EQ(again.error().code, ks::StoreErrc::InvalidArgument);
+    raw_sql(pack, "UPDATE schema_version SET version = 3");
+    auto p = ks::Pack::open(pack);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().code, ks::StoreErrc::SchemaTooNew);
+    auto imported = store.import_pack(pack);
+    ASSERT_FALSE(imported.ok());
+    EXPECT_EQ(imported.error().code, ks::StoreErrc::SchemaTooNew);
+    auto missing = ks::Pack::open(dir() / "missing.kcpack");
+    EXPECT_FALSE(missing.ok());
+    std::ofstream(dir() / "garbage.kcpack") << std::string(8192, 'x');
+    auto garbage = ks::Pack::open(dir() / "garbage.kcpack");
+    ASSERT_FALSE(garbage.ok());
+    EXPECT_EQ(garbage.error().code, ks::StoreErrc::Corrupt) << garbage.error().message;
+}
