@@ -27,14 +27,15 @@ std::optional<Config> load_cli_config(std::string_view command, int& exit_code) 
     return config;
 }
 
-std::optional<store::Store> open_user_store(std::string_view command, int& exit_code) {
+std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,
+                                            store::OpenMode mode) {
     auto config = load_cli_config(command, exit_code);
     if (!config) {
         return std::nullopt;
     }
     store::Policy policy;
     policy.max_bytes = config->max_bytes;
-    policy.mode = config->read_only ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite;
+    policy.mode = config->read_only ? store::OpenMode::ReadOnly : mode;
     auto opened = store::Store::open(config->dir, policy);
     if (!opened) {
         exit_code = report(exit_for(opened.error()), command, opened.error().message);

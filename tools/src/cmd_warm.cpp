@@ -265,7 +265,11 @@ int run(const ParsedArgs& args) {
     if (!items) {
         return code;
     }
-    auto store = open_user_store("warm", code);
+    // Read-only once the store exists: the precheck only reads, and such a
+    // handle writes nothing back at exit (the service has its own for puts).
+    const bool exists = std::filesystem::exists(config->dir / store::kStoreFileName);
+    auto store = open_user_store("warm", code,
+                                 exists ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
     auto db = device_db::DeviceDb::from_environment();
     if (!store || !db) {
         return store ? report(Exit::store_error, "warm", db.error().message) : code;
