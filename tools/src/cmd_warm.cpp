@@ -5,6 +5,7 @@
 #include <atomic>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -123,8 +124,17 @@ class Warmer {
         if (db_.quirks_for(dev.identity).no_cached_binaries) {
             return false;
         }
-        auto info = store_.info(store::make_key(service::jit_key_fields(dev.identity, input)));
-        return info && info->has_value();
+        const store::Key key = store::make_key(service::jit_key_fields(dev.identity, input));
+        std::lock_guard lock(mutex_);
+        if (!stored_keys_) {  // one query for the whole batch instead of one per item
+            stored_keys_.emplace();
+            if (auto listed = store_.list()) {
+                for (const store::EntryInfo& e : *listed) {
+                    stored_keys_->insert(e.key);
+                }
+            }
+        }
+        return stored_keys_->count(key) > 0;
     }
 
     Cache* open_cache() {
@@ -141,6 +151,7 @@ class Warmer {
     store::Store store_;
     device_db::DeviceDb db_;
     std::mutex mutex_;
+    std::optional<std::set<store::Key>> stored_keys_;  // the user store's keys at start
     std::unique_ptr<Cache> cache_;
     std::string open_error_;
 };
