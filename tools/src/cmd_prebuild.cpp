@@ -172,8 +172,7 @@ std::vector<CoverageRecord> coverage_of(const std::vector<std::unique_ptr<Target
                              ""};
             if (plan->unsupported) {
                 r.status = CoverageStatus::not_targetable;
-                r.detail = "installed ocloc cannot target " + plan->target + ": " +
-                           plan->unsupported_detail + "; the runtime must JIT";
+                r.detail = plan->unsupported_detail + "; the runtime must JIT";
             } else if (plan->failed > 0) {
                 r.status = plan->built > 0 ? CoverageStatus::covered : CoverageStatus::failed;
                 r.detail = std::to_string(plan->failed.load()) + " variants failed to build";
