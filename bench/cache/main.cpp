@@ -16,6 +16,12 @@ using namespace kcache;
 using namespace kcache::bench;
 using Clock = std::chrono::steady_clock;
 
+// Reads a whole file.
+std::vector<std::uint8_t> read_bytes(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // --child=pocl-build KERNEL: PoCL source build, twice, with whatever cache the
 // environment gives. Prints both times in microseconds.
 int child_pocl_build(const std::string& k) {
@@ -40,9 +46,7 @@ int child_pocl_build(const std::string& k) {
 
 // --child=floor KERNEL FILE: the driver floor on FILE's bytes, twice.
 int child_floor(const std::string& k, const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                    std::istreambuf_iterator<char>());
+    const auto bytes = read_bytes(file);
     double us[2] = {0, 0};
     for (double& t : us) {
         Context ctx = new_context();
@@ -54,9 +58,15 @@ int child_floor(const std::string& k, const std::string& file) {
     return 0;
 }
 
-// --child=kcache-hit KERNEL STORE: the first Cache::program of this process
-// (must be a user-store hit), then a second in a new context.
-int child_kcache_hit(const std::string& k, const std::string& dir) {
+// --child=kcache-hit KERNEL STORE [OTHER FILE]: the first Cache::program of this
+// process (must be a user-store hit), then a second in a new context. With
+// OTHER and FILE, PoCL first loads kernel OTHER's binary from FILE (untimed).
+int child_kcache_hit(const std::string& k, const std::string& dir, const char* other,
+                     const char* file) {
+    if (other != nullptr && file != nullptr) {
+        Context warm = new_context();
+        program_from_bytes(warm.get(), read_bytes(file), rendered(other).options);
+    }
     auto cache = open_cache(dir);
     double us[2] = {0, 0};
     for (double& t : us) {
@@ -80,7 +90,8 @@ int main(int argc, char** argv) {
         return child_floor(argv[2], argv[3]);
     }
     if (argc >= 4 && std::strcmp(argv[1], "--child=kcache-hit") == 0) {
-        return child_kcache_hit(argv[2], argv[3]);
+        return child_kcache_hit(argv[2], argv[3], argc >= 6 ? argv[4] : nullptr,
+                                argc >= 6 ? argv[5] : nullptr);
     }
     use_private_dirs();
     benchmark::Initialize(&argc, argv);

@@ -35,8 +35,8 @@ def main():
 
     print("| kernel | floor | store hit | hit ÷ floor (separate) | paired: hit ÷ floor "
           "(wall / CPU) | paired CPU: floor, hit, Store::get | paired: Store::get wall | "
-          "fresh Cache hit | in-process hit |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "fresh Cache hit |")
+    print("|---|---|---|---|---|---|---|---|")
     for k in KERNELS:
         p = m[("BM_StoreHitVsFloor", k)]
         print(f"| {k} | {ms('BM_DriverFloor', k):.3f} ms | {ms('BM_StoreHit', k):.3f} ms | "
@@ -44,9 +44,15 @@ def main():
               f"{p['ratio']:.3f}× / {p['cpu_ratio']:.3f}× | "
               f"{p['floor_cpu_ms']:.3f}, {p['hit_cpu_ms']:.3f}, {p['get_cpu_ms']:.3f} ms | "
               f"{p['get_ms']:.3f} ms | "
-              f"{ms('BM_StoreHitFreshCache', k):.3f} ms | "
-              f"{ms('BM_InProcessHit', k) * 1e3:.1f} µs (CPU "
-              f"{ms('BM_InProcessHit', k, 'cpu_ms') * 1e3:.1f} µs) |")
+              f"{ms('BM_StoreHitFreshCache', k):.3f} ms |")
+    print()
+    print("| kernel | in-process hit: wall | CPU | memo lower bound: wall | CPU |")
+    print("|---|---|---|---|---|")
+    for k in KERNELS:
+        print(f"| {k} | {ms('BM_InProcessHit', k) * 1e3:.1f} µs | "
+              f"{ms('BM_InProcessHit', k, 'cpu_ms') * 1e3:.1f} µs | "
+              f"{ms('BM_InProcessMemoBound', k) * 1e3:.3f} µs | "
+              f"{ms('BM_InProcessMemoBound', k, 'cpu_ms') * 1e3:.3f} µs |")
     print()
     print("| kernel | cold JIT + first launch | of which helper | first launch | "
           "cold ÷ store hit | cold ÷ (store hit + one first launch) |")
@@ -57,18 +63,29 @@ def main():
         print(f"| {k} | {c['ms']:.0f} ms | {c['helper_ms']:.0f} ms | {c['launch_ms']:.2f} ms | "
               f"{c['ms'] / hit:.0f}× | {c['ms'] / (hit + c['launch_ms']):.0f}× |")
     print()
-    print("| kernel | PoCL cache hit, 2nd process (first / next build) | floor, 2nd process "
-          "(first / next) | kcache hit, 2nd process (first / next) | PoCL ÷ kcache first | "
-          "PoCL ÷ kcache next |")
+    second = "second_in_child_us"
+
+    def pair(name, k):
+        r = m[(name, k)]
+        return f"{r['ms']:.1f} / {r[second] / 1e3:.2f} ms"
+
+    print("| kernel | PoCL cache hit (first / next build) | floor, warm PoCL dir | "
+          "kcache hit, warm PoCL dir | **PoCL ÷ kcache, warm PoCL dir (first)** | "
+          "PoCL ÷ kcache (next) |")
     print("|---|---|---|---|---|---|")
     for k in KERNELS:
-        pc, fl, kc = (m[(n, k)] for n in ("BM_PoclCacheChild", "BM_FloorChild",
-                                          "BM_KcacheHitChild"))
-        second = "second_in_child_us"
-        print(f"| {k} | {pc['ms']:.1f} / {pc[second] / 1e3:.1f} ms | "
-              f"{fl['ms']:.1f} / {fl[second] / 1e3:.2f} ms | "
-              f"{kc['ms']:.1f} / {kc[second] / 1e3:.2f} ms | {pc['ms'] / kc['ms']:.1f}× | "
-              f"{pc[second] / kc[second]:.0f}× |")
+        pc, kw = m[("BM_PoclCacheChild", k)], m[("BM_KcacheHitChildWarmPoclDir", k)]
+        print(f"| {k} | {pair('BM_PoclCacheChild', k)} | {pair('BM_FloorChildWarmPoclDir', k)} | "
+              f"{pair('BM_KcacheHitChildWarmPoclDir', k)} | {pc['ms'] / kw['ms']:.1f}× | "
+              f"{pc[second] / kw[second]:.0f}× |")
+    print()
+    print("| kernel | floor, empty PoCL dir | kcache hit, empty PoCL dir | the same after PoCL "
+          "loaded another binary | PoCL ÷ kcache, empty PoCL dir (first) |")
+    print("|---|---|---|---|---|")
+    for k in KERNELS:
+        pc, kc = m[("BM_PoclCacheChild", k)], m[("BM_KcacheHitChild", k)]
+        print(f"| {k} | {pair('BM_FloorChild', k)} | {pair('BM_KcacheHitChild', k)} | "
+              f"{pair('BM_KcacheHitChildPoclWarm', k)} | {pc['ms'] / kc['ms']:.1f}× |")
     print()
     print("| step (median) | " + " | ".join(KERNELS) + " |")
     print("|---|" + "---|" * len(KERNELS))
