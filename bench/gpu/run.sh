@@ -11,8 +11,11 @@ root=$PWD
 S=$root/.gpu
 report=${OUT:-/tmp}/gpu-report.txt
 echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
-export OCL_ICD_VENDORS=/etc/OpenCL/vendors/nvidia.icd   # the GPU alone, not PoCL
-export LD_LIBRARY_PATH=$S/lib
+# The GPU alone, not PoCL (that machine's loader reads OCL_ICD_FILENAMES; an
+# OCL_ICD_VENDORS naming one .icd file hid NVIDIA from child processes there).
+export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
+unset OCL_ICD_VENDORS
+export LD_LIBRARY_PATH=$S/lib:$S/prefix/lib
 export PATH=$S/prefix/bin:$S/bin:$PATH
 work=$(mktemp -d)
 export KCACHE_DIR=$work/store XDG_CACHE_HOME=$work/xdg HOME=$work/home
@@ -22,9 +25,10 @@ failures=0
 step() {
   local name=$1; shift
   echo; echo "===== $name: $*"
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   "$@"; local rc=$?
-  printf '===== %s: exit %d, %.1f s\n' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  local t1=$(date +%s%N)
+  echo "===== $name: exit $rc, $(( (t1 - t0) / 1000000 )) ms"
   [ "$rc" -eq 0 ] || failures=$((failures + 1))
 }
 {

@@ -18,7 +18,7 @@ for b in bench/gpu/gpu_bench bench/gpu/ops_dump tests/kernels/kernels_pocl_test 
          tests/ops/ops_test; do
   [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
 done
-for l in libsqlite3.so.0 libzstd.so.1 libxxhash.so.0 libbenchmark.so.1; do
+for l in libsqlite3.so.0 libzstd.so.1 libxxhash.so.0; do
   cp -L "/usr/lib/x86_64-linux-gnu/$l" "$stage/lib/"
 done
 du -sh "$stage"

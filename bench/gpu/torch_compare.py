@@ -70,6 +70,8 @@ def make_cases(work):
                           "out": os.path.join(work, tag + "_y.f32")})
         for i, (n, c, hw) in enumerate(BN_SHAPES):
             for mode in ("inference", "training"):
+                if mode == "training" and n * hw == 1:
+                    continue  # torch refuses one value per channel in training
                 tag = f"bn{mode[0]}{i}_{dt}"
                 case = {"op": "batchnorm_" + mode, "dtype": dt, "id": tag,
                         "shape": dict(n=n, c=c, hw=hw), "relu": i == 1, "eps": 1e-5,

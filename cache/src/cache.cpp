@@ -220,52 +220,140 @@ Program guarded(SteadyClock::time_point start, F&& body) {
 
 }  // namespace
 
+namespace {
+
+// What identifies a request as the caller gave it, for the repeat-hit path.
+std::string request_signature(const KernelRequest& r) {
+    std::string s = "K" + r.kernel;
+    for (const auto& [k, v] : r.params) {  // std::map: already in a canonical order
+        s += '\0' + k + '=' + v;
+    }
+    return s;
+}
+
+std::string request_signature(const SourceRequest& r) {
+    std::string s = "S" + r.source + '\0' + r.options + '\0';
+    for (const auto& e : r.entry_points) {
+        s += e + '\1';
+    }
+    return s + '\0' + std::to_string(r.warmup_local_size);
+}
+
+}  // namespace
+
+std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id device,
+                                               const std::string& signature) {
+    std::lock_guard g(mu);
+    auto per_device = resolved.find({context, device});
+    if (per_device == resolved.end()) {
+        return std::nullopt;
+    }
+    auto key = per_device->second.find(signature);
+    if (key == per_device->second.end()) {
+        return std::nullopt;
+    }
+    auto it = programs.find({context, device, key->second});
+    if (it == programs.end()) {
+        return std::nullopt;
+    }
+    Program p;
+    clRetainProgram(it->second.get());  // the caller's own reference
+    p.program_ = it->second.get();
+    p.outcome_.status = StatusCode::ok;
+    p.outcome_.rung = Rung::in_process;
+    p.outcome_.key = key->second.hex();
+    counters.in_process++;
+    return p;
+}
+
+void Cache::Impl::remember(cl_context context, cl_device_id device, std::string signature,
+                           const Program& answered, const store::Key& key) {
+    if (!answered.ok()) {
+        return;
+    }
+    std::lock_guard g(mu);
+    resolved[{context, device}].insert_or_assign(std::move(signature), key);
+}
+
+namespace {
+
+// The repeat-hit path first (null handles and KCACHE_DISABLE still answer as
+// the full path would), then `full`, remembering what it resolved.
+template <class Request, class Full>
+Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
+               Full&& full) {
+    if (context == nullptr || device == nullptr || impl.config.disabled) {
+        return full(nullptr);
+    }
+    std::string signature = request_signature(request);
+    if (auto hit = impl.repeat_hit(context, device, signature)) {
+        return std::move(*hit);
+    }
+    store::Key key;
+    Program p = full(&key);
+    impl.remember(context, device, std::move(signature), p, key);
+    return p;
+}
+
+}  // namespace
+
 Program Cache::program(cl_context context, cl_device_id device, const KernelRequest& request) {
     return guarded(SteadyClock::now(), [&]() -> Program {
-        kernels::Params params(request.params.begin(), request.params.end());
-        auto variant = kernels::make_variant(request.kernel, params);
-        if (!variant) {
-            auto code = variant.error().code == kernels::ErrorCode::unknown_kernel
-                            ? StatusCode::unknown_kernel
-                            : StatusCode::invalid_argument;
-            return failed_program(code, variant.error().message);
-        }
-        Plan plan;
-        device_db::DeviceIdentity id;
-        auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
-        if (ok.status != StatusCode::ok) {
-            return failed_program(ok.status, ok.message);
-        }
-        if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
-            return failed_program(StatusCode::unsupported, sup.error().message);
-        }
-        auto rendered = kernels::render(*variant);
-        if (!rendered) {
-            return failed_program(StatusCode::invalid_argument, rendered.error().message);
-        }
-        plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
-        plan.warmup_local_size = rendered->local_size;
-        finish(*impl_, plan, id);
-        return impl_->run_ladder(context, device, plan);
+        return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
+            kernels::Params params(request.params.begin(), request.params.end());
+            auto variant = kernels::make_variant(request.kernel, params);
+            if (!variant) {
+                auto code = variant.error().code == kernels::ErrorCode::unknown_kernel
+                                ? StatusCode::unknown_kernel
+                                : StatusCode::invalid_argument;
+                return failed_program(code, variant.error().message);
+            }
+            Plan plan;
+            device_db::DeviceIdentity id;
+            auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
+            if (ok.status != StatusCode::ok) {
+                return failed_program(ok.status, ok.message);
+            }
+            if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
+                return failed_program(StatusCode::unsupported, sup.error().message);
+            }
+            auto rendered = kernels::render(*variant);
+            if (!rendered) {
+                return failed_program(StatusCode::invalid_argument, rendered.error().message);
+            }
+            plan.input = {variant->id(), rendered->source, rendered->options,
+                          rendered->entry_points};
+            plan.warmup_local_size = rendered->local_size;
+            finish(*impl_, plan, id);
+            if (resolved_key != nullptr) {
+                *resolved_key = plan.key;
+            }
+            return impl_->run_ladder(context, device, plan);
+        });
     });
 }
 
 Program Cache::program(cl_context context, cl_device_id device, const SourceRequest& request) {
     return guarded(SteadyClock::now(), [&]() -> Program {
-        if (request.source.empty()) {
-            return failed_program(StatusCode::invalid_argument, "empty kernel source");
-        }
-        Plan plan;
-        device_db::DeviceIdentity id;
-        auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
-        if (ok.status != StatusCode::ok) {
-            return failed_program(ok.status, ok.message);
-        }
-        plan.input = {request.name, request.source, request.options, request.entry_points};
-        plan.warmup_local_size = request.warmup_local_size;
-        plan.aot_target.reset();  // AOT packs hold registry kernels only
-        finish(*impl_, plan, id);
-        return impl_->run_ladder(context, device, plan);
+        return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
+            if (request.source.empty()) {
+                return failed_program(StatusCode::invalid_argument, "empty kernel source");
+            }
+            Plan plan;
+            device_db::DeviceIdentity id;
+            auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
+            if (ok.status != StatusCode::ok) {
+                return failed_program(ok.status, ok.message);
+            }
+            plan.input = {request.name, request.source, request.options, request.entry_points};
+            plan.warmup_local_size = request.warmup_local_size;
+            plan.aot_target.reset();  // AOT packs hold registry kernels only
+            finish(*impl_, plan, id);
+            if (resolved_key != nullptr) {
+                *resolved_key = plan.key;
+            }
+            return impl_->run_ladder(context, device, plan);
+        });
     });
 }
 

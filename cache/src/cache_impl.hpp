@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 #include "cl_util.hpp"
 #include "kcache/cache/keys.hpp"
@@ -62,6 +63,11 @@ struct Cache::Impl {
     std::mutex mu;  // guards everything below
     std::map<cl_device_id, device_db::DeviceIdentity> identities;
     std::map<std::tuple<cl_context, cl_device_id, store::Key>, service::ProgramRef> programs;
+    // The in-process rung's fast path: a request as the caller gave it (see
+    // request_signature) → the key it resolved to, so a repeat request skips
+    // rendering, probing and hashing.
+    std::map<std::pair<cl_context, cl_device_id>, std::unordered_map<std::string, store::Key>>
+        resolved;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;
@@ -73,6 +79,12 @@ struct Cache::Impl {
 
     Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j);
     ~Impl();
+
+    // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
+    std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
+                                      const std::string& signature);
+    void remember(cl_context context, cl_device_id device, std::string signature,
+                  const Program& answered, const store::Key& key);
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);

@@ -22,9 +22,19 @@ std::string describe(const store::Miss& miss) {
 }  // namespace
 
 Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_id device) {
+    // Root devices live as long as the process and their identity cannot
+    // change, so every Cache of the process shares one probe per device (a
+    // probe is ~20 driver queries). Sub-devices are probed per Cache.
+    static std::mutex shared_mu;
+    static std::map<cl_device_id, device_db::DeviceIdentity> shared;
+    cl_device_id parent = nullptr;
+    const bool root = clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent,
+                                      nullptr) == CL_SUCCESS &&
+                      parent == nullptr;
     {
-        std::lock_guard g(mu);
-        if (auto it = identities.find(device); it != identities.end()) {
+        std::lock_guard g(root ? shared_mu : mu);
+        auto& cache = root ? shared : identities;
+        if (auto it = cache.find(device); it != cache.end()) {
             return it->second;
         }
     }
@@ -32,8 +42,8 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
     if (!id) {
         return fail("cannot identify the device: " + id.error().message);
     }
-    std::lock_guard g(mu);
-    identities.emplace(device, *id);
+    std::lock_guard g(root ? shared_mu : mu);
+    (root ? shared : identities).emplace(device, *id);
     return *id;
 }
 

@@ -1,6 +1,7 @@
 #include "ops_fixture.hpp"
 
 #include <stdlib.h>
+#include <cstdlib>
 
 #include <random>
 
@@ -13,7 +14,9 @@ void Ops::SetUpTestSuite() {
     // kcache-jit inherits it.
     pocl_cache_ = kcache::test::make_temp_dir("ops-pocl");
     ::setenv("POCL_CACHE_DIR", pocl_cache_.c_str(), 1);
-    ::setenv("KCACHE_JIT_PATH", OPS_TEST_JIT_PATH, 1);
+    // KCACHE_TEST_JIT_PATH: the helper of a staged tree (runs on another machine).
+    const char* staged = std::getenv("KCACHE_TEST_JIT_PATH");
+    ::setenv("KCACHE_JIT_PATH", staged && *staged ? staged : OPS_TEST_JIT_PATH, 1);
 }
 
 void Ops::TearDownTestSuite() {
