@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cache_impl.hpp"
+#include "kcache/cache/install_paths.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache {
@@ -22,22 +23,6 @@ Program failed_program(StatusCode s, std::string message) {
     Program p;
     const_cast<Outcome&>(p.outcome()) = failed(s, std::move(message));
     return p;
-}
-
-// Installed packs: <prefix>/share/kcache/packs, found relative to this
-// library (so a relocated or unpacked tree works) and at the configured prefix.
-std::vector<std::filesystem::path> default_pack_dirs() {
-    std::vector<std::filesystem::path> dirs;
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&default_pack_dirs), &info) != 0 && info.dli_fname) {
-        std::error_code ec;
-        auto lib = std::filesystem::canonical(info.dli_fname, ec);
-        if (!ec) {
-            dirs.push_back((lib.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
-        }
-    }
-    dirs.emplace_back(KCACHE_PACK_DIR);
-    return dirs;
 }
 
 // Every pack file named by `paths` (files, or directories of *.kcpack).
@@ -124,7 +109,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
             return nullptr;
         }
         auto pack_paths = config.packs;
-        for (auto& d : default_pack_dirs()) {
+        for (auto& d : service::installed_pack_dirs()) {
             pack_paths.push_back(std::move(d));
         }
         store::TieredStore tiers(std::move(*user), open_packs(pack_paths));
@@ -418,4 +403,24 @@ void Cache::drain(std::chrono::milliseconds limit) {
     }
 }
 
+namespace service {
+
+std::vector<std::filesystem::path> installed_pack_dirs() {
+    std::vector<std::filesystem::path> dirs;
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&installed_pack_dirs), &info) != 0 && info.dli_fname) {
+        std::error_code ec;
+        auto lib = std::filesystem::canonical(info.dli_fname, ec);
+        if (!ec) {
+            dirs.push_back((lib.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
+        }
+    }
+    std::filesystem::path configured(KCACHE_PACK_DIR);
+    if (dirs.empty() || dirs.front() != configured) {
+        dirs.push_back(std::move(configured));
+    }
+    return dirs;
+}
+
+}  // namespace service
 }  // namespace kcache

@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "coverage.hpp"
+#include "kcache/cache/install_paths.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -34,7 +35,9 @@ std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args, const Conf
         return {*pack};
     }
     std::vector<std::filesystem::path> roots = config.packs;
-    roots.emplace_back(KCACHE_PACK_DIR);
+    for (auto& dir : service::installed_pack_dirs()) {
+        roots.push_back(std::move(dir));
+    }
     std::vector<std::filesystem::path> paths;
     for (const auto& root : roots) {
         std::error_code ec;
@@ -197,7 +200,7 @@ Command devices_command() {
              "OpenCL is initialised in a child process (`kcache devices --probe-child`, internal)\n"
              "killed after --timeout, since platform initialisation can hang; sysfs GPUs are\n"
              "listed without loading any driver. Coverage says, per device, whether prebuilt\n"
-             "binaries exist for each kernel in the installed packs (" KCACHE_PACK_DIR
+             "binaries exist for each kernel in the installed packs (<prefix>/share/kcache/packs"
              ") or\nwhy the runtime will compile just in time.\n",
              {{"json", Arity::Flag, "", "print JSON"},
               {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"},

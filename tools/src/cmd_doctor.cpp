@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/cache/install_paths.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
@@ -56,7 +57,11 @@ std::string effective(const Config& c, const std::string& name) {
     for (const auto& p : c.packs) {
         packs += (packs.empty() ? "" : ":") + p.string();
     }
-    return (packs.empty() ? std::string("(none)") : packs) + ", then " + KCACHE_PACK_DIR;
+    std::string installed;
+    for (const auto& d : service::installed_pack_dirs()) {
+        installed += (installed.empty() ? "" : ", ") + d.string();
+    }
+    return (packs.empty() ? std::string("(none)") : packs) + ", then " + installed;
 }
 
 void check_config(std::vector<Finding>& out, const Config& config) {

@@ -1,0 +1,16 @@
+# A Debian package of the installed tree: library, headers, CMake and
+# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack.
+# `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME kcache)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "OpenCL kernel compilation cache with AOT packs and a watchdogged JIT")
+set(CPACK_PACKAGE_CONTACT "kcache maintainers <kcache@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd")
+set(CPACK_STRIP_FILES ON)
+include(CPack)
