@@ -81,6 +81,15 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         out.misses.emplace_back(Rung::aot, "no AOT target for this device");
         return std::nullopt;
     }
+    // A prebuild that could not target this device says so in its pack: JIT at once.
+    if (auto cov = tiers.aot_coverage(*plan.aot_target);
+        cov && cov->second.status != store::CoverageStatus::Covered) {
+        out.misses.emplace_back(Rung::aot, "pack " + cov->first.string() + " records target " +
+                                               *plan.aot_target + " as " +
+                                               store::to_string(cov->second.status) + ": " +
+                                               cov->second.detail);
+        return std::nullopt;
+    }
     auto afields = service::aot_key_fields(*plan.aot_target, plan.input);
     auto aot = tiers.get(afields);
     if (!aot) {

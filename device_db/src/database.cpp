@@ -66,6 +66,8 @@ const char* to_string(MatchLevel level) {
     switch (level) {
         case MatchLevel::pci_id:
             return "pci_id";
+        case MatchLevel::name:
+            return "name";
         case MatchLevel::ip_version:
             return "ip_version";
         case MatchLevel::vendor:
@@ -144,10 +146,16 @@ Status<Error> DeviceDb::add_layer(DataFile file) {
     }
     std::vector<Diagnostic> problems;
     for (DeviceRecord& d : file.devices) {
+        const bool named = !d.name.empty();
         if (!next.families_.count(d.family)) {
-            problems.push_back(unknown_family(d.origin, "device " + hex_id(d.pci_id), d.family));
+            problems.push_back(unknown_family(
+                d.origin, "device " + (named ? "\"" + d.name + "\"" : hex_id(d.pci_id)), d.family));
         }
-        next.devices_[{d.vendor_id, d.pci_id}] = std::move(d);
+        if (named) {
+            next.named_devices_[{d.vendor_id, d.name}] = std::move(d);
+        } else {
+            next.devices_[{d.vendor_id, d.pci_id}] = std::move(d);
+        }
     }
     for (QuirkRule& q : file.quirks) {
         for (const std::string& name : q.families) {
@@ -191,6 +199,10 @@ DeviceMatch DeviceDb::match(std::uint32_t vendor_id, std::uint32_t pci_id) const
 }
 
 DeviceMatch DeviceDb::match(const DeviceIdentity& id) const {
+    if (auto named = named_devices_.find({id.vendor_id, id.name}); named != named_devices_.end()) {
+        return DeviceMatch{MatchLevel::name, &named->second, family(named->second.family),
+                           vendor(id.vendor_id)};
+    }
     if (id.type != DeviceType::gpu) {
         return DeviceMatch{};
     }

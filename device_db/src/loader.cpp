@@ -5,7 +5,7 @@
 //   family  := { "name", "codename", "generation", "architecture": str, "ip_version": "M.m.r",
 //                "ocloc_target": str, "ocloc": "supported"|"unsupported",
 //                "kind": "integrated"|"discrete", "aot_default": bool, ["notes": str] }
-//   device  := { "pci_id": hex, ["vendor": hex], "product": str, "family": str }
+//   device  := { "pci_id": hex | "name": str, ["vendor": hex], "product": str, "family": str }
 //   quirk   := see quirk_loader.cpp
 // Keys are checked against these lists; ids must be unique within one file.
 #include "kcache/device_db/loader.hpp"
@@ -118,20 +118,36 @@ void read_families(const LocatedJson& doc, FieldReader& top, DataFile& out) {
 
 void read_devices(const LocatedJson& doc, FieldReader& top, DataFile& out) {
     std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
+    std::map<std::pair<std::uint32_t, std::string>, int> seen_names;
     for_each_object(doc, top, "devices", "device", [&](FieldReader& r) {
-        r.allow_only({"pci_id", "vendor", "product", "family"});
-        auto pci_id = r.hex("pci_id", Need::required);
+        r.allow_only({"pci_id", "name", "vendor", "product", "family"});
+        const bool by_name = r.has("name");
+        if (by_name == r.has("pci_id")) {
+            r.problems().add(ErrorCode::bad_value, r.line(),
+                             "a device needs exactly one of \"pci_id\" and \"name\"");
+            return;
+        }
+        auto pci_id = r.hex("pci_id", by_name ? Need::optional : Need::required);
+        auto name = r.string("name", by_name ? Need::required : Need::optional);
         auto vendor = r.hex("vendor", Need::optional);
         auto product = r.string("product", Need::required);
         auto family = r.string("family", Need::required);
-        if (!(pci_id && product && family) || (r.has("vendor") && !vendor)) {
+        if (!((pci_id || name) && product && family) || (r.has("vendor") && !vendor)) {
+            return;
+        }
+        if (name && name->empty()) {
+            r.problems().add(ErrorCode::bad_value, r.line(), "a device \"name\" must not be empty");
             return;
         }
         const std::uint32_t vendor_id = vendor.value_or(0x8086);
-        if (first_time(seen, std::pair(vendor_id, *pci_id), "pci_id " + hex_id(*pci_id), r.line(),
-                       r.problems())) {
-            out.devices.push_back(
-                DeviceRecord{vendor_id, *pci_id, *product, *family, Origin{out.file, r.line()}});
+        const bool first = by_name
+                               ? first_time(seen_names, std::pair(vendor_id, *name),
+                                            "device name \"" + *name + "\"", r.line(), r.problems())
+                               : first_time(seen, std::pair(vendor_id, *pci_id),
+                                            "pci_id " + hex_id(*pci_id), r.line(), r.problems());
+        if (first) {
+            out.devices.push_back(DeviceRecord{vendor_id, pci_id.value_or(0), name.value_or(""),
+                                               *product, *family, Origin{out.file, r.line()}});
         }
     });
 }

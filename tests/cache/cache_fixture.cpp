@@ -3,6 +3,8 @@
 #include "test_platform.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
 namespace kcache::test {
@@ -55,6 +57,27 @@ std::unique_ptr<Cache> CacheTest::open(const std::string& name) const {
     auto cache = Cache::open(config(name), &o);
     EXPECT_NE(cache, nullptr) << o.message;
     return cache;
+}
+
+std::vector<std::uint8_t> tgllp_binary(const std::filesystem::path& dir, const std::string& source,
+                                       const std::string& options) {
+    const auto work = dir / "ocloc-tgllp";
+    std::filesystem::create_directories(work);
+    std::ofstream(work / "k.cl") << source;
+    const std::string cmd = "ocloc compile -q -file '" + (work / "k.cl").string() +
+                            "' -device tgllp -output foreign -out_dir '" + work.string() + "'" +
+                            (options.empty() ? "" : " -options '" + options + "'") +
+                            " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+        return {};
+    }
+    for (const auto& e : std::filesystem::directory_iterator(work)) {
+        if (e.path().extension() == ".bin") {
+            std::ifstream in(e.path(), std::ios::binary);
+            return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+        }
+    }
+    return {};
 }
 
 std::string scale_source(int salt) {

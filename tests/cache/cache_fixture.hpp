@@ -4,7 +4,11 @@
 
 #include <CL/cl.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "jit_support.hpp"
 #include "kcache/kcache.hpp"
@@ -27,6 +31,11 @@ class CacheTest : public TempDirTest {
     static cl_device_id device_;
     static cl_context context_;
 };
+
+// A binary ocloc made from `source` with build `options` for a Tiger Lake GPU
+// (which PoCL must reject), built in a directory under `dir`; empty when ocloc failed.
+std::vector<std::uint8_t> tgllp_binary(const std::filesystem::path& dir, const std::string& source,
+                                       const std::string& options = "");
 
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);

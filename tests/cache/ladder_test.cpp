@@ -119,27 +119,9 @@ TEST_F(Pocl, PackAnswersAfterTheUserStore) {
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
 }
 
-// A binary made by ocloc for a Tiger Lake GPU, which PoCL must reject.
-store::Bytes foreign_binary(const std::filesystem::path& dir, const std::string& source) {
-    std::ofstream(dir / "k.cl") << source;
-    std::string cmd = "ocloc compile -q -file '" + (dir / "k.cl").string() +
-                      "' -device tgllp -output foreign -out_dir '" + dir.string() +
-                      "' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-        return {};
-    }
-    for (const auto& e : std::filesystem::directory_iterator(dir)) {
-        if (e.path().extension() == ".bin") {
-            std::ifstream in(e.path(), std::ios::binary);
-            return store::Bytes(std::istreambuf_iterator<char>(in), {});
-        }
-    }
-    return {};
-}
-
 TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto req = scale_request(4);
-    auto bytes = foreign_binary(dir(), req.source);
+    auto bytes = tgllp_binary(dir(), req.source);
     ASSERT_FALSE(bytes.empty()) << "ocloc did not produce a tgllp binary";
     auto id = device_db::probe(device_);
     ASSERT_TRUE(id);

@@ -70,10 +70,61 @@ TEST_F(DeviceDbOverride, UnknownFamilyInOverrideIsALocatedError) {
               path.string() + ":3: device 0x0001 names unknown family \"nope\"");
 }
 
+const char* const kNamedCpu = R"({
+  "schema": 1,
+  "families": [
+    {"name": "site-cpu", "codename": "Site CPU", "generation": "cpu", "architecture": "x86-64", "ip_version": "0.0.1", "ocloc_target": "site-cpu", "ocloc": "unsupported", "kind": "integrated", "aot_default": false}
+  ],
+  "devices": [
+    {"vendor": "0x10006", "name": "cpu-haswell-AMD EPYC", "product": "PoCL host CPU", "family": "site-cpu"}
+  ],
+  "quirks": [
+    {"id": "site-cpu-verify", "match": {"families": ["site-cpu"]}, "actions": ["verify_before_use"]}
+  ]
+}
+)";
+
+TEST_F(DeviceDbOverride, NamedRecordGivesANonGpuDeviceAFamily) {
+    auto db = DeviceDb::with_override(write("cpu.json", kNamedCpu));
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    DeviceIdentity cpu;
+    cpu.type = DeviceType::cpu;
+    cpu.vendor_id = 0x10006;
+    cpu.name = "cpu-haswell-AMD EPYC";
+    DeviceMatch m = db->match(cpu);
+    ASSERT_EQ(m.level, MatchLevel::name);
+    ASSERT_NE(m.family, nullptr);
+    EXPECT_EQ(m.family->ocloc_target, "site-cpu");
+    EXPECT_EQ(m.device->product, "PoCL host CPU");
+    EXPECT_TRUE(db->quirks_for(cpu).verify_before_use);
+
+    DeviceIdentity other = cpu;  // the name must match exactly, and the vendor too
+    other.name = "cpu-haswell-AMD EPYC 7B13";
+    EXPECT_EQ(db->match(other).level, MatchLevel::none);
+    other = cpu;
+    other.vendor_id = 0x8086;
+    EXPECT_EQ(db->match(other).level, MatchLevel::none);
+    EXPECT_FALSE(db->quirks_for(other).verify_before_use);
+}
+
+TEST_F(DeviceDbOverride, DeviceNeedsExactlyOneOfPciIdAndName) {
+    for (const char* device :
+         {R"({"product": "p", "family": "tgllp"})",
+          R"({"pci_id": "0x1", "name": "n", "product": "p", "family": "tgllp"})",
+          R"({"name": "", "product": "p", "family": "tgllp"})"}) {
+        const auto path =
+            write("bad.json", std::string("{\"schema\": 1,\n\"devices\": [\n") + device + "]}\n");
+        auto db = DeviceDb::with_override(path);
+        ASSERT_FALSE(db.ok()) << device;
+        EXPECT_NE(db.error().message.find(path.string() + ":3:"), std::string::npos)
+            << db.error().message;
+    }
+}
+
 TEST_F(DeviceDbOverride, FailedLayerLeavesTheDatabaseUnchanged) {
     auto db = DeviceDb::builtin();
     ASSERT_TRUE(db.ok());
-    DataFile bad{"x.json", {}, {}, {DeviceRecord{0x8086, 0x1, "p", "nope", {"x.json", 2}}}, {}};
+    DataFile bad{"x.json", {}, {}, {DeviceRecord{0x8086, 0x1, "", "p", "nope", {"x.json", 2}}}, {}};
     bad.quirks.push_back(QuirkRule{});
     bad.quirks.back().id = "q";
     bad.quirks.back().codenames = {"Atlantis"};

@@ -184,3 +184,82 @@ TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
     ASSERT_FALSE(garbage.ok());
     EXPECT_EQ(garbage.error().code, ks::StoreErrc::Corrupt) << garbage.error().message;
 }
+
+TEST_F(Store, AotCoverageRoundTripsAndTheFirstPackWins) {
+    const fs::path pack_a = dir() / "a.kcpack";
+    const fs::path pack_b = dir() / "b.kcpack";
+    const fs::path plain = dir() / "plain.kcpack";
+    {
+        auto builder = ks::Store::open(dir() / "builder", ks::Policy{});
+        ASSERT_TRUE(builder.ok());
+        make_pack(builder.value(), pack_a, 1);
+        ASSERT_TRUE(builder->export_pack(pack_b).ok());
+        ASSERT_TRUE(builder->export_pack(plain).ok());
+    }
+    const ks::AotCoverage gap{"mtl-h",          "mtl-h",       ks::CoverageStatus::NotTargetable,
+                              {0x7d55, 0x7dd5}, "ocloc 22.43", "cannot target mtl-h"};
+    const ks::AotCoverage tgl{"tgllp", "tgllp", ks::CoverageStatus::Covered, {0x9a49}, "ocloc", ""};
+    ASSERT_TRUE(ks::write_aot_coverage(pack_a, {gap, tgl}).ok());
+    ks::AotCoverage covered_b = gap;
+    covered_b.status = ks::CoverageStatus::Covered;
+    ASSERT_TRUE(ks::write_aot_coverage(pack_b, {covered_b}).ok());
+
+    auto read = ks::read_aot_coverage(pack_a);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    ASSERT_EQ(read->size(), 2u);
+    EXPECT_EQ((*read)[0].family, "mtl-h");  // by family name
+    EXPECT_EQ((*read)[0].status, ks::CoverageStatus::NotTargetable);
+    EXPECT_EQ((*read)[0].pci_ids, (std::vector<std::uint32_t>{0x7d55, 0x7dd5}));
+    EXPECT_EQ((*read)[0].compiler, "ocloc 22.43");
+    EXPECT_EQ((*read)[0].detail, "cannot target mtl-h");
+    EXPECT_EQ((*read)[1].family, "tgllp");
+    EXPECT_EQ(raw_sql(pack_a, "SELECT pci_ids FROM kcache_aot_coverage WHERE family = 'mtl-h'"),
+              "0x7d55,0x7dd5");
+    auto none = ks::read_aot_coverage(plain);
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->empty());  // a pack made by export has no table
+
+    std::vector<ks::Pack> packs;
+    packs.push_back(std::move(ks::Pack::open(plain)).value());
+    packs.push_back(std::move(ks::Pack::open(pack_b)).value());
+    packs.push_back(std::move(ks::Pack::open(pack_a)).value());
+    ks::TieredStore tiers(std::nullopt, std::move(packs));
+    auto found = tiers.aot_coverage("mtl-h");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->first, pack_b);  // the first pack that has a record
+    EXPECT_EQ(found->second.status, ks::CoverageStatus::Covered);
+    ASSERT_TRUE(tiers.aot_coverage("tgllp").has_value());
+    EXPECT_EQ(tiers.aot_coverage("tgllp")->first, pack_a);
+    EXPECT_FALSE(tiers.aot_coverage("adl-p").has_value());
+}
+
+TEST_F(Store, DamagedCoverageRowIsAClearErrorAndAnEmptyFamilyIsRefused) {
+    const fs::path pack = dir() / "p.kcpack";
+    {
+        auto builder = ks::Store::open(dir() / "builder", ks::Policy{});
+        ASSERT_TRUE(builder.ok());
+        make_pack(builder.value(), pack, 1);
+    }
+    auto empty = ks::write_aot_coverage(pack, {{"", "t", ks::CoverageStatus::Covered, {}, "", ""}});
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().code, ks::StoreErrc::InvalidArgument);
+    ASSERT_TRUE(
+        ks::write_aot_coverage(pack, {{"tgllp", "tgllp", ks::CoverageStatus::Covered, {}, "", ""}})
+            .ok());
+
+    raw_sql(pack, "UPDATE kcache_aot_coverage SET status = 'maybe'");
+    auto bad_status = ks::Pack::open(pack);
+    ASSERT_FALSE(bad_status.ok());
+    EXPECT_EQ(bad_status.error().code, ks::StoreErrc::Corrupt);
+    EXPECT_NE(bad_status.error().message.find("family 'tgllp' has status 'maybe'"),
+              std::string::npos)
+        << bad_status.error().message;
+
+    raw_sql(pack, "UPDATE kcache_aot_coverage SET status = 'covered', pci_ids = '0x12,zz'");
+    auto bad_ids = ks::read_aot_coverage(pack);
+    ASSERT_FALSE(bad_ids.ok());
+    EXPECT_NE(bad_ids.error().message.find("pci_ids '0x12,zz'"), std::string::npos)
+        << bad_ids.error().message;
+
+    EXPECT_FALSE(ks::read_aot_coverage(dir() / "missing.kcpack").ok());
+}

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "coverage.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
@@ -24,7 +23,7 @@ using nlohmann::json;
 // the coverage records of prebuild.
 struct PackIndex {
     std::map<std::string, std::map<std::string, int>> variants;  // target → kernel → count
-    std::vector<CoverageRecord> coverage;
+    std::vector<store::AotCoverage> coverage;
     std::vector<std::string> packs;
 };
 
@@ -73,9 +72,8 @@ PackIndex index_packs(const std::vector<std::filesystem::path>& paths) {
                 ++index.variants[format.substr(4)][kernel];
             }
         }
-        if (auto records = read_coverage(path)) {
-            index.coverage.insert(index.coverage.end(), records->begin(), records->end());
-        }
+        const auto& records = pack->aot_coverage();
+        index.coverage.insert(index.coverage.end(), records.begin(), records.end());
     }
     return index;
 }
@@ -85,8 +83,8 @@ json coverage_json(const device_db::FamilyRecord* family, const PackIndex& packs
     if (!family) {
         return {{"mode", "jit"}, {"why", "not an AOT target (no device-database family)"}};
     }
-    for (const CoverageRecord& r : packs.coverage) {
-        if (r.family == family->name && r.status == CoverageStatus::not_targetable) {
+    for (const store::AotCoverage& r : packs.coverage) {
+        if (r.family == family->name && r.status == store::CoverageStatus::NotTargetable) {
             return {{"mode", "jit"}, {"why", r.detail}};
         }
     }

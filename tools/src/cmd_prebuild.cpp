@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "cli.hpp"
-#include "coverage.hpp"
 #include "kcache/cache/keys.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/loader.hpp"
+#include "kcache/store/coverage.hpp"
 #include "kcache/store/key.hpp"
 #include "progress.hpp"
 #include "selection.hpp"
@@ -51,7 +51,7 @@ std::vector<std::uint32_t> family_pci_ids(const std::string& family) {
     }
     for (const device_db::DataFile& f : *files) {
         for (const device_db::DeviceRecord& d : f.devices) {
-            if (d.family == family) {
+            if (d.family == family && d.name.empty()) {  // named records have no PCI id
                 ids.push_back(d.pci_id);
             }
         }
@@ -159,22 +159,23 @@ void run_jobs(BuildJob& job, std::size_t jobs) {
     }
 }
 
-std::vector<CoverageRecord> coverage_of(const std::vector<std::unique_ptr<TargetPlan>>& plans,
-                                        const std::string& compiler_id) {
-    std::vector<CoverageRecord> records;
+std::vector<store::AotCoverage> coverage_of(const std::vector<std::unique_ptr<TargetPlan>>& plans,
+                                            const std::string& compiler_id) {
+    std::vector<store::AotCoverage> records;
     for (const auto& plan : plans) {
         for (const device_db::FamilyRecord* f : plan->families) {
-            CoverageRecord r{f->name,
-                             plan->target,
-                             CoverageStatus::covered,
-                             family_pci_ids(f->name),
-                             compiler_id,
-                             ""};
+            store::AotCoverage r{f->name,
+                                 plan->target,
+                                 store::CoverageStatus::Covered,
+                                 family_pci_ids(f->name),
+                                 compiler_id,
+                                 ""};
             if (plan->unsupported) {
-                r.status = CoverageStatus::not_targetable;
+                r.status = store::CoverageStatus::NotTargetable;
                 r.detail = plan->unsupported_detail + "; the runtime must JIT";
             } else if (plan->failed > 0) {
-                r.status = plan->built > 0 ? CoverageStatus::covered : CoverageStatus::failed;
+                r.status = plan->built > 0 ? store::CoverageStatus::Covered
+                                           : store::CoverageStatus::Failed;
                 r.detail = std::to_string(plan->failed.load()) + " variants failed to build";
             }
             records.push_back(std::move(r));
@@ -191,16 +192,16 @@ std::string id_list(const std::vector<std::uint32_t>& ids) {
     return out.empty() ? "no listed devices" : out;
 }
 
-int print_summary(const std::vector<CoverageRecord>& records, std::uint64_t entries,
+int print_summary(const std::vector<store::AotCoverage>& records, std::uint64_t entries,
                   const std::string& out_path, int failures) {
     std::cout << "pack " << out_path << ": " << entries << " binaries\n";
-    for (const CoverageRecord& r : records) {
-        if (r.status == CoverageStatus::covered) {
+    for (const store::AotCoverage& r : records) {
+        if (r.status == store::CoverageStatus::Covered) {
             std::cout << "  covered: " << r.family << " (" << r.ocloc_target << ")\n";
         }
     }
-    for (const CoverageRecord& r : records) {
-        if (r.status != CoverageStatus::covered) {
+    for (const store::AotCoverage& r : records) {
+        if (r.status != store::CoverageStatus::Covered) {
             std::cout << "  NOT COVERED: " << r.family << " (" << id_list(r.pci_ids)
                       << "): " << r.detail << "\n";
         }
@@ -268,8 +269,8 @@ int run(const ParsedArgs& args) {
         return report(exit_for(exported.error()), kName, exported.error().message);
     }
     const auto records = coverage_of(*plans, job.compiler_id);
-    if (auto written = write_coverage(out, records); !written) {
-        return report(Exit::store_error, kName, written.error());
+    if (auto written = store::write_aot_coverage(out, records); !written) {
+        return report(Exit::store_error, kName, written.error().message);
     }
     ::chmod(out.c_str(), 0444);
     int failures = 0;

@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "coverage_table.hpp"
 #include "entry_row.hpp"
 #include "kcache/store/log.hpp"
 #include "schema.hpp"
@@ -17,6 +18,7 @@ struct Pack::Impl {
     sql::Db db;
     mutable std::mutex mu;  // guards db and counters
     TierStats counters;
+    std::vector<AotCoverage> coverage;  // immutable after open
 
     Result<Entry, Miss> lookup(const Key& key);
 };
@@ -65,9 +67,14 @@ Result<Pack, StoreError> Pack::open(const fs::path& path) {
     if (auto st = schema::check_readable(db.value(), p); !st.ok()) {
         return fail(st.error());
     }
+    auto coverage = coverage::read_table(db.value(), p);
+    if (!coverage.ok()) {
+        return fail(coverage.error());
+    }
     auto impl = std::make_unique<Impl>();
     impl->path = path;
     impl->db = std::move(db).value();
+    impl->coverage = std::move(coverage).value();
     impl->counters.name = p;
     return Pack(std::move(impl));
 }
@@ -79,6 +86,10 @@ Pack::~Pack() = default;
 
 const fs::path& Pack::path() const {
     return impl_->path;
+}
+
+const std::vector<AotCoverage>& Pack::aot_coverage() const {
+    return impl_->coverage;
 }
 
 Result<Entry, Miss> Pack::get(const KeyFields& fields) {
@@ -168,6 +179,18 @@ Result<TieredHit, TieredMiss> TieredStore::get(const KeyFields& fields) {
         missed.misses.emplace_back(tier, r.error());
     }
     return fail(std::move(missed));
+}
+
+std::optional<std::pair<fs::path, AotCoverage>> TieredStore::aot_coverage(
+    std::string_view target) const {
+    for (const Pack& p : packs_) {
+        for (const AotCoverage& c : p.aot_coverage()) {
+            if (c.ocloc_target == target) {
+                return std::pair(p.path(), c);
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 Result<Stats, StoreError> TieredStore::stats() {

@@ -18,15 +18,15 @@
 namespace kcache::device_db {
 
 // How specific a match is, most specific first (CLBlast-style fallback).
-enum class MatchLevel { pci_id, ip_version, vendor, none };
+enum class MatchLevel { pci_id, name, ip_version, vendor, none };
 
 const char* to_string(MatchLevel level);
 
 // The answer of DeviceDb::match. Pointers stay valid while the DeviceDb lives.
 struct DeviceMatch {
     MatchLevel level = MatchLevel::none;
-    const DeviceRecord* device = nullptr;  // set for MatchLevel::pci_id
-    const FamilyRecord* family = nullptr;  // set for pci_id and ip_version
+    const DeviceRecord* device = nullptr;  // set for MatchLevel::pci_id and name
+    const FamilyRecord* family = nullptr;  // set for pci_id, name and ip_version
     const VendorRecord* vendor = nullptr;  // set when the vendor is known
 };
 
@@ -61,8 +61,9 @@ class DeviceDb {
 
     // Record for an Intel-style PCI id: exact device, else vendor, else none.
     DeviceMatch match(std::uint32_t vendor_id, std::uint32_t pci_id) const;
-    // Record for a probed device: GPUs by PCI id, then by IP version, then by vendor;
-    // non-GPU devices (e.g. PoCL's CPU device) get MatchLevel::none.
+    // Record for a probed device: a record naming the device (vendor + exact
+    // CL_DEVICE_NAME, any device type) first; then GPUs by PCI id, by IP version,
+    // by vendor; other non-GPU devices (e.g. PoCL's CPU device) get MatchLevel::none.
     DeviceMatch match(const DeviceIdentity& identity) const;
 
     // Every quirk rule that applies to `identity`, in data order, merged.
@@ -76,12 +77,13 @@ class DeviceDb {
     const std::vector<QuirkRule>& quirks() const { return quirks_; }
     // Families on the default AOT list, in name order.
     std::vector<const FamilyRecord*> aot_families() const;
-    std::size_t device_count() const { return devices_.size(); }
+    std::size_t device_count() const { return devices_.size() + named_devices_.size(); }
 
   private:
     std::map<std::uint32_t, VendorRecord> vendors_;
     std::map<std::string, FamilyRecord> families_;
     std::map<std::pair<std::uint32_t, std::uint32_t>, DeviceRecord> devices_;
+    std::map<std::pair<std::uint32_t, std::string>, DeviceRecord> named_devices_;
     std::vector<QuirkRule> quirks_;
 };
 

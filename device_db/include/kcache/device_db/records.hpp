@@ -46,11 +46,15 @@ struct FamilyRecord {
     Origin origin;
 };
 
+// A device known by PCI id, or, for devices whose driver reports none (CPU
+// runtimes such as PoCL, drivers without PCI queries), by its exact OpenCL
+// device name; exactly one of the two is set.
 struct DeviceRecord {
     std::uint32_t vendor_id = 0x8086;
-    std::uint32_t pci_id = 0;
-    std::string product;  // marketing name
-    std::string family;   // FamilyRecord::name
+    std::uint32_t pci_id = 0;  // 0 for a record matched by name
+    std::string name;          // CL_DEVICE_NAME for a record matched by name, else empty
+    std::string product;       // marketing name
+    std::string family;        // FamilyRecord::name
     Origin origin;
 };
 

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/store/coverage.hpp"
 #include "kcache/store/store.hpp"
 #include "kcache/store/types.hpp"
 
@@ -37,6 +40,9 @@ class Pack {
     Result<std::uint64_t, StoreError> for_each_verified(const std::function<void(Entry&&)>& f);
     // Counters of this process's lookups (tier name: the path).
     TierStats stats() const;
+    // The AOT coverage records of the pack (read at open; empty for a pack
+    // made by export rather than prebuild).
+    const std::vector<AotCoverage>& aot_coverage() const;
 
     struct Impl;
 
@@ -74,6 +80,10 @@ class TieredStore {
     Store* user();
     // Stats of the user store (first) and every pack.
     Result<Stats, StoreError> stats();
+    // The coverage record of the first pack that has one for AOT target
+    // `target`, and that pack's path.
+    std::optional<std::pair<std::filesystem::path, AotCoverage>> aot_coverage(
+        std::string_view target) const;
 
   private:
     std::optional<Store> user_;
