@@ -57,6 +57,16 @@ std::int32_t Conv2dShape::out_w() const {
     return out_extent(w, pad_w, dil_w, s, stride_w);
 }
 
+std::size_t Conv2dShape::input_elements() const {
+    return static_cast<std::size_t>(n) * c * h * w;
+}
+std::size_t Conv2dShape::weight_elements() const {
+    return static_cast<std::size_t>(k) * (c / groups) * r * s;
+}
+std::size_t Conv2dShape::output_elements() const {
+    return static_cast<std::size_t>(n) * k * out_h() * out_w();
+}
+
 bool Conv2dShape::valid() const {
     const bool sizes = n >= 0 && c >= 1 && h >= 1 && w >= 1 && k >= 0 && r >= 1 && s >= 1;
     const bool steps =
@@ -92,7 +102,7 @@ std::vector<RefValue> conv2d_reference(const Conv2dShape& sh, std::span<const fl
                                        std::span<const float> w, std::span<const float> bias,
                                        Activation act) {
     std::vector<RefValue> y;
-    y.reserve(static_cast<std::size_t>(sh.n) * sh.k * sh.out_h() * sh.out_w());
+    y.reserve(sh.output_elements());
     for (std::int32_t n = 0; n < sh.n; ++n) {
         for (std::int32_t k = 0; k < sh.k; ++k) {
             for (std::int32_t oh = 0; oh < sh.out_h(); ++oh) {

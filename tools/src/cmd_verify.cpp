@@ -64,10 +64,12 @@ int run(const ParsedArgs& args) {
     for (const store::EntryInfo& e : *listed) {
         auto entry = store->get(e.key);
         std::string state = entry ? "ok" : store::to_string(entry.error().reason);
+        std::string detail;
         corrupt += entry ? 0 : 1;
         if (entry && devices) {
             const KatOutcome kat = run_kat(*devices, *entry);
             state = to_string(kat.state);
+            detail = kat.detail;
             if (kat.state == KatState::passed || kat.state == KatState::failed) {
                 const auto result = kat.state == KatState::passed ? store::Verification::Passed
                                                                   : store::Verification::Failed;
@@ -75,11 +77,14 @@ int run(const ParsedArgs& args) {
                 corrupt += kat.state == KatState::failed ? 1 : 0;
             }
         }
-        results.push_back(
-            {{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}});
+        json result{{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}};
+        if (!detail.empty()) {
+            result["detail"] = detail;
+        }
+        results.push_back(std::move(result));
         if (!args.has("json")) {
             std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  " << state
-                      << "\n";
+                      << (detail.empty() ? "" : "  (" + detail + ")") << "\n";
         }
     }
     if (args.has("json")) {
@@ -99,10 +104,15 @@ Command verify_command() {
              "Without options every entry of the user store is read and its XXH3 checksum\n"
              "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
              "--run also loads each binary on the device it was built for (if present) and\n"
-             "runs the kernel's known-answer test against the CPU reference, recording\n"
-             "passed/failed on the entry (see `kcache ls --verified`). States: ok, corrupt,\n"
-             "kat_passed, kat_failed, no_kat (no CLI test for the kernel yet: dot has one),\n"
-             "device_absent.\n",
+             "runs the kernel's known-answer test: every entry point of the variant on\n"
+             "small odd-sized inputs, compared with the CPU reference within the variant's\n"
+             "tolerance (bit-exact for qconv_pointwise). Every registry kernel has one\n"
+             "(conv2d, qconv_pointwise, dot, batchnorm, in each of their variants).\n"
+             "passed/failed is recorded on the entry (see `kcache ls --verified`). States:\n"
+             "ok, corrupt, kat_passed, kat_failed (with the first mismatch and the largest\n"
+             "error, or the OpenCL step that failed), no_kat (not a registry kernel, e.g.\n"
+             "a --manifest one, or built from another kcache version's source),\n"
+             "device_absent; each with a detail (\"detail\" in --json).\n",
              {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
               {"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
               {"json", Arity::Flag, "", "print JSON"}},

@@ -15,7 +15,7 @@ namespace kcache::cli {
 enum class KatState {
     passed,         // the device result matched the reference
     failed,         // it did not (or the binary did not load or launch)
-    no_kat,         // no CLI known-answer test for this kernel (yet) or not a registry kernel
+    no_kat,         // not a registry kernel, or not built from the registry's source for it
     device_absent,  // the device the binary was built for is not present
 };
 

@@ -32,6 +32,11 @@ struct Conv2dShape {
     // Output height and width (0 when the dilated filter does not fit).
     std::int32_t out_h() const;
     std::int32_t out_w() const;
+    // Element counts of x [N][C][H][W], w [K][C/groups][R][S] and y [N][K][OH][OW]
+    // (the shape must be valid()).
+    std::size_t input_elements() const;
+    std::size_t weight_elements() const;
+    std::size_t output_elements() const;
     // True when every field is in range and groups divide C and K.
     bool valid() const;
 };

@@ -1,0 +1,70 @@
+#pragma once
+// What the known-answer test of each kernel shares: the case under test,
+// deterministic inputs, buffer sizing, and the comparison with the CPU
+// reference that turns into a KatOutcome. One file per kernel implements
+// the declarations at the end (kat_dot.cpp, kat_conv2d.cpp, …).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kat.hpp"
+#include "kat_launch.hpp"
+#include "kcache/kernels/numeric.hpp"
+#include "kcache/kernels/reference.hpp"
+#include "kcache/kernels/registry.hpp"
+
+namespace kcache::cli {
+
+// The variant a stored binary was built for, as its KAT needs it.
+struct KatCase {
+    const kernels::Variant& variant;
+    std::size_t local_size = 0;    // the work-group size the variant requires
+    kernels::Tolerance tolerance;  // variant_tolerance(variant)
+
+    // The element type ("dtype" parameter; f32 for a kernel without one).
+    kernels::DType dtype() const;
+    // The fused activation ("act" parameter).
+    kernels::Activation activation() const;
+};
+
+// Returns `count` deterministic values in [`lo`, `hi`) rounded to `dtype`.
+std::vector<float> kat_values(kernels::DType dtype, std::size_t count, std::uint32_t seed,
+                              float lo = -1.0f, float hi = 1.0f);
+
+// Bytes for `count` elements of the widest element type (f32). Element
+// buffers get this much whatever the variant's dtype, so that the binary of
+// another variant stored under this key reads and writes inside its buffers
+// (and fails the comparison) instead of corrupting the process.
+inline std::size_t widest_bytes(std::size_t count) {
+    return count * sizeof(float);
+}
+
+// The checks of one KAT, in order; the outcome fails with the first check that
+// fails and otherwise passes with a summary of every check.
+class KatChecks {
+  public:
+    // Records a failure when `run` has failed; returns run.ok().
+    bool ran(const Launcher& run);
+    // Records the check `what`: every got[i] within `tol` of want[i]. A failure
+    // names how many are outside, the first one (index, got, expected) and the
+    // largest error; a pass names the count and the largest error.
+    void compare(const std::string& what, const kernels::Tolerance& tol, std::span<const float> got,
+                 std::span<const kernels::RefValue> want);
+    KatOutcome outcome() const;
+
+  private:
+    std::vector<std::string> passed_;
+    std::string failure_;
+};
+
+// The known-answer test of each registry kernel: runs every entry point of
+// the program loaded in `run` on small odd-sized inputs and compares.
+KatOutcome dot_kat(Launcher& run, const KatCase& kat);
+KatOutcome conv2d_kat(Launcher& run, const KatCase& kat);
+KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat);
+KatOutcome batchnorm_kat(Launcher& run, const KatCase& kat);
+
+}  // namespace kcache::cli

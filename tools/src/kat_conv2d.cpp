@@ -1,0 +1,76 @@
+// conv2d's known-answer test: both entry points (kernels/cl/conv2d.cl), each
+// on a shape that conv2d_entry_point routes to it (the detail names the entry
+// point that ran), with a bias and the variant's activation.
+
+#include "kat_check.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using kernels::Conv2dShape;
+
+// conv2d_direct: odd sizes, a non-square filter, stride, padding, dilation and
+// two groups; output 2×6×4×9.
+constexpr Conv2dShape kDirect{.n = 2,
+                              .c = 4,
+                              .h = 7,
+                              .w = 9,
+                              .k = 6,
+                              .r = 3,
+                              .s = 2,
+                              .stride_h = 2,
+                              .stride_w = 1,
+                              .pad_h = 1,
+                              .pad_w = 1,
+                              .dil_h = 1,
+                              .dil_w = 2,
+                              .groups = 2};
+// conv2d_pointwise: 1×1, with K not a multiple of the kernel's channel block.
+constexpr Conv2dShape kPointwise{.n = 2, .c = 5, .h = 3, .w = 7, .k = 7};
+
+std::string describe(const Conv2dShape& s) {
+    auto dims = [](std::initializer_list<std::int32_t> v) {
+        std::string text;
+        for (std::int32_t d : v) {
+            text += (text.empty() ? "" : "x") + std::to_string(d);
+        }
+        return text;
+    };
+    return "x " + dims({s.n, s.c, s.h, s.w}) + " w " + dims({s.k, s.c / s.groups, s.r, s.s}) +
+           " stride " + dims({s.stride_h, s.stride_w}) + " pad " + dims({s.pad_h, s.pad_w}) +
+           " dil " + dims({s.dil_h, s.dil_w}) + " groups " + std::to_string(s.groups);
+}
+
+void check_shape(Launcher& run, KatChecks& checks, const KatCase& kat, const Conv2dShape& shape,
+                 std::uint32_t seed) {
+    const kernels::DType dtype = kat.dtype();
+    const std::size_t outputs = shape.output_elements();
+    const auto x = kat_values(dtype, shape.input_elements(), seed);
+    const auto w = kat_values(dtype, shape.weight_elements(), seed + 1);
+    const auto bias = kat_values(dtype, static_cast<std::size_t>(shape.k), seed + 2);
+    cl_mem xm = run.upload(kernels::encode(dtype, x), widest_bytes(x.size()));
+    cl_mem wm = run.upload(kernels::encode(dtype, w), widest_bytes(w.size()));
+    cl_mem bm = run.upload(kernels::encode(dtype, bias), widest_bytes(bias.size()));
+    cl_mem ym = run.scratch(widest_bytes(outputs));
+    const auto args = kernels::conv2d_shape_args(shape);
+    const std::string entry(kernels::conv2d_entry_point(shape));
+    const std::size_t ls = kat.local_size;
+    run.launch(entry.c_str(), {kernels::padded_global_size(kernels::conv2d_work_items(shape), ls)},
+               {ls}, {xm, wm, bm, ym, args[0], args[1], args[2], args[3], std::int32_t{1}});
+    const auto got = kernels::decode(dtype, run.read(ym, outputs * kernels::element_size(dtype)));
+    if (checks.ran(run)) {
+        checks.compare(entry + " " + describe(shape), kat.tolerance, got,
+                       kernels::conv2d_reference(shape, x, w, bias, kat.activation()));
+    }
+}
+
+}  // namespace
+
+KatOutcome conv2d_kat(Launcher& run, const KatCase& kat) {
+    KatChecks checks;
+    check_shape(run, checks, kat, kDirect, 10);
+    check_shape(run, checks, kat, kPointwise, 20);
+    return checks.outcome();
+}
+
+}  // namespace kcache::cli

@@ -1,0 +1,85 @@
+// qconv_pointwise's known-answer test (kernels/cl/qconv.cl): int8 inputs with
+// a zero point, a bias, per-channel scales and zero points; the int8 output
+// partly saturates. Results must be bit-exact (variant_tolerance is zero).
+
+#include <cmath>
+#include <cstring>
+
+#include "kat_check.hpp"
+
+namespace kcache::cli {
+namespace {
+
+// N, C, K, HW: odd, K not a multiple of anything the kernel might block by.
+constexpr kernels::QconvShape kShape{.n = 2, .c = 13, .k = 7, .hw = 11};
+
+// Returns `count` deterministic integers in [lo, hi).
+template <class Int>
+std::vector<Int> kat_ints(std::size_t count, std::uint32_t seed, float lo, float hi) {
+    std::vector<Int> out;
+    for (float v : kat_values(kernels::DType::f32, count, seed, lo, hi)) {
+        out.push_back(static_cast<Int>(std::floor(v)));
+    }
+    return out;
+}
+
+template <class T>
+std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
+    std::vector<std::uint8_t> bytes(v.size() * sizeof(T));
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    return bytes;
+}
+
+// The device's output as values: int8 or f32 elements.
+std::vector<float> output_values(std::span<const std::uint8_t> raw, kernels::QuantOutput out) {
+    if (out == kernels::QuantOutput::f32) {
+        return kernels::decode(kernels::DType::f32, raw);
+    }
+    std::vector<float> values;
+    for (std::uint8_t b : raw) {
+        values.push_back(static_cast<std::int8_t>(b));
+    }
+    return values;
+}
+
+}  // namespace
+
+KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat) {
+    const auto out =
+        kat.variant.get("out") == "i8" ? kernels::QuantOutput::i8 : kernels::QuantOutput::f32;
+    const auto n = static_cast<std::size_t>(kShape.n), c = static_cast<std::size_t>(kShape.c);
+    const auto k = static_cast<std::size_t>(kShape.k), hw = static_cast<std::size_t>(kShape.hw);
+    const auto x = kat_ints<std::int8_t>(n * c * hw, 30, -128, 128);
+    const auto w = kat_ints<std::int8_t>(k * c, 31, -128, 128);
+    const auto bias = kat_ints<std::int32_t>(k, 32, -2000, 2000);
+    const auto zero_point = kat_ints<std::int32_t>(k, 33, -20, 20);
+    // Accumulators reach a few 10^4: these scales put many int8 results past ±127.
+    const auto scale = kat_values(kernels::DType::f32, k, 34, 1.0f / 400, 1.0f / 100);
+    const std::int32_t x_zero_point = 3;
+    const std::size_t count = kernels::qconv_work_items(kShape);
+    const std::size_t out_size = out == kernels::QuantOutput::i8 ? 1 : sizeof(float);
+
+    cl_mem xm = run.upload(bytes_of(x)), wm = run.upload(bytes_of(w));
+    cl_mem bm = run.upload(bytes_of(bias)), sm = run.upload(bytes_of(scale));
+    cl_mem zm = run.upload(bytes_of(zero_point));
+    cl_mem ym = run.scratch(widest_bytes(count));
+    const std::size_t ls = kat.local_size;
+    run.launch(
+        "qconv_pointwise", {kernels::padded_global_size(count, ls)}, {ls},
+        {xm, wm, bm, sm, zm, ym, kernels::qconv_shape_arg(kShape), x_zero_point, std::int32_t{1}});
+    const auto got = output_values(run.read(ym, count * out_size), out);
+    KatChecks checks;
+    if (checks.ran(run)) {
+        const kernels::QconvInputs in{x, w, bias, scale, zero_point, x_zero_point};
+        std::vector<kernels::RefValue> want;
+        for (float v : kernels::qconv_pointwise_reference(kShape, in, out, kat.activation())) {
+            want.push_back({v, 0});
+        }
+        checks.compare("qconv_pointwise n " + std::to_string(n) + " c " + std::to_string(c) +
+                           " k " + std::to_string(k) + " hw " + std::to_string(hw),
+                       kat.tolerance, got, want);
+    }
+    return checks.outcome();
+}
+
+}  // namespace kcache::cli
