@@ -82,7 +82,8 @@ void BM_StepStoreGet(benchmark::State& state) {
 
 void BM_StepZstdDecodeVerify(benchmark::State& state) {
     const auto& raw = seeded().bytes.at(kernel_of(state));
-    const auto encoded = store::encode(raw, store::Policy{}.zstd_level);
+    const auto encoded =
+        store::encode(raw, store::Policy{}.zstd_level, store::Policy{}.zstd_compress_literals);
     const auto sum = store::checksum_of(raw);
     for (auto _ : state) {
         auto out = store::decode_verified(encoded.codec, encoded.data, raw.size(), sum);

@@ -1,6 +1,9 @@
 #include "kcache/store/codec.hpp"
 
 #include <xxhash.h>
+// ZSTD_c_literalCompressionMode is in zstd's experimental section (since
+// v1.5.0); ZSTD_CCtx_setParameter itself is stable and exported.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -36,12 +39,23 @@ Checksum checksum_of(std::span<const std::uint8_t> raw) {
     return out;
 }
 
-Encoded encode(std::span<const std::uint8_t> raw, int level) {
+Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals) {
     Encoded out;
-    if (!raw.empty()) {
+    ZSTD_CCtx* ctx = compress_context();
+    // Every parameter is set on each call: the context is reused across calls.
+    const bool configured =
+        ctx != nullptr && !ZSTD_isError(ZSTD_CCtx_reset(ctx, ZSTD_reset_session_and_parameters)) &&
+        !ZSTD_isError(ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, level));
+    // A libzstd that does not know the (experimental) parameter refuses it and
+    // codes the literals: a smaller frame, decoded a little slower.
+    if (configured) {
+        (void)ZSTD_CCtx_setParameter(ctx, ZSTD_c_literalCompressionMode,
+                                     compress_literals ? ZSTD_ps_enable : ZSTD_ps_disable);
+    }
+    if (configured && !raw.empty()) {
         out.data.resize(ZSTD_compressBound(raw.size()));
-        std::size_t n = ZSTD_compressCCtx(compress_context(), out.data.data(), out.data.size(),
-                                          raw.data(), raw.size(), level);
+        std::size_t n =
+            ZSTD_compress2(ctx, out.data.data(), out.data.size(), raw.data(), raw.size());
         if (!ZSTD_isError(n) && n < raw.size()) {
             out.data.resize(n);
             out.data.shrink_to_fit();

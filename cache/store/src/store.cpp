@@ -164,7 +164,8 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     info.fields = normalized(fields);
     info.key = make_key(info.fields);
     info.provenance = provenance;
-    const Encoded encoded = encode(bytes, impl_->policy.zstd_level);
+    const Encoded encoded =
+        encode(bytes, impl_->policy.zstd_level, impl_->policy.zstd_compress_literals);
     const Checksum checksum = checksum_of(bytes);
     info.codec = encoded.codec;
     info.raw_size = bytes.size();

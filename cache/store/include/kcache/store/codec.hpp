@@ -23,9 +23,10 @@ struct Encoded {
     Bytes data;
 };
 
-// Returns `raw` as one zstd frame at `level`, or unchanged (Codec::None) when
-// zstd does not make it smaller.
-Encoded encode(std::span<const std::uint8_t> raw, int level);
+// Returns `raw` as one zstd frame at `level`, with its literals Huffman-coded
+// only when `compress_literals`, or unchanged (Codec::None) when zstd does not
+// make it smaller (or cannot be set up).
+Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals = false);
 
 // Returns the raw bytes of `stored` after checking the frame, the size and
 // `checksum`; on any mismatch returns a message saying which check failed.

@@ -29,8 +29,12 @@ enum class Durability { Normal, Full };
 // Tunables of a user store, with their defaults.
 struct Policy {
     OpenMode mode = OpenMode::ReadWrite;
-    std::uint64_t max_bytes = 1ull << 30;      // stored (compressed) blob bytes kept; LRU beyond
-    int zstd_level = 3;                        // 1..19; an entry zstd cannot shrink is kept raw
+    std::uint64_t max_bytes = 1ull << 30;  // stored (compressed) blob bytes kept; LRU beyond
+    int zstd_level = 3;                    // 1..19; an entry zstd cannot shrink is kept raw
+    // Huffman-code zstd's literals too. Off: device binaries are 2–12 % larger
+    // but decode 1.3–2× faster, and decoding is on every store hit's path
+    // (bench/cache/README.md, "Codec").
+    bool zstd_compress_literals = false;
     int busy_timeout_ms = 5000;                // SQLite's own wait for a lock, per attempt
     int busy_retries = 8;                      // further attempts after SQLITE_BUSY, backing off
     int retry_backoff_ms = 10;                 // first backoff; doubles each retry (with jitter)
