@@ -2,6 +2,9 @@
 // A PoCL context and a cache in the test's own directory, with kcache-jit
 // from the build tree and PoCL's own kernel cache kept private.
 
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
 #include <CL/cl.h>
 
 #include <cstdint>

@@ -2,6 +2,9 @@
 // DeviceIdentity: what decides the bytes a driver compiler produces for a device
 // (DESIGN.md "Identity and the key"), probed from OpenCL.
 
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
 #include <CL/cl.h>
 
 #include <array>
