@@ -39,7 +39,7 @@ step() {
   step warm-again kcache warm --jobs 8
   step kats kernels_pocl_test --gtest_brief=1
   step service-tests cache_api_test --gtest_brief=1
-  step ladder-tests cache_ladder_test --gtest_brief=1 --gtest_filter=-*RejectedBinary*
+  step ladder-tests cache_ladder_test --gtest_brief=1 --gtest_filter=-*RejectedBinary*:*RejectedPackBinary*
   step ops-tests ops_test --gtest_brief=1
   step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
   step bench gpu_bench bench "$work/bench"
