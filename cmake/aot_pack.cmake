@@ -1,4 +1,4 @@
-# Install-time AOT prebuild (DESIGN.md "Interfaces"): with KCACHE_AOT_PACK on
+# Install-time AOT prebuild (docs/design.md, "Interfaces"): with KCACHE_AOT_PACK on
 # (the default when ocloc is found) the build runs `kcache prebuild` for the
 # device database's listed iGPUs and `cmake --install` (and the .deb) installs
 # the pack under share/kcache/packs, where the runtime finds it unconfigured.

@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake g++ make pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
-  libsqlite3-dev sqlite3 libzstd-dev libboost-filesystem-dev libxxhash-dev libssl-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
+  nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format
 )
 
 missing=()

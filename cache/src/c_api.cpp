@@ -1,8 +1,12 @@
 // The C API: a thin shell over the C++ facade that never lets an exception
 // or a crash of its own escape, and keeps each thread's last message.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <iterator>
 #include <string>
 
 #include "kcache/kcache.h"
@@ -13,6 +17,36 @@ struct kcache_cache {
 };
 
 namespace {
+
+// The C enums are the C++ ones, value for value.
+#define KCACHE_SAME(c, cpp) static_assert(static_cast<int>(c) == static_cast<int>(cpp), #c)
+KCACHE_SAME(KCACHE_OK, kcache::StatusCode::ok);
+KCACHE_SAME(KCACHE_NOT_CACHED, kcache::StatusCode::not_cached);
+KCACHE_SAME(KCACHE_NOT_READY, kcache::StatusCode::not_ready);
+KCACHE_SAME(KCACHE_TIMEOUT, kcache::StatusCode::timeout);
+KCACHE_SAME(KCACHE_CRASHED, kcache::StatusCode::crashed);
+KCACHE_SAME(KCACHE_BUILD_ERROR, kcache::StatusCode::build_error);
+KCACHE_SAME(KCACHE_UNSUPPORTED, kcache::StatusCode::unsupported);
+KCACHE_SAME(KCACHE_UNKNOWN_KERNEL, kcache::StatusCode::unknown_kernel);
+KCACHE_SAME(KCACHE_INVALID_ARGUMENT, kcache::StatusCode::invalid_argument);
+KCACHE_SAME(KCACHE_DISABLED, kcache::StatusCode::disabled);
+KCACHE_SAME(KCACHE_DEVICE_ERROR, kcache::StatusCode::device_error);
+KCACHE_SAME(KCACHE_STORE_ERROR, kcache::StatusCode::store_error);
+KCACHE_SAME(KCACHE_CONFIG_ERROR, kcache::StatusCode::config_error);
+KCACHE_SAME(KCACHE_INTERNAL_ERROR, kcache::StatusCode::internal_error);
+KCACHE_SAME(KCACHE_MODE_BLOCKING, kcache::Mode::blocking);
+KCACHE_SAME(KCACHE_MODE_FAIL_FAST, kcache::Mode::fail_fast);
+KCACHE_SAME(KCACHE_MODE_BACKGROUND, kcache::Mode::background);
+KCACHE_SAME(KCACHE_RUNG_IN_PROCESS, kcache::Rung::in_process);
+KCACHE_SAME(KCACHE_RUNG_USER_STORE, kcache::Rung::user_store);
+KCACHE_SAME(KCACHE_RUNG_PACK, kcache::Rung::pack);
+KCACHE_SAME(KCACHE_RUNG_AOT, kcache::Rung::aot);
+KCACHE_SAME(KCACHE_RUNG_FAILURE_RECORD, kcache::Rung::failure_record);
+KCACHE_SAME(KCACHE_RUNG_JIT, kcache::Rung::jit);
+KCACHE_SAME(KCACHE_RUNG_NONE, kcache::Rung::none);
+KCACHE_SAME(KCACHE_LOG_WARNING, kcache::LogLevel::warning);
+KCACHE_SAME(KCACHE_LOG_ERROR, kcache::LogLevel::error);
+#undef KCACHE_SAME
 
 thread_local std::string t_last_error;
 
@@ -64,12 +98,39 @@ bool valid_mode(kcache_mode m) {
     return m >= KCACHE_MODE_BLOCKING && m <= KCACHE_MODE_BACKGROUND;
 }
 
+// True when a caller's extensible struct of `size` bytes has room for the
+// member that ends at `end` (offsetof + sizeof).
+bool fits(std::size_t size, std::size_t end) {
+    return size >= end;
+}
+#define KCACHE_END(type, member) (offsetof(type, member) + sizeof(type::member))
+
 void fill_info(kcache_info* info, const kcache::Outcome& o) {
-    if (info != nullptr) {
+    if (info == nullptr) {
+        return;
+    }
+    const std::size_t n = info->struct_size;
+    if (fits(n, KCACHE_END(kcache_info, rung))) {
         info->rung = static_cast<kcache_rung>(static_cast<int>(o.rung));
+    }
+    if (fits(n, KCACHE_END(kcache_info, total_us))) {
         info->total_us = static_cast<uint64_t>(o.total.count());
+    }
+    if (fits(n, KCACHE_END(kcache_info, compile_us))) {
         info->compile_us = static_cast<uint64_t>(o.compile.count());
     }
+}
+
+// The message an escaped exception leaves for kcache_last_error().
+kcache_status escaped(const char* function) {
+    std::string what = "unexpected exception";
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+    }
+    return report(kcache::StatusCode::internal_error, std::string(function) + ": " + what);
 }
 
 kcache_status deliver(kcache::Program p, cl_program* out, kcache_info* info) {
@@ -97,7 +158,7 @@ kcache_status kcache_open(kcache_cache** out) try {
     *out = new kcache_cache{std::move(cache)};
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
-    return report(kcache::StatusCode::internal_error, "kcache_open: unexpected exception");
+    return escaped("kcache_open");
 }
 
 void kcache_close(kcache_cache* cache) {
@@ -113,6 +174,9 @@ kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_dev
     if (cache == nullptr || out == nullptr || kernel == nullptr) {
         return invalid("kcache_get_program: cache, kernel and out must not be NULL");
     }
+    if (info != nullptr && info->struct_size == 0) {
+        return invalid("kcache_get_program: set info->struct_size (KCACHE_INFO_INIT)");
+    }
     *out = nullptr;
     if (!valid_mode(mode)) {
         return invalid("kcache_get_program: unknown mode");
@@ -126,7 +190,7 @@ kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_dev
     req.mode = static_cast<kcache::Mode>(mode);
     return deliver(cache->cache->program(context, device, req), out, info);
 } catch (...) {
-    return report(kcache::StatusCode::internal_error, "kcache_get_program: unexpected exception");
+    return escaped("kcache_get_program");
 }
 
 kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
@@ -137,6 +201,9 @@ kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
     if (cache == nullptr || out == nullptr || source == nullptr ||
         (n_entry_points > 0 && entry_points == nullptr)) {
         return invalid("kcache_get_program_source: cache, source and out must not be NULL");
+    }
+    if (info != nullptr && info->struct_size == 0) {
+        return invalid("kcache_get_program_source: set info->struct_size (KCACHE_INFO_INIT)");
     }
     *out = nullptr;
     if (!valid_mode(mode)) {
@@ -155,8 +222,7 @@ kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
     req.mode = static_cast<kcache::Mode>(mode);
     return deliver(cache->cache->program(context, device, req), out, info);
 } catch (...) {
-    return report(kcache::StatusCode::internal_error,
-                  "kcache_get_program_source: unexpected exception");
+    return escaped("kcache_get_program_source");
 }
 
 kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
@@ -189,20 +255,45 @@ kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_devi
     }
     return report(b.outcome.status, b.outcome.message);
 } catch (...) {
-    return report(kcache::StatusCode::internal_error, "kcache_get_binary: unexpected exception");
+    return escaped("kcache_get_binary");
 }
 
 kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
     if (cache == nullptr || out == nullptr) {
         return invalid("kcache_get_stats: cache and out must not be NULL");
     }
+    if (out->struct_size < KCACHE_END(kcache_stats, struct_size)) {
+        return invalid("kcache_get_stats: set out->struct_size (KCACHE_STATS_INIT)");
+    }
     auto s = cache->cache->stats();
-    *out = kcache_stats{s.entries,     s.raw_bytes,       s.stored_bytes, s.evictions,
-                        s.corruptions, s.in_process_hits, s.store_hits,   s.pack_hits,
-                        s.aot_hits,    s.failure_hits,    s.jit_compiles, s.jit_failures};
+    const std::uint64_t values[] = {s.entries,      s.raw_bytes,    s.stored_bytes,
+                                    s.evictions,    s.corruptions,  s.in_process_hits,
+                                    s.store_hits,   s.pack_hits,    s.aot_hits,
+                                    s.failure_hits, s.jit_compiles, s.jit_failures};
+    // The counters follow struct_size in declaration order, each a uint64_t;
+    // copy those the caller's struct has room for.
+    static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + sizeof(values));
+    const std::size_t room =
+        (out->struct_size - offsetof(kcache_stats, entries)) / sizeof(uint64_t);
+    std::memcpy(&out->entries, values, std::min(room, std::size(values)) * sizeof(uint64_t));
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
-    return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");
+    return escaped("kcache_get_stats");
+}
+
+const char* kcache_version(void) {
+    return kcache::version();
+}
+
+void kcache_set_log_handler(kcache_log_handler handler, void* user) {
+    if (handler == nullptr) {
+        kcache::set_log_handler({});
+        return;
+    }
+    kcache::set_log_handler([handler, user](kcache::LogLevel level, std::string_view message) {
+        const std::string text(message);  // NUL-terminated for C
+        handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(), user);
+    });
 }
 
 const char* kcache_last_error(void) {

@@ -8,6 +8,7 @@
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/store/log.hpp"
 
 namespace kcache {
 namespace {
@@ -48,8 +49,8 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& pa
         if (pack) {
             packs.push_back(std::move(*pack));
         } else {
-            std::fprintf(stderr, "kcache: warning: skipping pack %s: %s\n", f.c_str(),
-                         pack.error().message.c_str());
+            store::log_message(store::LogLevel::warning,
+                               "skipping pack " + f.string() + ": " + pack.error().message);
         }
     }
     return packs;
@@ -74,7 +75,7 @@ Program::~Program() {
         clReleaseProgram(program_);
     }
 }
-cl_program Program::release() {
+cl_program Program::release() noexcept {
     return std::exchange(program_, nullptr);
 }
 
@@ -87,11 +88,11 @@ Cache::Impl::~Impl() {
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Cache::~Cache() = default;
-const Config& Cache::config() const {
+const Config& Cache::config() const noexcept {
     return impl_->config;
 }
 
-std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
+std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexcept {
     Outcome local;
     Outcome& out = outcome ? *outcome : local;
     try {
@@ -102,7 +103,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
         }
         store::Policy policy;
         policy.max_bytes = config.max_bytes;
-        policy.mode = config.read_only ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite;
+        policy.mode = config.read_only ? store::OpenMode::read_only : store::OpenMode::read_write;
         auto user = store::Store::open(config.dir, policy);
         if (!user) {
             out = failed(StatusCode::store_error, user.error().message);
@@ -126,19 +127,33 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
     } catch (const std::exception& e) {
         out = failed(StatusCode::internal_error, e.what());
         return nullptr;
+    } catch (...) {
+        out = failed(StatusCode::internal_error, "unexpected exception while opening the cache");
+        return nullptr;
     }
 }
 
-std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) {
-    Config c;
-    std::string error;
-    if (!load_config(c, error)) {
-        if (outcome) {
-            *outcome = failed(StatusCode::config_error, error);
+std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) noexcept {
+    try {
+        Config c;
+        std::string error;
+        if (!load_config(c, error)) {
+            if (outcome) {
+                *outcome = failed(StatusCode::config_error, error);
+            }
+            return nullptr;
         }
-        return nullptr;
+        return open(c, outcome);
+    } catch (const std::exception& e) {
+        if (outcome) {
+            *outcome = failed(StatusCode::internal_error, e.what());
+        }
+    } catch (...) {
+        if (outcome) {
+            *outcome = failed(StatusCode::internal_error, "unexpected exception");
+        }
     }
-    return open(c, outcome);
+    return nullptr;
 }
 
 namespace {
@@ -191,12 +206,14 @@ void finish(Cache::Impl& impl, Plan& plan, const device_db::DeviceIdentity& id) 
 }
 
 template <class F>
-Program guarded(SteadyClock::time_point start, F&& body) {
+Program guarded(SteadyClock::time_point start, F&& body) noexcept {
     Program p;
     try {
         p = body();
     } catch (const std::exception& e) {
         p = failed_program(StatusCode::internal_error, e.what());
+    } catch (...) {
+        p = failed_program(StatusCode::internal_error, "unexpected exception");
     }
     const_cast<Outcome&>(p.outcome()).total =
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
@@ -282,13 +299,14 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
 
 }  // namespace
 
-Program Cache::program(cl_context context, cl_device_id device, const KernelRequest& request) {
+Program Cache::program(cl_context context, cl_device_id device,
+                       const KernelRequest& request) noexcept {
     return guarded(SteadyClock::now(), [&]() -> Program {
         return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
             kernels::Params params(request.params.begin(), request.params.end());
             auto variant = kernels::make_variant(request.kernel, params);
             if (!variant) {
-                auto code = variant.error().code == kernels::ErrorCode::unknown_kernel
+                auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
                                 ? StatusCode::unknown_kernel
                                 : StatusCode::invalid_argument;
                 return failed_program(code, variant.error().message);
@@ -318,7 +336,8 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
     });
 }
 
-Program Cache::program(cl_context context, cl_device_id device, const SourceRequest& request) {
+Program Cache::program(cl_context context, cl_device_id device,
+                       const SourceRequest& request) noexcept {
     return guarded(SteadyClock::now(), [&]() -> Program {
         return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
             if (request.source.empty()) {
@@ -342,9 +361,11 @@ Program Cache::program(cl_context context, cl_device_id device, const SourceRequ
     });
 }
 
-Binary Cache::binary(cl_context context, cl_device_id device, const KernelRequest& request) {
+namespace {
+
+// The bytes of a program program() answered (or its failure).
+Binary binary_of(Program p) {
     Binary b;
-    Program p = program(context, device, request);
     b.outcome = p.outcome();
     if (!p.ok()) {
         return b;
@@ -367,7 +388,21 @@ Binary Cache::binary(cl_context context, cl_device_id device, const KernelReques
     return b;
 }
 
-CacheStats Cache::stats() {
+}  // namespace
+
+Binary Cache::binary(cl_context context, cl_device_id device,
+                     const KernelRequest& request) noexcept {
+    Binary b;
+    try {
+        b = binary_of(program(context, device, request));
+    } catch (const std::exception& e) {
+        b.bytes.clear();
+        b.outcome = failed(StatusCode::internal_error, e.what());
+    }
+    return b;
+}
+
+CacheStats Cache::stats() noexcept {
     CacheStats s;
     auto& c = impl_->counters;
     s.in_process_hits = c.in_process;
@@ -377,29 +412,37 @@ CacheStats Cache::stats() {
     s.failure_hits = c.failure;
     s.jit_compiles = c.jit_compiles;
     s.jit_failures = c.jit_failures;
-    if (auto* user = impl_->tiers.user()) {
-        if (auto st = user->stats(); st) {
-            s.entries = st->entries;
-            s.raw_bytes = st->raw_bytes;
-            s.stored_bytes = st->stored_bytes;
-            s.evictions = st->evictions;
-            s.corruptions = st->corruptions;
+    try {
+        if (auto* user = impl_->tiers.user()) {
+            if (auto st = user->stats(); st) {
+                s.entries = st->entries;
+                s.raw_bytes = st->raw_bytes;
+                s.stored_bytes = st->stored_bytes;
+                s.evictions = st->evictions;
+                s.corruptions = st->corruptions;
+            }
         }
+    } catch (...) {
+        // The store's sizes stay zero; the process counters above are exact.
     }
     return s;
 }
 
-void Cache::drain(std::chrono::milliseconds limit) {
-    auto until = SteadyClock::now() + limit;
-    std::vector<std::shared_future<Compiled>> pending;
-    {
-        std::lock_guard g(impl_->mu);
-        for (auto& [key, fut] : impl_->inflight) {
-            pending.push_back(fut);
+void Cache::drain(std::chrono::milliseconds limit) noexcept {
+    try {
+        auto until = SteadyClock::now() + limit;
+        std::vector<std::shared_future<Compiled>> pending;
+        {
+            std::lock_guard g(impl_->mu);
+            for (auto& [key, fut] : impl_->inflight) {
+                pending.push_back(fut);
+            }
         }
-    }
-    for (auto& f : pending) {
-        f.wait_until(until);
+        for (auto& f : pending) {
+            f.wait_until(until);
+        }
+    } catch (...) {
+        // Only the vector's allocation can throw: then nothing is waited for.
     }
 }
 

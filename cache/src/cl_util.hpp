@@ -2,10 +2,7 @@
 // The few OpenCL calls the service makes itself: checking a device belongs
 // to a context, and turning stored bytes into a built program.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
 
 #include <memory>
 #include <span>

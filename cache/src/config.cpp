@@ -196,7 +196,10 @@ bool read_file(Config& c, std::string& error) {
 
 }  // namespace
 
-bool load_config(Config& out, std::string& error) {
+namespace {
+
+// load_config's body; may throw (allocation, filesystem).
+bool resolve_config(Config& out, std::string& error) {
     Config c;
     c.dir = default_dir();
     for (const auto& s : kSettings) {
@@ -223,6 +226,19 @@ bool load_config(Config& out, std::string& error) {
     c.origins["dir"].first = c.dir.string();
     out = std::move(c);
     return true;
+}
+
+}  // namespace
+
+bool load_config(Config& out, std::string& error) noexcept {
+    try {
+        return resolve_config(out, error);
+    } catch (const std::exception& e) {
+        error = std::string("cannot read the configuration: ") + e.what();
+    } catch (...) {
+        error = "cannot read the configuration: unexpected exception";
+    }
+    return false;
 }
 
 }  // namespace kcache

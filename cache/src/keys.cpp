@@ -1,25 +1,17 @@
 #include "kcache/cache/keys.hpp"
+#include "kcache/common/hex.hpp"
 
 namespace kcache::service {
 namespace {
 
 std::string uuid_hex(const std::optional<device_db::Uuid>& uuid) {
-    if (!uuid) {
-        return {};
-    }
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (auto b : *uuid) {
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
+    return uuid ? to_hex(*uuid) : std::string();
 }
 
 store::KeyFields input_fields(const CompileInput& input) {
     store::KeyFields f;
     f.kernel_name = input.name;
-    f.source_digest = store::sha256_hex(input.source);
+    f.source_digest = kcache::sha256_hex(input.source);
     f.entry_points = input.entry_points;
     f.build_options = input.options;
     return f;

@@ -1,4 +1,4 @@
-// The lookup ladder (DESIGN.md "The lookup ladder"): in-process programs,
+// The lookup ladder (docs/design.md, "The lookup ladder"): in-process programs,
 // exact native binaries (user store, then packs), AOT binaries for the
 // device's target, fresh failure records, then JIT under the deadline.
 // Every rung that misses leaves its reason in the outcome.
@@ -11,7 +11,23 @@ namespace {
 constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
 
 Rung rung_of(const store::Tier& tier) {
-    return tier.kind == store::Tier::Kind::User ? Rung::user_store : Rung::pack;
+    return tier.kind == store::Tier::Kind::user ? Rung::user_store : Rung::pack;
+}
+
+MissCause cause_of(store::MissReason reason) {
+    switch (reason) {
+        case store::MissReason::not_found:
+            return MissCause::not_found;
+        case store::MissReason::corrupt:
+            return MissCause::corrupt;
+        case store::MissReason::collision:
+            return MissCause::collision;
+        case store::MissReason::io_error:
+            return MissCause::io_error;
+        case store::MissReason::busy:
+            return MissCause::busy;
+    }
+    return MissCause::other;
 }
 
 std::string describe(const store::Miss& miss) {
@@ -51,12 +67,13 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
                                                            Plan& plan, Outcome& out) {
     store::Store* user = tiers.user();
     auto hit = tiers.get(plan.fields);
-    if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::Passed) {
-        out.misses.emplace_back(rung_of(hit->tier),
+    if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::passed) {
+        out.misses.emplace_back(rung_of(hit->tier), MissCause::not_verified,
                                 "entry not verified on the device (quirk verify_before_use)");
     } else if (hit) {
-        if (hit->tier.kind == store::Tier::Kind::Pack) {
-            out.misses.emplace_back(Rung::user_store, "missed (a pack had the entry)");
+        if (hit->tier.kind == store::Tier::Kind::pack) {
+            out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
+                                    "missed (a pack had the entry)");
         }
         auto prog =
             service::program_from_binary(context, device, hit->entry.bytes, plan.input.options);
@@ -65,49 +82,53 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
             (out.rung == Rung::user_store ? counters.store : counters.pack)++;
             return std::move(*prog);
         }
-        out.misses.emplace_back(rung_of(hit->tier), "driver rejected the binary: " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
-            if (hit->tier.kind == store::Tier::Kind::User) {
+        out.misses.emplace_back(rung_of(hit->tier), MissCause::rejected_by_driver,
+                                "driver rejected the binary: " + prog.error());
+        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
+            if (hit->tier.kind == store::Tier::Kind::user) {
                 (void)user->remove(plan.key);
             }
         }
     } else {
         for (const auto& [tier, miss] : hit.error().misses) {
-            out.misses.emplace_back(rung_of(tier), describe(miss));
+            out.misses.emplace_back(rung_of(tier), cause_of(miss.reason), describe(miss));
         }
     }
     if (!plan.aot_target) {
-        out.misses.emplace_back(Rung::aot, "no AOT target for this device");
+        out.misses.emplace_back(Rung::aot, MissCause::no_aot_target,
+                                "no AOT target for this device");
         return std::nullopt;
     }
     // A prebuild that could not target this device says so in its pack: JIT at once.
     if (auto cov = tiers.aot_coverage(*plan.aot_target);
-        cov && cov->second.status != store::CoverageStatus::Covered) {
-        out.misses.emplace_back(Rung::aot, "pack " + cov->first.string() + " records target " +
-                                               *plan.aot_target + " as " +
-                                               store::to_string(cov->second.status) + ": " +
-                                               cov->second.detail);
+        cov && cov->second.status != store::CoverageStatus::covered) {
+        out.misses.emplace_back(
+            Rung::aot, MissCause::target_not_covered,
+            "pack " + cov->first.string() + " records target " + *plan.aot_target + " as " +
+                store::to_string(cov->second.status) + ": " + cov->second.detail);
         return std::nullopt;
     }
     auto afields = service::aot_key_fields(*plan.aot_target, plan.input);
     auto aot = tiers.get(afields);
     if (!aot) {
-        out.misses.emplace_back(Rung::aot, "no AOT binary for target " + *plan.aot_target);
+        out.misses.emplace_back(Rung::aot, MissCause::not_found,
+                                "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
     auto prog = service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
     if (!prog) {
-        out.misses.emplace_back(Rung::aot, "driver rejected the AOT binary for " +
-                                               *plan.aot_target + ": " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
+        out.misses.emplace_back(
+            Rung::aot, MissCause::rejected_by_driver,
+            "driver rejected the AOT binary for " + *plan.aot_target + ": " + prog.error());
+        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
         }
         return std::nullopt;
     }
-    if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+    if (user != nullptr && user->mode() == store::OpenMode::read_write) {
         store::Provenance prov = aot->entry.info.provenance;
-        prov.origin = store::Origin::Aot;
+        prov.origin = store::Origin::aot;
         (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
     }
     out.rung = Rung::aot;
@@ -131,19 +152,21 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             return p;
         }
     }
-    out.misses.emplace_back(Rung::in_process, "not built in this process");
+    out.misses.emplace_back(Rung::in_process, MissCause::not_in_process,
+                            "not built in this process");
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
         prog = try_stored(context, device, plan, out);
     } else {
-        out.misses.emplace_back(Rung::user_store, "skipped: quirk no_cached_binaries");
+        out.misses.emplace_back(Rung::user_store, MissCause::skipped,
+                                "skipped: quirk no_cached_binaries");
     }
     if (!prog) {
         store::Store* user = tiers.user();
         auto fr = user ? user->find_fresh_failure(plan.key)
                        : Result<std::optional<store::FailureRecord>, store::StoreError>(
                              std::optional<store::FailureRecord>{});
-        if (fr && *fr && (*fr)->kind != store::FailureKind::RejectedBinary) {
+        if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
             const auto& rec = **fr;
             out.status = status_of(rec.kind);
             out.rung = Rung::failure_record;
@@ -152,7 +175,8 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             counters.failure++;
             return p;
         }
-        out.misses.emplace_back(Rung::failure_record, "no fresh failure record");
+        out.misses.emplace_back(Rung::failure_record, MissCause::no_failure_record,
+                                "no fresh failure record");
         if (plan.mode == Mode::fail_fast) {
             out.status = StatusCode::not_cached;
             out.message = "not cached (fail_fast: no compile started)";

@@ -1,8 +1,9 @@
 #include "kcache/kcache.hpp"
+#include "kcache/store/log.hpp"
 
 namespace kcache {
 
-const char* to_string(StatusCode s) {
+const char* to_string(StatusCode s) noexcept {
     switch (s) {
         case StatusCode::ok:
             return "ok";
@@ -36,7 +37,7 @@ const char* to_string(StatusCode s) {
     return "unknown";
 }
 
-const char* to_string(Rung r) {
+const char* to_string(Rung r) noexcept {
     switch (r) {
         case Rung::in_process:
             return "in_process";
@@ -56,7 +57,7 @@ const char* to_string(Rung r) {
     return "unknown";
 }
 
-const char* to_string(Mode m) {
+const char* to_string(Mode m) noexcept {
     switch (m) {
         case Mode::blocking:
             return "blocking";
@@ -68,7 +69,7 @@ const char* to_string(Mode m) {
     return "unknown";
 }
 
-const char* to_string(Source s) {
+const char* to_string(Source s) noexcept {
     switch (s) {
         case Source::default_value:
             return "default";
@@ -78,6 +79,58 @@ const char* to_string(Source s) {
             return "config file";
     }
     return "unknown";
+}
+
+const char* to_string(MissCause c) noexcept {
+    switch (c) {
+        case MissCause::not_in_process:
+            return "not_in_process";
+        case MissCause::not_found:
+            return "not_found";
+        case MissCause::corrupt:
+            return "corrupt";
+        case MissCause::collision:
+            return "collision";
+        case MissCause::io_error:
+            return "io_error";
+        case MissCause::busy:
+            return "busy";
+        case MissCause::not_verified:
+            return "not_verified";
+        case MissCause::rejected_by_driver:
+            return "rejected_by_driver";
+        case MissCause::answered_below:
+            return "answered_below";
+        case MissCause::no_aot_target:
+            return "no_aot_target";
+        case MissCause::target_not_covered:
+            return "target_not_covered";
+        case MissCause::skipped:
+            return "skipped";
+        case MissCause::no_failure_record:
+            return "no_failure_record";
+        case MissCause::other:
+            return "other";
+    }
+    return "unknown";
+}
+
+const char* version() noexcept {
+    return KCACHE_VERSION_STRING;
+}
+
+void set_log_handler(LogHandler handler) noexcept {
+    try {
+        if (!handler) {
+            store::set_log_sink({});
+            return;
+        }
+        store::set_log_sink([h = std::move(handler)](store::LogLevel level, std::string_view m) {
+            h(level == store::LogLevel::error ? LogLevel::error : LogLevel::warning, m);
+        });
+    } catch (...) {
+        // Only std::function's allocation can throw; the previous sink stays.
+    }
 }
 
 }  // namespace kcache

@@ -4,12 +4,11 @@
 #ifndef KCACHE_KCACHE_H
 #define KCACHE_KCACHE_H
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kcache/opencl.h"
+#include "kcache/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,52 +49,82 @@ typedef enum kcache_rung {
 
 typedef struct kcache_cache kcache_cache;
 
-/* What answered a request. */
+/* What answered a request. Extensible: set `struct_size` to
+ * sizeof(kcache_info) (KCACHE_INFO_INIT does) before passing it; kcache
+ * fills only the fields that fit in `struct_size`, so a program built against
+ * an older header keeps working with a newer library. */
 typedef struct kcache_info {
+    size_t struct_size;
     kcache_rung rung;
     uint64_t total_us;
     uint64_t compile_us;
 } kcache_info;
+#define KCACHE_INFO_INIT \
+    { sizeof(kcache_info), KCACHE_RUNG_NONE, 0, 0 }
+
+/* Returns the library's version ("0.2.0"); compare with KCACHE_VERSION_STRING
+ * to detect a header/library mismatch. */
+KCACHE_API const char* kcache_version(void);
 
 /* Opens the cache configured by the environment / config file / defaults. */
-kcache_status kcache_open(kcache_cache** out);
+KCACHE_API kcache_status kcache_open(kcache_cache** out);
 /* Closes `cache` (NULL is ignored); waits briefly for background compiles. */
-void kcache_close(kcache_cache* cache);
+KCACHE_API void kcache_close(kcache_cache* cache);
 
 /* A built program for registry kernel `kernel` (name or alias) with variant
  * parameters `params` ("dtype=f16,act=relu"; NULL or "" for defaults).
  * `deadline_ms` 0 means the configured default. On KCACHE_OK `*out` holds a
- * program reference the caller releases with clReleaseProgram. `info` may be NULL. */
-kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_device_id device,
-                                 const char* kernel, const char* params, uint32_t deadline_ms,
-                                 kcache_mode mode, cl_program* out, kcache_info* info);
+ * program reference the caller releases with clReleaseProgram. `info` may be
+ * NULL; otherwise its `struct_size` must be set (KCACHE_INVALID_ARGUMENT if 0). */
+KCACHE_API kcache_status kcache_get_program(kcache_cache* cache, cl_context context,
+                                            cl_device_id device, const char* kernel,
+                                            const char* params, uint32_t deadline_ms,
+                                            kcache_mode mode, cl_program* out, kcache_info* info);
 
 /* The same for the caller's own kernel: `source`, build `options` (may be
  * NULL), `entry_points` (`n_entry_points` names; 0 for all). */
-kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
-                                        cl_device_id device, const char* source,
-                                        const char* options, const char* const* entry_points,
-                                        size_t n_entry_points, uint32_t deadline_ms,
-                                        kcache_mode mode, cl_program* out, kcache_info* info);
+KCACHE_API kcache_status kcache_get_program_source(
+    kcache_cache* cache, cl_context context, cl_device_id device, const char* source,
+    const char* options, const char* const* entry_points, size_t n_entry_points,
+    uint32_t deadline_ms, kcache_mode mode, cl_program* out, kcache_info* info);
 
 /* Binary bytes for a registry kernel. `*out` is allocated with malloc (the
- * caller frees it), `*size` its length. */
-kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
-                                const char* kernel, const char* params, uint32_t deadline_ms,
-                                kcache_mode mode, unsigned char** out, size_t* size);
+ * caller frees it), `*size` its length. The request goes through the same
+ * ladder as kcache_get_program, so a miss compiles (within `deadline_ms`) and
+ * the program is built in `context` on the way. */
+KCACHE_API kcache_status kcache_get_binary(kcache_cache* cache, cl_context context,
+                                           cl_device_id device, const char* kernel,
+                                           const char* params, uint32_t deadline_ms,
+                                           kcache_mode mode, unsigned char** out, size_t* size);
 
+/* Counters of this process plus the store's sizes. Extensible like
+ * kcache_info: set `struct_size` (KCACHE_STATS_INIT). */
 typedef struct kcache_stats {
+    size_t struct_size;
     uint64_t entries, raw_bytes, stored_bytes, evictions, corruptions;
     uint64_t in_process_hits, store_hits, pack_hits, aot_hits, failure_hits;
     uint64_t jit_compiles, jit_failures;
 } kcache_stats;
+#define KCACHE_STATS_INIT \
+    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
-kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
+/* Fills the fields of `*out` that fit in out->struct_size. */
+KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
 
 /* The message of this thread's last failed call ("" after a success). */
-const char* kcache_last_error(void);
+KCACHE_API const char* kcache_last_error(void);
 /* A constant name for `status` ("KCACHE_TIMEOUT"). */
-const char* kcache_status_name(kcache_status status);
+KCACHE_API const char* kcache_status_name(kcache_status status);
+
+typedef enum kcache_log_level { KCACHE_LOG_WARNING = 0, KCACHE_LOG_ERROR = 1 } kcache_log_level;
+
+/* Receives kcache's diagnostics (a pack skipped, a damaged store moved
+ * aside, …) from any thread; `message` is valid during the call only. */
+typedef void (*kcache_log_handler)(kcache_log_level level, const char* message, void* user);
+
+/* Routes kcache's diagnostics of the whole process to `handler` (called with
+ * `user`); NULL restores the default, one line on stderr. */
+KCACHE_API void kcache_set_log_handler(kcache_log_handler handler, void* user);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,16 @@
 #pragma once
 // kcache C++ API for operator libraries: one call returns a ready cl_program
 // for a kernel on a device within a time budget, and says how it got it
-// (DESIGN.md "The lookup ladder"). Thread-safe; never throws.
+// (docs/design.md, "The lookup ladder"). Thread-safe. Every member is
+// noexcept unless its comment says otherwise: failures come back as statuses.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
+#include "kcache/version.h"
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,14 +54,56 @@ enum class StatusCode {
     internal_error,
 };
 
+// Why a rung did not answer.
+enum class MissCause {
+    not_in_process,      // not built in this process for this context and device
+    not_found,           // the tier has no entry under the key
+    corrupt,             // the entry failed its checksum: quarantined, rebuilt
+    collision,           // an entry under the key with other fields (hash collision)
+    io_error,            // the tier could not be read
+    busy,                // the store stayed locked through every retry
+    not_verified,        // quirk verify_before_use: the entry is not verified
+    rejected_by_driver,  // the driver refused the stored binary
+    answered_below,      // a lower tier of the same rung had it (user store → pack)
+    no_aot_target,       // the device has no AOT target in the device database
+    target_not_covered,  // the packs record the AOT target as not buildable
+    skipped,             // the rung was skipped (quirk, configuration or policy)
+    no_failure_record,   // no fresh failure record: compiling is allowed
+    other,               // see the detail text
+};
+
+// One rung that did not answer, and why.
+struct RungMiss {
+    Rung rung = Rung::none;
+    MissCause cause = MissCause::other;
+    std::string detail;  // for people: names the file, pack or driver message
+
+    RungMiss() = default;
+    RungMiss(Rung r, MissCause c, std::string d) : rung(r), cause(c), detail(std::move(d)) {}
+};
+
 // Returns the enumerator's name ("ok", "user_store", …).
-const char* to_string(StatusCode s);
-const char* to_string(Rung r);
-const char* to_string(Mode m);
+KCACHE_API const char* to_string(StatusCode s) noexcept;
+KCACHE_API const char* to_string(Rung r) noexcept;
+KCACHE_API const char* to_string(Mode m) noexcept;
+KCACHE_API const char* to_string(MissCause c) noexcept;
 
 // Where an effective configuration value came from.
 enum class Source { default_value, environment, config_file };
-const char* to_string(Source s);
+KCACHE_API const char* to_string(Source s) noexcept;
+
+// Returns the library's version (KCACHE_VERSION_STRING of the build).
+KCACHE_API const char* version() noexcept;
+
+enum class LogLevel { warning, error };
+
+// Receives kcache's diagnostics (a pack skipped, a damaged store moved aside,
+// …) from any thread.
+using LogHandler = std::function<void(LogLevel, std::string_view)>;
+
+// Routes the process's kcache diagnostics to `handler`; an empty handler
+// restores the default (one line on stderr).
+KCACHE_API void set_log_handler(LogHandler handler) noexcept;
 
 // Effective configuration. Resolved from KCACHE_* environment variables,
 // then the config file ($KCACHE_CONFIG, else $XDG_CONFIG_HOME/kcache/config,
@@ -79,15 +121,15 @@ struct Config {
 
 // Resolves the configuration; returns false and sets `error` (naming the
 // variable or file:line) on a malformed value.
-bool load_config(Config& out, std::string& error);
+KCACHE_API bool load_config(Config& out, std::string& error) noexcept;
 
 // Why each rung above the answering one missed, and how long things took.
 struct Outcome {
     StatusCode status = StatusCode::internal_error;
     Rung rung = Rung::none;
-    std::vector<std::pair<Rung, std::string>> misses;  // in ladder order
-    std::string message;                               // for people; build log on build_error
-    std::string key;                                   // hex cache key ("" before it is known)
+    std::vector<RungMiss> misses;  // in ladder order
+    std::string message;           // for people; build log on build_error
+    std::string key;               // hex cache key ("" before it is known)
     std::chrono::microseconds total{0};
     std::chrono::microseconds compile{0};  // helper wall time when a JIT ran
 };
@@ -114,18 +156,18 @@ struct SourceRequest {
 // A built program (one reference owned by this object) and how it came.
 class Program {
   public:
-    Program() = default;
-    Program(Program&& o) noexcept;
-    Program& operator=(Program&& o) noexcept;
+    Program() noexcept = default;
+    KCACHE_API Program(Program&& o) noexcept;
+    KCACHE_API Program& operator=(Program&& o) noexcept;
     Program(const Program&) = delete;
     Program& operator=(const Program&) = delete;
-    ~Program();
+    KCACHE_API ~Program();
 
-    cl_program get() const { return program_; }
+    cl_program get() const noexcept { return program_; }
     // Gives the caller the reference; this object no longer releases it.
-    cl_program release();
-    const Outcome& outcome() const { return outcome_; }
-    bool ok() const { return program_ != nullptr; }
+    KCACHE_API cl_program release() noexcept;
+    const Outcome& outcome() const noexcept { return outcome_; }
+    bool ok() const noexcept { return program_ != nullptr; }
 
   private:
     friend class Cache;
@@ -149,22 +191,28 @@ class Cache {
   public:
     // Opens the cache described by `config` (see load_config). On failure
     // returns nullptr and sets `outcome` (status and message).
-    static std::unique_ptr<Cache> open(const Config& config, Outcome* outcome = nullptr);
+    KCACHE_API static std::unique_ptr<Cache> open(const Config& config,
+                                                  Outcome* outcome = nullptr) noexcept;
     // load_config() then open().
-    static std::unique_ptr<Cache> open_default(Outcome* outcome = nullptr);
-    ~Cache();
+    KCACHE_API static std::unique_ptr<Cache> open_default(Outcome* outcome = nullptr) noexcept;
+    KCACHE_API ~Cache();
 
     // A ready (built) program for a registry kernel on `device` in `context`.
-    Program program(cl_context context, cl_device_id device, const KernelRequest& request);
+    KCACHE_API Program program(cl_context context, cl_device_id device,
+                               const KernelRequest& request) noexcept;
     // The same for the caller's own kernel source.
-    Program program(cl_context context, cl_device_id device, const SourceRequest& request);
-    // The binary bytes instead (nothing is built in `context`).
-    Binary binary(cl_context context, cl_device_id device, const KernelRequest& request);
-    // Counters of this process plus the store's sizes.
-    CacheStats stats();
+    KCACHE_API Program program(cl_context context, cl_device_id device,
+                               const SourceRequest& request) noexcept;
+    // The binary bytes of the program program() answers (same ladder: a miss
+    // compiles, and the program is built in `context` on the way).
+    KCACHE_API Binary binary(cl_context context, cl_device_id device,
+                             const KernelRequest& request) noexcept;
+    // Counters of this process plus the store's sizes (zero sizes when the
+    // store cannot be read).
+    KCACHE_API CacheStats stats() noexcept;
     // Waits for background compiles started by this object (at most `limit`).
-    void drain(std::chrono::milliseconds limit);
-    const Config& config() const;
+    KCACHE_API void drain(std::chrono::milliseconds limit) noexcept;
+    KCACHE_API const Config& config() const noexcept;
 
     struct Impl;
 

@@ -19,15 +19,6 @@ namespace {
 
 constexpr const char* kTarget = "site-pocl-host";
 
-bool missed_with(const Outcome& o, Rung rung, const std::string& text) {
-    for (const auto& [r, why] : o.misses) {
-        if (r == rung && why.find(text) != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
-}
-
 // KCACHE_DEVICE_DB for the lifetime of the object (a Cache reads it at open).
 struct ScopedDeviceDb {
     explicit ScopedDeviceDb(const std::filesystem::path& file) {
@@ -73,7 +64,7 @@ class AotRung : public CacheTest {
         auto st = store::Store::open(dir() / (name + "-builder"));
         EXPECT_TRUE(st);
         store::Provenance prov;
-        prov.origin = store::Origin::Aot;
+        prov.origin = store::Origin::aot;
         EXPECT_TRUE(st->put(service::aot_key_fields(kTarget, input_of(kernel)), bytes, prov));
         auto path = dir() / (name + ".kcpack");
         auto exported = st->export_pack(path);
@@ -110,7 +101,7 @@ TEST_F(AotRung, DeviceWithoutATargetSkipsTheRung) {
     auto cache = open();  // no override: PoCL's CPU device has no AOT target
     auto p = cache->program(context_, device_, KernelRequest{"dot", {}, {}, Mode::fail_fast});
     EXPECT_EQ(p.outcome().status, StatusCode::not_cached);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot, "no AOT target"));
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot, MissCause::no_aot_target));
 }
 
 TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
@@ -120,8 +111,9 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
     auto p = cache->program(context_, device_, KernelRequest{"dot", {}, {}, Mode::fail_fast});
     ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::aot);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, "not_found"));
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::pack, "not_found"));  // no exact entry there
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::not_found));
+    EXPECT_TRUE(
+        missed_with(p.outcome(), Rung::pack, MissCause::not_found));  // no exact entry there
     EXPECT_EQ(cache->stats().aot_hits, 1u);
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
 
@@ -131,7 +123,7 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
     ASSERT_TRUE(st);
     auto promoted = st->get(service::jit_key_fields(identity_, in));
     ASSERT_TRUE(promoted) << store::to_string(promoted.error().reason);
-    EXPECT_EQ(promoted->info.provenance.origin, store::Origin::Aot);
+    EXPECT_EQ(promoted->info.provenance.origin, store::Origin::aot);
     EXPECT_EQ(p.outcome().key, promoted->info.key.hex());
 
     auto next = open_with(pack);  // a later process: the exact entry answers
@@ -149,7 +141,8 @@ TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
     auto p = cache->program(context_, device_, KernelRequest{"dot", {}, {}, Mode::blocking});
     ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::jit);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot, "driver rejected the AOT binary"));
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot, MissCause::rejected_by_driver,
+                            "driver rejected the AOT binary"));
     EXPECT_EQ(cache->stats().jit_compiles, 1u);
 
     auto st = store::Store::open(dir() / "store");
@@ -157,10 +150,10 @@ TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
     auto exact = service::jit_key_fields(identity_, input_of("dot"));
     auto rec = st->find_fresh_failure(store::make_key(exact));
     ASSERT_TRUE(rec && *rec);
-    EXPECT_EQ((*rec)->kind, store::FailureKind::RejectedBinary);
+    EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);
     auto entry = st->get(exact);
     ASSERT_TRUE(entry);
-    EXPECT_EQ(entry->info.provenance.origin, store::Origin::Jit);
+    EXPECT_EQ(entry->info.provenance.origin, store::Origin::jit);
 }
 
 TEST_F(AotRung, RecordedCoverageGapMeansJitWithoutSearching) {
@@ -169,7 +162,7 @@ TEST_F(AotRung, RecordedCoverageGapMeansJitWithoutSearching) {
     auto pack = aot_pack("gap", "dot", pocl_binary("dot"),
                          {{"site-cpu",
                            kTarget,
-                           store::CoverageStatus::NotTargetable,
+                           store::CoverageStatus::not_targetable,
                            {},
                            "ocloc",
                            "the installed ocloc cannot target it"}});
@@ -177,10 +170,10 @@ TEST_F(AotRung, RecordedCoverageGapMeansJitWithoutSearching) {
     ASSERT_TRUE(cache);
     auto p = cache->program(context_, device_, KernelRequest{"dot", {}, {}, Mode::fail_fast});
     EXPECT_EQ(p.outcome().status, StatusCode::not_cached);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot,
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::aot, MissCause::target_not_covered,
                             "records target " + std::string(kTarget) +
                                 " as not_targetable: the installed ocloc cannot target it"))
-        << (p.outcome().misses.empty() ? "" : p.outcome().misses.back().second);
+        << (p.outcome().misses.empty() ? "" : p.outcome().misses.back().detail);
     EXPECT_EQ(cache->stats().aot_hits, 0u);
 }
 

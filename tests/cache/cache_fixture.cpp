@@ -113,4 +113,13 @@ float run_scale(cl_context context, cl_device_id device, cl_program program, flo
     return err == CL_SUCCESS ? out[n - 1] : std::nanf("");
 }
 
+bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string& text) {
+    for (const auto& m : o.misses) {
+        if (m.rung == rung && m.cause == cause && m.detail.find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace kcache::test

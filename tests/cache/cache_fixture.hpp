@@ -2,10 +2,7 @@
 // A PoCL context and a cache in the test's own directory, with kcache-jit
 // from the build tree and PoCL's own kernel cache kept private.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -39,6 +36,9 @@ class CacheTest : public TempDirTest {
 // (which PoCL must reject), built in a directory under `dir`; empty when ocloc failed.
 std::vector<std::uint8_t> tgllp_binary(const std::filesystem::path& dir, const std::string& source,
                                        const std::string& options = "");
+
+// True when `o` records a miss of `rung` for `cause` whose detail contains `text`.
+bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string& text = "");
 
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);

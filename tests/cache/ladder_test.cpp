@@ -25,23 +25,14 @@ SourceRequest scale_request(int salt) {
     return r;
 }
 
-bool missed_with(const Outcome& o, Rung rung, const std::string& text) {
-    for (const auto& [r, why] : o.misses) {
-        if (r == rung && why.find(text) != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
-}
-
 TEST_F(Pocl, CallerKernelWalksTheLadder) {
     auto cache = open();
     ASSERT_TRUE(cache);
     auto first = cache->program(context_, device_, scale_request(7));
     ASSERT_EQ(first.outcome().status, StatusCode::ok) << first.outcome().message;
     EXPECT_EQ(first.outcome().rung, Rung::jit);
-    EXPECT_TRUE(missed_with(first.outcome(), Rung::user_store, "not_found"));
-    EXPECT_TRUE(missed_with(first.outcome(), Rung::aot, "no AOT target"));
+    EXPECT_TRUE(missed_with(first.outcome(), Rung::user_store, MissCause::not_found));
+    EXPECT_TRUE(missed_with(first.outcome(), Rung::aot, MissCause::no_aot_target));
     EXPECT_FLOAT_EQ(run_scale(context_, device_, first.get(), 3.0f), 2.0f * 3.0f + 7.0f);
 
     auto again = cache->program(context_, device_, scale_request(7));
@@ -114,7 +105,7 @@ TEST_F(Pocl, PackAnswersAfterTheUserStore) {
     auto p = cache->program(context_, device_, scale_request(3));
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::pack);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, "missed"));
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::answered_below));
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
 }
@@ -135,7 +126,7 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto p = cache->program(context_, device_, req);
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::jit);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, "driver rejected"));
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::rejected_by_driver));
     EXPECT_EQ(p.outcome().key, store::make_key(fields).hex());
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 6.0f);
 
@@ -143,10 +134,10 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     ASSERT_TRUE(st);
     auto rec = st->find_fresh_failure(store::make_key(fields));
     ASSERT_TRUE(rec && *rec);
-    EXPECT_EQ((*rec)->kind, store::FailureKind::RejectedBinary);
+    EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);
     auto entry = st->get(fields);  // the JIT binary replaced the rejected one
     ASSERT_TRUE(entry);
-    EXPECT_EQ(entry->info.provenance.origin, store::Origin::Jit);
+    EXPECT_EQ(entry->info.provenance.origin, store::Origin::jit);
 }
 
 TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {

@@ -26,17 +26,11 @@
 //
 // kernel_name is descriptive and deliberately absent.
 
-// SHA-256 through OpenSSL's SHA256_Init/Update/Final, not EVP: in OpenSSL 3 the
-// first EVP digest of a process initialises the provider machinery, 1.4-2.7 ms
-// measured here, and a process's first cache lookup hashes a source. These
-// run the same (SHA-NI) code without it: 33-38 us on the first call, then
-// 2.5 us for 4 KiB. It is deprecated API in 3.0, hence the compatibility level.
-#define OPENSSL_API_COMPAT 0x10100000L
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <cctype>
 
+#include "kcache/common/hex.hpp"
+#include "kcache/common/sha256.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::store {
@@ -97,39 +91,6 @@ void for_each_hashed_field(const KeyFields& k, F&& f) {
     f(16, "compiler_id", str(k.compiler_id));
 }
 
-std::array<std::uint8_t, 32> sha256(std::string_view data) {
-    std::array<std::uint8_t, 32> out{};
-    static_assert(SHA256_DIGEST_LENGTH == 32);
-    SHA256_CTX ctx;  // plain memory: these calls cannot fail
-    SHA256_Init(&ctx);
-    SHA256_Update(&ctx, data.data(), data.size());
-    SHA256_Final(out.data(), &ctx);
-    return out;
-}
-
-std::string to_hex(const std::uint8_t* data, std::size_t n) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out(2 * n, '0');
-    for (std::size_t i = 0; i < n; ++i) {
-        out[2 * i] = kDigits[data[i] >> 4];
-        out[2 * i + 1] = kDigits[data[i] & 0xf];
-    }
-    return out;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 std::string lower(std::string s) {
     for (char& c : s) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -140,29 +101,16 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::string Key::hex() const {
-    return to_hex(digest.data(), digest.size());
+    return to_hex(digest);
 }
 
 bool Key::parse_hex(std::string_view text) {
-    if (text.size() != 2 * digest.size()) {
-        return false;
-    }
     std::array<std::uint8_t, 32> parsed{};
-    for (std::size_t i = 0; i < parsed.size(); ++i) {
-        int hi = hex_value(text[2 * i]);
-        int lo = hex_value(text[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            return false;
-        }
-        parsed[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+    if (!kcache::parse_hex(text, parsed.data(), parsed.size())) {
+        return false;
     }
     digest = parsed;
     return true;
-}
-
-std::string sha256_hex(std::string_view text) {
-    auto d = sha256(text);
-    return to_hex(d.data(), d.size());
 }
 
 std::string normalize_build_options(std::string_view options) {

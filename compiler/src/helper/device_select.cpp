@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "helper.hpp"
+#include "kcache/common/hex.hpp"
 
 #ifndef CL_DEVICE_UUID_KHR
 #define CL_DEVICE_UUID_KHR 0x106A
@@ -41,13 +42,7 @@ std::string device_uuid_hex(cl_device_id d) {
     if (clGetDeviceInfo(d, CL_DEVICE_UUID_KHR, sizeof uuid, uuid, nullptr) != CL_SUCCESS) {
         return {};
     }
-    std::string hex;
-    char buf[3];
-    for (unsigned char b : uuid) {
-        std::snprintf(buf, sizeof buf, "%02x", b);
-        hex += buf;
-    }
-    return hex;
+    return to_hex(uuid, sizeof uuid);
 }
 
 // The device's identity in the selector's terms.

@@ -1,4 +1,4 @@
-// kcache-jit: the helper process behind JitCompiler (DESIGN.md "The
+// kcache-jit: the helper process behind JitCompiler (docs/design.md, "The
 // watchdog"). Usage:
 //   kcache-jit                           one request frame on stdin, one reply on stdout
 //   kcache-jit --exec-guard -- PROG ARGS  die with the parent, then exec PROG (for ocloc)

@@ -1,11 +1,8 @@
 #pragma once
 // DeviceIdentity: what decides the bytes a driver compiler produces for a device
-// (DESIGN.md "Identity and the key"), probed from OpenCL.
+// (docs/design.md, "Identity and the key"), probed from OpenCL.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
 
 #include <array>
 #include <cstdint>
@@ -37,7 +34,7 @@ struct PciAddress {
 };
 
 struct DeviceIdentity {
-    // Identity fields (DESIGN.md); optional ones are absent when the driver lacks the
+    // Identity fields (docs/design.md); optional ones are absent when the driver lacks the
     // extension that reports them.
     std::uint32_t vendor_id = 0;
     std::string vendor;
@@ -68,8 +65,8 @@ struct DeviceIdentity {
 };
 
 // Reads `device`'s identity; fields of missing extensions stay empty. Returns
-// ErrorCode::opencl when a core query fails.
-Result<DeviceIdentity, Error> probe(cl_device_id device);
+// DeviceDbErrc::opencl when a core query fails.
+Result<DeviceIdentity, DeviceDbError> probe(cl_device_id device);
 
 // One OpenCL device together with its probed identity.
 struct OpenClDevice {
@@ -86,8 +83,8 @@ struct OpenClListing {
 };
 
 // Every device of every platform the ICD loader offers; no platform at all is an empty
-// listing, a failing clGetPlatformIDs an ErrorCode::opencl error.
-Result<OpenClListing, Error> list_opencl_devices();
+// listing, a failing clGetPlatformIDs an DeviceDbErrc::opencl error.
+Result<OpenClListing, DeviceDbError> list_opencl_devices();
 
 // The identity fields that decide the code a driver generates, as (name, value) pairs in
 // a fixed order; absent optional fields have the value "". For cache keys and for

@@ -1,5 +1,5 @@
 #pragma once
-// The cache key (DESIGN.md "Identity and the key"): every field that decides
+// The cache key (docs/design.md, "Identity and the key"): every field that decides
 // the bytes of a device binary, as plain data, and its SHA-256 digest over a
 // versioned, length-prefixed canonical serialization (grammar in key.cpp).
 
@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
 #include <vector>
+#include "kcache/common/sha256.hpp"
 
 namespace kcache::store {
 
@@ -50,9 +52,6 @@ struct Key {
     bool operator==(const Key&) const = default;
     auto operator<=>(const Key&) const = default;
 };
-
-// Returns lower-case hex SHA-256 of `text` (64 characters).
-std::string sha256_hex(std::string_view text);
 
 // Returns `options` with runs of whitespace collapsed to one space, trimmed.
 std::string normalize_build_options(std::string_view options);
