@@ -2,6 +2,7 @@
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
+//              | jit_helpers | jit_idle_ms
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -109,6 +110,19 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
         c.jit_helper = value;
+    } else if (key == "jit_helpers") {
+        std::uint64_t n = 0;
+        if (!parse_size(value, n) || value.back() < '0' || value.back() > '9' || n > 256) {
+            return "expected a number of helpers between 0 and 256";
+        }
+        c.jit_helpers = static_cast<std::size_t>(n);
+    } else if (key == "jit_idle_ms") {
+        std::uint64_t ms = 0;
+        if (!parse_size(value, ms) || value.back() < '0' || value.back() > '9' || ms == 0 ||
+            ms > 24ull * 3600 * 1000) {
+            return "expected milliseconds between 1 and 86400000";
+        }
+        c.jit_idle = std::chrono::milliseconds(ms);
     } else {
         return "unknown setting";
     }
@@ -127,6 +141,8 @@ constexpr Setting kSettings[] = {
     {"readonly", "KCACHE_READONLY"},
     {"packs", "KCACHE_PACKS"},
     {"jit_path", "KCACHE_JIT_PATH"},
+    {"jit_helpers", "KCACHE_JIT_HELPERS"},
+    {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
 };
 
 std::string env(const char* name) {

@@ -15,7 +15,7 @@ namespace kcache::test {
 namespace {
 
 // Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp.
-bool read_stat(pid_t pid, char& state, pid_t& pgrp) {
+bool read_stat(pid_t pid, char& state, pid_t& pgrp, pid_t* parent = nullptr) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string line;
     if (!std::getline(in, line)) {
@@ -28,6 +28,9 @@ bool read_stat(pid_t pid, char& state, pid_t& pgrp) {
     std::istringstream rest(line.substr(close + 2));
     pid_t ppid = 0;
     rest >> state >> ppid >> pgrp;
+    if (parent) {
+        *parent = ppid;
+    }
     return static_cast<bool>(rest);
 }
 
@@ -62,6 +65,33 @@ bool wait_gone(pid_t pid, std::chrono::milliseconds limit) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return process_gone(pid);
+}
+
+bool wait_reaped(pid_t pid, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    const auto path = "/proc/" + std::to_string(pid);
+    while (std::filesystem::exists(path) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return !std::filesystem::exists(path);
+}
+
+std::vector<pid_t> zombie_children() {
+    std::vector<pid_t> zombies;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        const pid_t pid = std::stoi(name);
+        char state = 0;
+        pid_t pgrp = 0;
+        pid_t parent = 0;
+        if (read_stat(pid, state, pgrp, &parent) && parent == ::getpid() && state == 'Z') {
+            zombies.push_back(pid);
+        }
+    }
+    return zombies;
 }
 
 int open_fd_count() {
