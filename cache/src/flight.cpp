@@ -93,12 +93,13 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         c.status = m.status;
         c.message = std::string("JIT ") + compiler::to_string(r.error().kind) + ": " +
                     r.error().message + (r.error().log.empty() ? "" : "\n" + r.error().log);
-        bool closing = false;
+        bool shutting_down = false;
         {
             std::lock_guard g(mu);
-            closing = this->closing;  // helpers killed by close() say nothing about the key
+            shutting_down = closing;  // helpers killed by close() say nothing about the key
         }
-        if (m.record && !closing && user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+        if (m.record && !shutting_down && user != nullptr &&
+            user->mode() == store::OpenMode::ReadWrite) {
             (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000));
         }
         return c;

@@ -76,6 +76,27 @@ bool wait_reaped(pid_t pid, std::chrono::milliseconds limit) {
     return !std::filesystem::exists(path);
 }
 
+std::vector<pid_t> live_children_named(const std::string& comm) {
+    std::vector<pid_t> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        const pid_t pid = std::stoi(name);
+        char state = 0;
+        pid_t pgrp = 0;
+        pid_t parent = 0;
+        std::string command;
+        std::getline(std::ifstream(entry.path() / "comm"), command);
+        if (command == comm && read_stat(pid, state, pgrp, &parent) && parent == ::getpid() &&
+            state != 'Z' && state != 'X') {
+            found.push_back(pid);
+        }
+    }
+    return found;
+}
+
 std::vector<pid_t> zombie_children() {
     std::vector<pid_t> zombies;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
