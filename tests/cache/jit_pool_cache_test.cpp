@@ -12,14 +12,6 @@ namespace {
 using Pocl = CacheTest;
 using namespace std::chrono_literals;
 
-SourceRequest scale_request(int salt) {
-    SourceRequest r;
-    r.name = "scale";
-    r.source = scale_source(salt);
-    r.entry_points = {"scale"};
-    return r;
-}
-
 TEST_F(Pocl, OneHelperServesTheCacheAndCloseStopsIt) {
     ASSERT_TRUE(live_children_named("kcache-jit").empty());
     auto cache = open();
