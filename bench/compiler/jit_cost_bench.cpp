@@ -279,7 +279,7 @@ int overshoot(int n, int deadline_ms) {
         } else {
             auto r = (i % 3 ? pooled : one_shot).compile(q, deadline);
             late = ms(Clock::now() - deadline);
-            late = !r.ok() && r.error().kind == compiler::CompileErrorKind::timeout ? late : -1;
+            late = !r.ok() && r.error().kind == compiler::JitErrc::timeout ? late : -1;
         }
         if (late < 0) {
             std::printf("compile %d did not time out\n", i);

@@ -21,8 +21,8 @@ std::string tail(const std::string& s, std::size_t n) {
     return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
-CompileError compile_error(CompileErrorKind kind, std::string message, std::string log) {
-    CompileError e;
+JitError compile_error(JitErrc kind, std::string message, std::string log) {
+    JitError e;
     e.kind = kind;
     e.message = std::move(message);
     e.log = std::move(log);
@@ -36,21 +36,21 @@ namespace {
 using detail::compile_error;
 using detail::tail;
 
-CompileErrorKind kind_of(ReplyStatus s) {
+JitErrc kind_of(ReplyStatus s) {
     switch (s) {
         case ReplyStatus::build_error:
-            return CompileErrorKind::build_error;
+            return JitErrc::build_error;
         case ReplyStatus::device_not_found:
-            return CompileErrorKind::device_not_found;
+            return JitErrc::device_not_found;
         case ReplyStatus::bad_request:
-            return CompileErrorKind::protocol;
+            return JitErrc::protocol;
         case ReplyStatus::invalid_binary:
-            return CompileErrorKind::invalid_binary;
+            return JitErrc::invalid_binary;
         case ReplyStatus::driver_error:
         case ReplyStatus::ok:
             break;
     }
-    return CompileErrorKind::driver_error;
+    return JitErrc::driver_error;
 }
 
 // Directory of the binary holding this function (executable or .so).
@@ -69,23 +69,23 @@ std::filesystem::path own_directory() {
 
 }  // namespace
 
-const char* to_string(CompileErrorKind k) {
+const char* to_string(JitErrc k) {
     switch (k) {
-        case CompileErrorKind::timeout:
+        case JitErrc::timeout:
             return "timeout";
-        case CompileErrorKind::crash:
+        case JitErrc::crash:
             return "crash";
-        case CompileErrorKind::build_error:
+        case JitErrc::build_error:
             return "build error";
-        case CompileErrorKind::device_not_found:
+        case JitErrc::device_not_found:
             return "device not found";
-        case CompileErrorKind::protocol:
+        case JitErrc::protocol:
             return "protocol error";
-        case CompileErrorKind::spawn_failed:
+        case JitErrc::spawn_failed:
             return "spawn failed";
-        case CompileErrorKind::driver_error:
+        case JitErrc::driver_error:
             return "driver error";
-        case CompileErrorKind::invalid_binary:
+        case JitErrc::invalid_binary:
             return "invalid binary";
     }
     return "?";
@@ -124,8 +124,8 @@ JitCompiler::JitCompiler(JitCompiler&&) noexcept = default;
 JitCompiler& JitCompiler::operator=(JitCompiler&&) noexcept = default;
 JitCompiler::~JitCompiler() = default;
 
-Result<JitResult, CompileError> JitCompiler::compile(const JitRequest& request,
-                                                     Clock::time_point deadline) const {
+Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
+                                                 Clock::time_point deadline) const {
     if (pool_ && request.address_space_cap == 0) {
         return pool_->compile(request, deadline);
     }
@@ -149,8 +149,8 @@ std::vector<pid_t> JitCompiler::helper_pids() const {
 
 namespace detail {
 
-CompileError crash_error(int signal, const std::string& err) {
-    auto e = compile_error(CompileErrorKind::crash,
+JitError crash_error(int signal, const std::string& err) {
+    auto e = compile_error(JitErrc::crash,
                            std::string("kcache-jit died of signal ") + std::to_string(signal) +
                                " (" + strsignal(signal) + ")",
                            tail(err));
@@ -158,9 +158,9 @@ CompileError crash_error(int signal, const std::string& err) {
     return e;
 }
 
-Result<JitResult, CompileError> interpret_reply(const std::string& frame, const std::string& err,
-                                                int exit_code, const ExchangeTimes& times) {
-    using K = CompileErrorKind;
+Result<JitResult, JitError> interpret_reply(const std::string& frame, const std::string& err,
+                                            int exit_code, const ExchangeTimes& times) {
+    using K = JitErrc;
     auto reply = decode_reply(frame);
     if (!reply) {
         const std::string how =
@@ -202,18 +202,18 @@ Result<JitResult, CompileError> interpret_reply(const std::string& frame, const 
 
 }  // namespace detail
 
-Result<JitResult, CompileError> interpret_helper_run(const RunResult& run) {
-    using K = CompileErrorKind;
+Result<JitResult, JitError> interpret_helper_run(const RunResult& run) {
+    using K = JitErrc;
     switch (run.outcome) {
-        case Outcome::spawn_failed:
+        case ChildExit::spawn_failed:
             return fail(compile_error(K::spawn_failed, std::string("cannot start kcache-jit: ") +
                                                            std::strerror(run.spawn_errno)));
-        case Outcome::timed_out:
+        case ChildExit::timed_out:
             return fail(compile_error(K::timeout, "compile passed its deadline; helper killed",
                                       tail(run.err)));
-        case Outcome::signaled:
+        case ChildExit::signaled:
             return fail(detail::crash_error(run.signal, run.err));
-        case Outcome::exited:
+        case ChildExit::exited:
             break;
     }
     const auto done = run.started + run.elapsed;

@@ -12,8 +12,8 @@ namespace kcache::compiler::detail {
 // The last `n` bytes of `s`, for error messages.
 std::string tail(const std::string& s, std::size_t n = 4000);
 
-// A CompileError of `kind`.
-CompileError compile_error(CompileErrorKind kind, std::string message, std::string log = {});
+// A JitError of `kind`.
+JitError compile_error(JitErrc kind, std::string message, std::string log = {});
 
 // When one compile's steps happened, on the parent's clock.
 struct ExchangeTimes {
@@ -26,10 +26,10 @@ struct ExchangeTimes {
 // Turns a complete reply frame into the compile result; `err` is the
 // helper's stderr (the log of a failure without a build log) and
 // `exit_code` how a one-shot helper ended (-1: a pooled helper, still alive).
-Result<JitResult, CompileError> interpret_reply(const std::string& frame, const std::string& err,
-                                                int exit_code, const ExchangeTimes& times);
+Result<JitResult, JitError> interpret_reply(const std::string& frame, const std::string& err,
+                                            int exit_code, const ExchangeTimes& times);
 
 // "kcache-jit died of signal 11 (Segmentation fault)" with its signal set.
-CompileError crash_error(int signal, const std::string& err);
+JitError crash_error(int signal, const std::string& err);
 
 }  // namespace kcache::compiler::detail

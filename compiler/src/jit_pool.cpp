@@ -12,7 +12,7 @@ namespace kcache::compiler {
 namespace {
 
 using detail::compile_error;
-using K = CompileErrorKind;
+using K = JitErrc;
 
 std::string device_key(const DeviceSelector& d) {
     return d.platform_name + '\0' + d.device_name + '\0' + d.driver_version + '\0' +
@@ -92,8 +92,8 @@ Result<std::unique_ptr<PooledHelper>, int> JitPool::start_on_janitor() {
     return started.get();
 }
 
-Result<JitPool::Slot, CompileError> JitPool::acquire(const std::string& device,
-                                                     Clock::time_point deadline, bool& started) {
+Result<JitPool::Slot, JitError> JitPool::acquire(const std::string& device,
+                                                 Clock::time_point deadline, bool& started) {
     std::unique_lock lock(mu_);
     for (;;) {
         if (closing_) {
@@ -158,8 +158,8 @@ void JitPool::give_back(Slot slot, bool keep) {
     freed_.notify_all();
 }
 
-Result<JitResult, CompileError> JitPool::compile(const JitRequest& request,
-                                                 Clock::time_point deadline) {
+Result<JitResult, JitError> JitPool::compile(const JitRequest& request,
+                                             Clock::time_point deadline) {
     detail::ExchangeTimes times;
     times.asked = Clock::now();
     bool started = false;

@@ -36,7 +36,7 @@ class JitPool {
     JitPool& operator=(const JitPool&) = delete;
 
     // See JitCompiler::compile().
-    Result<JitResult, CompileError> compile(const JitRequest& request, Clock::time_point deadline);
+    Result<JitResult, JitError> compile(const JitRequest& request, Clock::time_point deadline);
 
     // Kills every helper, busy ones included; later compiles fail at once.
     void shutdown();
@@ -53,8 +53,8 @@ class JitPool {
     };
     using Slot = std::list<Entry>::iterator;
 
-    Result<Slot, CompileError> acquire(const std::string& device, Clock::time_point deadline,
-                                       bool& started);
+    Result<Slot, JitError> acquire(const std::string& device, Clock::time_point deadline,
+                                   bool& started);
     Result<std::unique_ptr<PooledHelper>, int> start_on_janitor();
     void give_back(Slot slot, bool keep);
     void janitor();

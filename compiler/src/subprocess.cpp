@@ -226,15 +226,15 @@ bool pump(const SpawnSpec& spec, Clock::time_point deadline, Spawned& ends, RunR
 
 }  // namespace
 
-const char* to_string(Outcome o) {
+const char* to_string(ChildExit o) {
     switch (o) {
-        case Outcome::exited:
+        case ChildExit::exited:
             return "exited";
-        case Outcome::signaled:
+        case ChildExit::signaled:
             return "killed by a signal";
-        case Outcome::timed_out:
+        case ChildExit::timed_out:
             return "timed out";
-        case Outcome::spawn_failed:
+        case ChildExit::spawn_failed:
             return "spawn failed";
     }
     return "?";
@@ -273,16 +273,16 @@ RunResult run(const SpawnSpec& spec, Clock::time_point deadline, const StartHook
         spawned->child.kill_group();
         reap_later(std::move(spawned->child));
         r.elapsed = Clock::now() - start;
-        r.outcome = Outcome::timed_out;
+        r.outcome = ChildExit::timed_out;
         return r;
     }
     const ExitStatus status = spawned->child.wait();
     r.elapsed = Clock::now() - start;
     if (status.signal) {
-        r.outcome = Outcome::signaled;
+        r.outcome = ChildExit::signaled;
         r.signal = *status.signal;
     } else {
-        r.outcome = Outcome::exited;
+        r.outcome = ChildExit::exited;
         r.exit_code = status.exit_code.value_or(-1);
     }
     return r;

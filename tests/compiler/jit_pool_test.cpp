@@ -88,7 +88,7 @@ TEST_F(Pocl, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
     auto r = jit.compile(slow(), deadline);
     const auto overshoot = Clock::now() - deadline;
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::timeout) << r.error().message;
+    EXPECT_EQ(r.error().kind, JitErrc::timeout) << r.error().message;
     EXPECT_LT(overshoot, 500ms);  // a generous bound: the answer comes at the kill
     EXPECT_TRUE(test::wait_reaped(hung, 5s)) << "killed helper not reaped";
     auto next = jit.compile(axpb(2), Clock::now() + 60s);
@@ -100,7 +100,7 @@ TEST_F(Pocl, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
 TEST_F(Pocl, CrashKillsOnlyItsHelper) {
     JitCompiler jit(pooled(2));
     // Two compiles at once: two helpers.
-    std::vector<Result<JitResult, CompileError>> warm(2, fail(CompileError{}));
+    std::vector<Result<JitResult, JitError>> warm(2, fail(JitError{}));
     {
         std::jthread t([&] { warm[1] = jit.compile(axpb(2), Clock::now() + 60s); });
         warm[0] = jit.compile(axpb(1), Clock::now() + 60s);
@@ -111,7 +111,7 @@ TEST_F(Pocl, CrashKillsOnlyItsHelper) {
     // A real crash: the driver's compiler overflows a 1 MiB build stack.
     auto crash = jit.compile(test::deep_expression_request(1u << 20), Clock::now() + 60s);
     ASSERT_FALSE(crash.ok());
-    EXPECT_EQ(crash.error().kind, CompileErrorKind::crash) << crash.error().message;
+    EXPECT_EQ(crash.error().kind, JitErrc::crash) << crash.error().message;
     EXPECT_EQ(crash.error().signal, SIGSEGV);
     auto after = jit.helper_pids();
     ASSERT_EQ(after.size(), 1u);
@@ -139,7 +139,7 @@ TEST_F(Pocl, IdleHelperExits) {
 
 TEST_F(Pocl, ShutdownKillsBusyAndIdleHelpers) {
     JitCompiler jit(pooled(2));
-    Result<JitResult, CompileError> busy = fail(CompileError{});
+    Result<JitResult, JitError> busy = fail(JitError{});
     std::jthread t([&] { busy = jit.compile(slow(), Clock::now() + 120s); });
     while (jit.helper_pids().empty()) {
         std::this_thread::sleep_for(10ms);
@@ -151,13 +151,13 @@ TEST_F(Pocl, ShutdownKillsBusyAndIdleHelpers) {
     jit.shutdown();
     t.join();
     ASSERT_FALSE(busy.ok());
-    EXPECT_EQ(busy.error().kind, CompileErrorKind::crash) << busy.error().message;
+    EXPECT_EQ(busy.error().kind, JitErrc::crash) << busy.error().message;
     for (pid_t p : pids) {
         EXPECT_TRUE(test::wait_reaped(p, 5s)) << p;
     }
     auto later = jit.compile(axpb(2), Clock::now() + 10s);
     ASSERT_FALSE(later.ok());
-    EXPECT_EQ(later.error().kind, CompileErrorKind::spawn_failed);
+    EXPECT_EQ(later.error().kind, JitErrc::spawn_failed);
 }
 
 TEST_F(Pocl, ConcurrentCompilesShareABoundedPool) {
@@ -209,14 +209,12 @@ TEST_F(Pocl, NoZombiesAfterTimeoutsAndCrashes) {
     config.on_start = [&](pid_t p) { helpers.push_back(p); };
     JitCompiler tracked(config);
     for (int i = 0; i < 2; ++i) {
-        EXPECT_EQ(tracked.compile(slow(), Clock::now() + 300ms).error().kind,
-                  CompileErrorKind::timeout);
-        EXPECT_EQ(pooled_jit.compile(slow(), Clock::now() + 300ms).error().kind,
-                  CompileErrorKind::timeout);
+        EXPECT_EQ(tracked.compile(slow(), Clock::now() + 300ms).error().kind, JitErrc::timeout);
+        EXPECT_EQ(pooled_jit.compile(slow(), Clock::now() + 300ms).error().kind, JitErrc::timeout);
         EXPECT_EQ(pooled_jit.compile(test::deep_expression_request(1u << 20), Clock::now() + 60s)
                       .error()
                       .kind,
-                  CompileErrorKind::crash);
+                  JitErrc::crash);
     }
     for (pid_t p : helpers) {
         EXPECT_TRUE(test::wait_reaped(p, 5s)) << p;

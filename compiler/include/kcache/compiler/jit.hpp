@@ -1,6 +1,6 @@
 #pragma once
 // JitCompiler: builds OpenCL C for one device in a kcache-jit helper process
-// under a deadline (DESIGN.md "The watchdog"). Helpers are pooled per device
+// under a deadline (docs/design.md, "The watchdog"). Helpers are pooled per device
 // and keep their OpenCL platform and context between compiles; a compile
 // that hangs is killed (its helper with it) at the deadline and one that
 // crashes takes only its helper down: the next compile gets a fresh one.
@@ -16,7 +16,7 @@
 
 namespace kcache::compiler {
 
-enum class CompileErrorKind {
+enum class JitErrc {
     timeout,           // the deadline passed; the helper was killed
     crash,             // the helper died of a signal (see `signal`)
     build_error,       // the driver rejected the source (see `log`)
@@ -28,10 +28,10 @@ enum class CompileErrorKind {
 };
 
 // Returns a short name for `k` ("timeout", "crash", …).
-const char* to_string(CompileErrorKind k);
+const char* to_string(JitErrc k);
 
-struct CompileError {
-    CompileErrorKind kind = CompileErrorKind::protocol;
+struct JitError {
+    JitErrc kind = JitErrc::protocol;
     std::string message;  // one line for people
     int signal = 0;       // kind == crash
     std::string log;      // compiler build log (build_error), else the helper's stderr tail
@@ -93,8 +93,8 @@ class JitCompiler {
     // long-lived helper cannot take back); returns the validated binary,
     // build log and timings, or a typed error. Returns by `deadline` plus
     // the time to send SIGKILL; the killed helper is reaped off this path.
-    Result<JitResult, CompileError> compile(const JitRequest& request,
-                                            Clock::time_point deadline) const;
+    Result<JitResult, JitError> compile(const JitRequest& request,
+                                        Clock::time_point deadline) const;
 
     // Kills every helper, busy ones included (their compiles return a
     // crash), and refuses later compiles of the pool (spawn_failed).
@@ -112,6 +112,6 @@ class JitCompiler {
 
 // Turns a finished helper run into the compile result (exposed for tests of
 // the mapping; compile() = run() + this).
-Result<JitResult, CompileError> interpret_helper_run(const RunResult& run);
+Result<JitResult, JitError> interpret_helper_run(const RunResult& run);
 
 }  // namespace kcache::compiler
