@@ -5,7 +5,8 @@
 # Registers NVIDIA's OpenCL ICD, then: identity probe, warm every variant,
 # a second process that must hit for all, warm again (builds nothing), the
 # kernels' KATs and the service tests on the GPU, the examples operator
-# library, PyTorch comparison, benchmarks.
+# library, PyTorch comparison, benchmarks (the hit, the helper's cost per
+# compile, the watchdog's overshoot, cold warm with and without the pool).
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
@@ -43,5 +44,11 @@ step() {
   step ops-tests ops_test --gtest_brief=1
   step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
   step bench gpu_bench bench "$work/bench"
+  # The helper's cost per compile and the watchdog (bench/compiler/README.md):
+  # one-shot vs pooled helpers against an in-process build, per registry
+  # kernel; 20 timeouts past a 2 s deadline; cold warm before/after the pool.
+  step jit-cost jit_cost_bench breakdown 5
+  step jit-overshoot jit_cost_bench overshoot 20 2000
+  step warm-pool bash bench/compiler/warm_pool_bench.sh "$S/prefix/bin/kcache" 3 8
   echo; echo "steps failed: $failures"
 } 2>&1 | tee "$report"

@@ -121,7 +121,9 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         impl->jit = compiler::JitCompiler(compiler::JitConfig{
             jc.helper_path.empty() ? compiler::default_helper_path() : jc.helper_path,
             {},
-            [raw](pid_t pid) { track_helper_start(*raw, pid); }});
+            [raw](pid_t pid) { track_helper_start(*raw, pid); },
+            config.jit_helpers,
+            config.jit_idle});
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {

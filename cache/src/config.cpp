@@ -2,6 +2,7 @@
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
+//              | jit_helpers | jit_idle_ms
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -52,6 +53,17 @@ bool parse_size(const std::string& v, std::uint64_t& out) {
     return true;
 }
 
+// Parses a plain number of milliseconds from 1 to one day; false on anything else.
+bool parse_ms(const std::string& v, std::chrono::milliseconds& out) {
+    std::uint64_t ms = 0;
+    if (!parse_size(v, ms) || v.back() < '0' || v.back() > '9' || ms == 0 ||
+        ms > 24ull * 3600 * 1000) {
+        return false;
+    }
+    out = std::chrono::milliseconds(ms);
+    return true;
+}
+
 bool parse_bool(const std::string& v, bool& out) {
     if (v == "1" || v == "true" || v == "yes" || v == "on") {
         out = true;
@@ -91,12 +103,9 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
             return "expected a positive size such as 1073741824, 512M or 2G";
         }
     } else if (key == "jit_timeout_ms") {
-        std::uint64_t ms = 0;
-        if (!parse_size(value, ms) || value.back() < '0' || value.back() > '9' || ms == 0 ||
-            ms > 24ull * 3600 * 1000) {
+        if (!parse_ms(value, c.jit_timeout)) {
             return "expected milliseconds between 1 and 86400000";
         }
-        c.jit_timeout = std::chrono::milliseconds(ms);
     } else if (key == "disable") {
         if (!parse_bool(value, c.disabled)) {
             return "expected 0, 1, true or false";
@@ -109,6 +118,16 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
         c.jit_helper = value;
+    } else if (key == "jit_helpers") {
+        std::uint64_t n = 0;
+        if (!parse_size(value, n) || value.back() < '0' || value.back() > '9' || n > 256) {
+            return "expected a number of helpers between 0 and 256";
+        }
+        c.jit_helpers = static_cast<std::size_t>(n);
+    } else if (key == "jit_idle_ms") {
+        if (!parse_ms(value, c.jit_idle)) {
+            return "expected milliseconds between 1 and 86400000";
+        }
     } else {
         return "unknown setting";
     }
@@ -127,6 +146,8 @@ constexpr Setting kSettings[] = {
     {"readonly", "KCACHE_READONLY"},
     {"packs", "KCACHE_PACKS"},
     {"jit_path", "KCACHE_JIT_PATH"},
+    {"jit_helpers", "KCACHE_JIT_HELPERS"},
+    {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
 };
 
 std::string env(const char* name) {

@@ -94,7 +94,13 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         c.status = m.status;
         c.message = std::string("JIT ") + compiler::to_string(r.error().kind) + ": " +
                     r.error().message + (r.error().log.empty() ? "" : "\n" + r.error().log);
-        if (m.record && user != nullptr && user->mode() == store::OpenMode::read_write) {
+        bool shutting_down = false;
+        {
+            std::lock_guard g(mu);
+            shutting_down = closing;  // helpers killed by close() say nothing about the key
+        }
+        if (m.record && !shutting_down && user != nullptr &&
+            user->mode() == store::OpenMode::read_write) {
             (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000));
         }
         return c;
@@ -175,6 +181,7 @@ void Cache::Impl::join_workers() {
         }
         joining.swap(workers);
     }
+    jit.shutdown();  // pooled helpers, busy ones included: their compiles return now
     for (auto& w : joining) {
         if (w.thread.joinable()) {
             w.thread.join();

@@ -36,6 +36,28 @@ bool ChildProcess::has_exited() const {
     return info.si_pid == pid_;
 }
 
+std::optional<ExitStatus> ChildProcess::peek_exit() const {
+    if (pid_ <= 0) {
+        return std::nullopt;
+    }
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno != EINTR) {
+            return std::nullopt;
+        }
+    }
+    if (info.si_pid != pid_) {
+        return std::nullopt;
+    }
+    ExitStatus status;
+    if (info.si_code == CLD_EXITED) {
+        status.exit_code = info.si_status;
+    } else {
+        status.signal = info.si_status;
+    }
+    return status;
+}
+
 void ChildProcess::kill_group() const {
     if (pid_ > 0) {
         ::kill(-pid_, SIGKILL);

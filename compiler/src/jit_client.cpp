@@ -1,10 +1,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "jit_internal.hpp"
+#include "jit_pool.hpp"
 #include "kcache/compiler/jit.hpp"
 
 #ifndef KCACHE_JIT_INSTALL_PATH
@@ -12,20 +15,26 @@
 #endif
 
 namespace kcache::compiler {
-namespace {
+namespace detail {
 
-// The last `n` bytes of `s`, for error messages.
-std::string tail(const std::string& s, std::size_t n = 4000) {
+std::string tail(const std::string& s, std::size_t n) {
     return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
-JitError error(JitErrc kind, std::string message, std::string log = {}) {
+JitError compile_error(JitErrc kind, std::string message, std::string log) {
     JitError e;
     e.kind = kind;
     e.message = std::move(message);
     e.log = std::move(log);
     return e;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::compile_error;
+using detail::tail;
 
 JitErrc kind_of(ReplyStatus s) {
     switch (s) {
@@ -106,10 +115,20 @@ JitCompiler::JitCompiler(JitConfig config) : config_(std::move(config)) {
     if (config_.helper_path.empty()) {
         config_.helper_path = default_helper_path();
     }
+    if (config_.pool_size > 0) {
+        pool_ = std::make_unique<JitPool>(config_);
+    }
 }
+
+JitCompiler::JitCompiler(JitCompiler&&) noexcept = default;
+JitCompiler& JitCompiler::operator=(JitCompiler&&) noexcept = default;
+JitCompiler::~JitCompiler() = default;
 
 Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
                                                  Clock::time_point deadline) const {
+    if (pool_ && request.address_space_cap == 0) {
+        return pool_->compile(request, deadline);
+    }
     SpawnSpec spec;
     spec.program = config_.helper_path;
     spec.env_overrides = config_.env_overrides;
@@ -118,49 +137,88 @@ Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
     return interpret_helper_run(run(spec, deadline, config_.on_start));
 }
 
-Result<JitResult, JitError> interpret_helper_run(const RunResult& run) {
-    using K = JitErrc;
-    switch (run.outcome) {
-        case ChildExit::spawn_failed:
-            return fail(error(K::spawn_failed, std::string("cannot start kcache-jit: ") +
-                                                   std::strerror(run.spawn_errno)));
-        case ChildExit::timed_out:
-            return fail(
-                error(K::timeout, "compile passed its deadline; helper killed", tail(run.err)));
-        case ChildExit::signaled: {
-            auto e = error(K::crash,
-                           std::string("kcache-jit died of signal ") + std::to_string(run.signal) +
-                               " (" + strsignal(run.signal) + ")",
-                           tail(run.err));
-            e.signal = run.signal;
-            return fail(std::move(e));
-        }
-        case ChildExit::exited:
-            break;
+void JitCompiler::shutdown() {
+    if (pool_) {
+        pool_->shutdown();
     }
-    auto reply = decode_reply(run.out);
+}
+
+std::vector<pid_t> JitCompiler::helper_pids() const {
+    return pool_ ? pool_->pids() : std::vector<pid_t>{};
+}
+
+namespace detail {
+
+JitError crash_error(int signal, const std::string& err) {
+    auto e = compile_error(JitErrc::crash,
+                           std::string("kcache-jit died of signal ") + std::to_string(signal) +
+                               " (" + strsignal(signal) + ")",
+                           tail(err));
+    e.signal = signal;
+    return e;
+}
+
+Result<JitResult, JitError> interpret_reply(const std::string& frame, const std::string& err,
+                                            int exit_code, const ExchangeTimes& times) {
+    using K = JitErrc;
+    auto reply = decode_reply(frame);
     if (!reply) {
-        return fail(error(K::protocol,
-                          "bad reply from kcache-jit (exit code " + std::to_string(run.exit_code) +
-                              "): " + reply.error(),
-                          tail(run.err)));
+        const std::string how =
+            exit_code >= 0 ? " (exit code " + std::to_string(exit_code) + ")" : std::string();
+        return fail(compile_error(
+            K::protocol, "bad reply from kcache-jit" + how + ": " + reply.error(), tail(err)));
     }
     JitReply& a = *reply;
     if (a.status != ReplyStatus::ok) {
-        auto log = a.build_log.empty() ? tail(run.err) : std::move(a.build_log);
-        return fail(error(kind_of(a.status), std::move(a.message), std::move(log)));
+        auto log = a.build_log.empty() ? tail(err) : std::move(a.build_log);
+        return fail(compile_error(kind_of(a.status), std::move(a.message), std::move(log)));
     }
     if (a.binary.empty()) {
-        return fail(error(K::invalid_binary, "kcache-jit reported success with no binary"));
+        return fail(compile_error(K::invalid_binary, "kcache-jit reported success with no binary"));
     }
     JitResult result;
     result.binary = std::move(a.binary);
     result.log = std::move(a.build_log);
-    result.timings.helper = a.timings;
-    result.timings.wall = run.elapsed;
     result.warmed = a.warmed;
     result.warmup_note = std::move(a.warmup_note);
+    result.helper_pid = static_cast<pid_t>(a.helper_pid);
+    result.served = a.served;
+    JitTimings& t = result.timings;
+    t.helper = a.timings;
+    t.wall = times.done - times.asked;
+    // The helper stamps CLOCK_MONOTONIC, the clock steady_clock reads.
+    const auto at = [](std::uint64_t ns) {
+        return Clock::time_point(std::chrono::nanoseconds(ns));
+    };
+    const auto started = at(a.stamps.started_ns);
+    if (times.spawned) {
+        t.spawn = started - *times.spawned;
+    }
+    t.queued = (times.spawned ? *times.spawned : times.sent) - times.asked;
+    t.transfer = (at(a.stamps.request_ns) - std::max(times.sent, started)) +
+                 (times.done - at(a.stamps.reply_ns));
     return result;
+}
+
+}  // namespace detail
+
+Result<JitResult, JitError> interpret_helper_run(const RunResult& run) {
+    using K = JitErrc;
+    switch (run.outcome) {
+        case ChildExit::spawn_failed:
+            return fail(compile_error(K::spawn_failed, std::string("cannot start kcache-jit: ") +
+                                                           std::strerror(run.spawn_errno)));
+        case ChildExit::timed_out:
+            return fail(compile_error(K::timeout, "compile passed its deadline; helper killed",
+                                      tail(run.err)));
+        case ChildExit::signaled:
+            return fail(detail::crash_error(run.signal, run.err));
+        case ChildExit::exited:
+            break;
+    }
+    const auto done = run.started + run.elapsed;
+    return detail::interpret_reply(run.out, run.err, run.exit_code,
+                                   {run.started, run.started, run.started, done});
 }
 
 }  // namespace kcache::compiler

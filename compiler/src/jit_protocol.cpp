@@ -2,9 +2,13 @@
 
 #include "wire.hpp"
 
-// Wire grammar (all integers little-endian; one frame per direction):
+// Wire grammar (all integers little-endian). A one-shot helper reads one
+// request and writes one reply; a pooled helper (`kcache-jit --serve`) reads
+// requests until end of file and answers each with one reply before it reads
+// the next:
 //
-//   frame     := magic:"KCJT" version:u32(=1) kind:u32 length:u64 payload[length]
+//   session   := (request reply)*                            (one pair: one-shot)
+//   frame     := magic:"KCJT" version:u32(=2) kind:u32 length:u64 payload[length]
 //                kind 1 = request (length <= kMaxRequestPayload)
 //                kind 2 = reply   (length <= kMaxReplyPayload)
 //   str       := n:u32 byte[n]
@@ -21,8 +25,10 @@
 //                (for d < work_dim: local[d] >= 1, global[d] a multiple of local[d])
 //
 //   reply     := status:u32 (a ReplyStatus) message:str binary:blob build_log:str
-//                select_us:u64 build_us:u64 warmup_us:u64 validate_us:u64 total_us:u64
-//                warmed:flag warmup_note:str
+//                select_us:u64 context_us:u64 build_us:u64 warmup_us:u64 fetch_us:u64
+//                validate_us:u64 total_us:u64 warmed:flag warmup_note:str
+//                helper_pid:u32 served:u64 (>= 1)
+//                started_ns:u64 request_ns:u64 reply_ns:u64   (CLOCK_MONOTONIC)
 //
 // The payload must be consumed exactly; trailing bytes are an error.
 
@@ -30,7 +36,7 @@ namespace kcache::compiler {
 namespace {
 
 constexpr char kMagic[4] = {'K', 'C', 'J', 'T'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kKindRequest = 1;
 constexpr std::uint32_t kKindReply = 2;
 constexpr std::uint32_t kMaxEntryPoints = 4096;
@@ -200,18 +206,27 @@ std::string encode_reply(const JitReply& a) {
     w.str(a.message);
     w.blob(a.binary);
     w.str(a.build_log);
-    w.u64(a.timings.select_us);
-    w.u64(a.timings.build_us);
-    w.u64(a.timings.warmup_us);
-    w.u64(a.timings.validate_us);
-    w.u64(a.timings.total_us);
+    for (std::uint64_t v :
+         {a.timings.select_us, a.timings.context_us, a.timings.build_us, a.timings.warmup_us,
+          a.timings.fetch_us, a.timings.validate_us, a.timings.total_us}) {
+        w.u64(v);
+    }
     w.u8(a.warmed ? 1 : 0);
     w.str(a.warmup_note);
+    w.u32(a.helper_pid);
+    w.u64(a.served);
+    w.u64(a.stamps.started_ns);
+    w.u64(a.stamps.request_ns);
+    w.u64(a.stamps.reply_ns);
     return frame(kKindReply, w.take());
 }
 
 Result<std::uint64_t, std::string> check_request_header(const std::string& header) {
     return check_header(header, kKindRequest, kMaxRequestPayload);
+}
+
+Result<std::uint64_t, std::string> check_reply_header(const std::string& header) {
+    return check_header(header, kKindReply, kMaxReplyPayload);
 }
 
 Result<JitRequest, std::string> decode_request(const std::string& frame_bytes) {
@@ -239,17 +254,24 @@ Result<JitReply, std::string> decode_reply(const std::string& frame_bytes) {
     JitReply a;
     std::uint32_t status = 0;
     auto& t = a.timings;
+    auto& s = a.stamps;
     const bool ok = r.u32(status, "status") && r.str(a.message, "message") &&
                     r.blob(a.binary, "binary") && r.str(a.build_log, "build_log") &&
-                    r.u64(t.select_us, "select_us") && r.u64(t.build_us, "build_us") &&
-                    r.u64(t.warmup_us, "warmup_us") && r.u64(t.validate_us, "validate_us") &&
+                    r.u64(t.select_us, "select_us") && r.u64(t.context_us, "context_us") &&
+                    r.u64(t.build_us, "build_us") && r.u64(t.warmup_us, "warmup_us") &&
+                    r.u64(t.fetch_us, "fetch_us") && r.u64(t.validate_us, "validate_us") &&
                     r.u64(t.total_us, "total_us") && r.flag(a.warmed, "warmed") &&
-                    r.str(a.warmup_note, "warmup_note");
+                    r.str(a.warmup_note, "warmup_note") && r.u32(a.helper_pid, "helper_pid") &&
+                    r.u64(a.served, "served") && r.u64(s.started_ns, "started_ns") &&
+                    r.u64(s.request_ns, "request_ns") && r.u64(s.reply_ns, "reply_ns");
     if (!ok) {
         return fail("reply: " + r.error());
     }
     if (status > static_cast<std::uint32_t>(ReplyStatus::invalid_binary)) {
         return fail("reply: unknown status " + std::to_string(status));
+    }
+    if (a.served == 0) {
+        return fail(std::string("reply: served is 0"));
     }
     if (!r.at_end()) {
         return fail(std::string("reply: trailing bytes after the last field"));

@@ -20,15 +20,6 @@ extern char** environ;
 namespace kcache::compiler {
 namespace {
 
-// The parent's ends of the three standard streams plus the pidfd (if the
-// kernel has pidfd_open) that becomes readable when the child exits.
-struct ParentEnds {
-    UniqueFd in;
-    UniqueFd out;
-    UniqueFd err;
-    UniqueFd exited;
-};
-
 // Owns posix_spawn attributes and file actions for one spawn.
 class SpawnSetup {
   public:
@@ -105,7 +96,7 @@ void set_nonblocking(int fd) {
 }
 
 // Starts the child; returns its pid or an errno value (negated).
-pid_t spawn_child(const SpawnSpec& spec, ParentEnds& ends) {
+pid_t spawn_child(const SpawnSpec& spec, Spawned& ends) {
     int in[2];
     int out[2];
     int err[2];
@@ -198,8 +189,8 @@ int poll_timeout_ms(Clock::time_point deadline, bool have_pidfd) {
 
 // Feeds stdin and collects stdout/stderr until the child has exited and its
 // pipes are closed, or the deadline passes; returns whether it exited.
-bool pump(const SpawnSpec& spec, Clock::time_point deadline, ParentEnds& ends,
-          const ChildProcess& child, RunResult& r) {
+bool pump(const SpawnSpec& spec, Clock::time_point deadline, Spawned& ends, RunResult& r) {
+    const ChildProcess& child = ends.child;
     std::size_t sent = 0;
     bool exited = false;
     while (!exited || ends.out.valid() || ends.err.valid()) {
@@ -253,31 +244,41 @@ RunResult run(const SpawnSpec& spec, Clock::time_point deadline) {
     return run(spec, deadline, StartHook());
 }
 
+Result<Spawned, int> spawn(const SpawnSpec& spec) {
+    Spawned s;
+    const pid_t pid = spawn_child(spec, s);
+    if (pid < 0) {
+        return fail(static_cast<int>(-pid));
+    }
+    s.child = ChildProcess(pid);
+    return s;
+}
+
 RunResult run(const SpawnSpec& spec, Clock::time_point deadline, const StartHook& on_start) {
     RunResult r;
     const auto start = Clock::now();
-    ParentEnds ends;
-    const pid_t pid = spawn_child(spec, ends);
-    if (pid < 0) {
-        r.spawn_errno = -pid;
+    r.started = start;
+    auto spawned = spawn(spec);
+    if (!spawned) {
+        r.spawn_errno = spawned.error();
         r.elapsed = Clock::now() - start;
         return r;
     }
-    ChildProcess child(pid);
-    r.pid = pid;
+    r.pid = spawned->child.pid();
     if (on_start) {
-        on_start(pid);
+        on_start(r.pid);
     }
-    const bool exited = pump(spec, deadline, ends, child, r);
-    const bool killed = !exited;
-    if (killed) {
-        child.kill_group();
-    }
-    const ExitStatus status = child.wait();
-    r.elapsed = Clock::now() - start;
-    if (killed) {
+    if (!pump(spec, deadline, *spawned, r)) {
+        // The answer is due now; the teardown of the killed group is not.
+        spawned->child.kill_group();
+        reap_later(std::move(spawned->child));
+        r.elapsed = Clock::now() - start;
         r.outcome = ChildExit::timed_out;
-    } else if (status.signal) {
+        return r;
+    }
+    const ExitStatus status = spawned->child.wait();
+    r.elapsed = Clock::now() - start;
+    if (status.signal) {
         r.outcome = ChildExit::signaled;
         r.signal = *status.signal;
     } else {

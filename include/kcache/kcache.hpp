@@ -116,6 +116,11 @@ struct Config {
     bool read_only = false;                          // KCACHE_READONLY
     std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
     std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)
+    // KCACHE_JIT_HELPERS: persistent kcache-jit helpers per device (compiles of
+    // one device running at once); 0: a fresh helper per compile.
+    std::size_t jit_helpers = 4;
+    // KCACHE_JIT_IDLE_MS: a persistent helper idle this long exits.
+    std::chrono::milliseconds jit_idle{30'000};
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 

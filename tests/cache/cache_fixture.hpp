@@ -43,6 +43,9 @@ bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);
 
+// A SourceRequest named "scale" for scale_source(`salt`), entry point "scale".
+SourceRequest scale_request(int salt);
+
 // Runs kernel "scale" of `program` over 64 items; returns out[63] or NaN.
 float run_scale(cl_context context, cl_device_id device, cl_program program, float k);
 

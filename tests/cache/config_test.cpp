@@ -18,7 +18,8 @@ class ConfigTest : public TempDirTest {
         TempDirTest::SetUp();
         for (const char* v :
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
-              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG"}) {
+              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG",
+              "KCACHE_JIT_HELPERS", "KCACHE_JIT_IDLE_MS"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
@@ -49,6 +50,24 @@ TEST_F(ConfigTest, EnvironmentBeatsFileBeatsDefault) {
     EXPECT_EQ(c.origins["jit_timeout_ms"].second, Source::environment);
 }
 
+TEST_F(ConfigTest, HelperPoolSettings) {
+    kcache::Config defaults;
+    std::string err;
+    ASSERT_TRUE(load_config(defaults, err)) << err;
+    EXPECT_EQ(defaults.jit_helpers, 4u);
+    EXPECT_EQ(defaults.jit_idle.count(), 30000);
+    std::filesystem::create_directories(dir() / "xdg" / "kcache");
+    std::ofstream(dir() / "xdg" / "kcache" / "config") << "jit_helpers = 2\njit_idle_ms = 500\n";
+    ::setenv("KCACHE_JIT_HELPERS", "0", 1);
+    kcache::Config c;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_EQ(c.jit_helpers, 0u);
+    EXPECT_EQ(c.origins["jit_helpers"].second, Source::environment);
+    EXPECT_EQ(c.jit_idle.count(), 500);
+    EXPECT_EQ(c.origins["jit_idle_ms"].second, Source::config_file);
+    ::unsetenv("KCACHE_JIT_HELPERS");
+}
+
 TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
     const std::pair<const char*, const char*> bad[] = {
         {"KCACHE_MAX_SIZE", "lots"},
@@ -59,6 +78,11 @@ TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
         {"KCACHE_DISABLE", "maybe"},
         {"KCACHE_READONLY", "2"},
         {"KCACHE_DIR", ""},
+        {"KCACHE_JIT_HELPERS", "many"},
+        {"KCACHE_JIT_HELPERS", "257"},
+        {"KCACHE_JIT_HELPERS", "4K"},
+        {"KCACHE_JIT_IDLE_MS", "0"},
+        {"KCACHE_JIT_IDLE_MS", "-1"},
     };
     for (const auto& [var, value] : bad) {
         ::setenv(var, value, 1);

@@ -17,14 +17,6 @@ namespace {
 using Pocl = CacheTest;
 using std::chrono::milliseconds;
 
-SourceRequest scale_request(int salt) {
-    SourceRequest r;
-    r.name = "scale";
-    r.source = scale_source(salt);
-    r.entry_points = {"scale"};
-    return r;
-}
-
 TEST_F(Pocl, CallerKernelWalksTheLadder) {
     auto cache = open();
     ASSERT_TRUE(cache);

@@ -79,6 +79,19 @@ std::string nested_macro_kernel(int levels) {
     return s;
 }
 
+compiler::JitRequest deep_expression_request(std::uint64_t stack_bytes) {
+    std::string sum = "x";
+    for (int i = 0; i < 6000; ++i) {
+        sum += " + x";
+    }
+    compiler::JitRequest q;
+    q.device = pocl_device();
+    q.source = "__kernel void deep(__global float* a) { float x = a[0]; a[1] = " + sum + "; }";
+    q.entry_points = {"deep"};
+    q.build_stack_bytes = stack_bytes;
+    return q;
+}
+
 float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times) {
     namespace cl = compiler::cl;
     const float nan = std::nanf("");

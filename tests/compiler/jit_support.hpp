@@ -33,6 +33,11 @@ std::string axpb_source(int salt);
 // nested macro expansion.
 std::string nested_macro_kernel(int levels);
 
+// A legal kernel "deep" whose build recurses deeply (a sum of 6000 terms):
+// it overflows a 1 MiB build stack (SIGSEGV, a real crash of the driver's
+// compiler) and builds on the default one.
+compiler::JitRequest deep_expression_request(std::uint64_t stack_bytes);
+
 // Times of the first and second enqueue+finish of a freshly loaded kernel.
 struct LaunchTimes {
     double first_ms = 0;

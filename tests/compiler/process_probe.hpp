@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kcache::test {
@@ -19,6 +20,16 @@ std::vector<pid_t> live_group_members(pid_t pgid);
 
 // Waits up to `limit` for process_gone(pid); returns its final answer.
 bool wait_gone(pid_t pid, std::chrono::milliseconds limit);
+
+// Waits up to `limit` until `pid` has no /proc entry at all (exited and
+// reaped, not even a zombie); returns whether it got there.
+bool wait_reaped(pid_t pid, std::chrono::milliseconds limit);
+
+// Pids of this process's live (non-zombie) children whose command name is `comm`.
+std::vector<pid_t> live_children_named(const std::string& comm);
+
+// Pids of this process's children that are zombies (exited, not reaped).
+std::vector<pid_t> zombie_children();
 
 // Number of open file descriptors of this process.
 int open_fd_count();

@@ -50,6 +50,13 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "disable" || name == "readonly") {
         return (name == "disable" ? c.disabled : c.read_only) ? "true" : "false";
     }
+    if (name == "jit_helpers") {
+        return std::to_string(c.jit_helpers) +
+               (c.jit_helpers == 0 ? " (a fresh helper per compile)" : " per device");
+    }
+    if (name == "jit_idle_ms") {
+        return std::to_string(c.jit_idle.count());
+    }
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }

@@ -285,13 +285,15 @@ int run(const ParsedArgs& args) {
     if (!store || !db) {
         return store ? report(Exit::store_error, "warm", db.error().message) : code;
     }
+    const std::size_t parallel = jobs->value_or(std::max(1u, std::thread::hardware_concurrency()));
+    if (config->jit_helpers > 0) {  // one persistent helper per job; 0 keeps one per compile
+        config->jit_helpers = parallel;
+    }
     Warmer warmer(*config, std::move(*store), std::move(*db));
     Batch batch{std::move(*items), {}};
     Progress progress(batch.items.size(),
                       args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
-    const std::size_t default_jobs = std::max(1u, std::thread::hardware_concurrency());
-    run_batch(warmer, *devices, batch, jobs->value_or(default_jobs),
-              timeout->value_or(config->jit_timeout), progress);
+    run_batch(warmer, *devices, batch, parallel, timeout->value_or(config->jit_timeout), progress);
     progress.finish();
     return summarize(batch, *devices, args.has("json"));
 }
@@ -308,6 +310,8 @@ Command warm_command() {
          "--device), exactly as an application would: hits cost nothing, misses are\n"
          "compiled in the kcache-jit helper under the watchdog and stored in the user\n"
          "store ($KCACHE_DIR, else ~/.cache/kcache). A second run builds nothing.\n"
+         "Compiles run in persistent helpers, --jobs of them per device, which start\n"
+         "their OpenCL driver once (KCACHE_JIT_HELPERS=0: a fresh helper per compile).\n"
          "Progress: a bar on a terminal, one line per item otherwise (stderr); the\n"
          "summary (built / already cached / unsupported / failed / timed out) on stdout.\n"
          "Unsupported variants (e.g. f16 without cl_khr_fp16) and timeouts are not\n"

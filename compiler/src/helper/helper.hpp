@@ -1,6 +1,7 @@
 #pragma once
 // Internals of the kcache-jit executable (not part of the library).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,26 @@ struct Failure {
 // of devices that were seen (driver_error when none could be enumerated).
 Result<cl_device_id, Failure> select_device(const DeviceSelector& selector);
 
-// Serves one request end to end (select, build, warm up, take the binary,
-// validate) and returns the reply to write.
-JitReply serve(const JitRequest& request);
+// The OpenCL state a helper keeps between requests: the devices it selected
+// and one context per device. A one-shot helper uses it once; a pooled one
+// pays the platform start and the context only for its first request.
+class Session {
+  public:
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Serves one request end to end (select, build, warm up, take the
+    // binary, validate) and returns the reply to write.
+    JitReply serve(const JitRequest& request);
+
+  private:
+    Result<cl_device_id, Failure> device(const DeviceSelector& selector);
+    Result<cl_context, Failure> context(cl_device_id device);
+
+    std::map<std::string, cl_device_id> devices_;  // selector fields → device
+    std::map<cl_device_id, cl::Context> contexts_;
+};
 
 // Launches each kernel of `program` named in `entry_points` (all if empty)
 // once as described by `launch`; error: why a launch could not be made.

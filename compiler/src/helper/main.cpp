@@ -1,9 +1,11 @@
 // kcache-jit: the helper process behind JitCompiler (docs/design.md, "The
 // watchdog"). Usage:
 //   kcache-jit                           one request frame on stdin, one reply on stdout
+//   kcache-jit --serve                   pooled: a reply per request until stdin ends,
+//                                        keeping the platform and context between them
 //   kcache-jit --exec-guard -- PROG ARGS  die with the parent, then exec PROG (for ocloc)
-// Exit codes: 0 reply ok, 1 reply with an error status, 2 bad request,
-// 64 usage, 70 parent already gone, 127 exec failed.
+// Exit codes: 0 reply ok (--serve: stdin ended), 1 reply with an error
+// status, 2 bad request, 64 usage, 70 parent already gone, 127 exec failed.
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "helper.hpp"
@@ -64,16 +67,6 @@ std::string read_exactly(int fd, std::size_t n) {
     return s;
 }
 
-kcache::Result<JitRequest, std::string> read_request(int fd) {
-    std::string frame = read_exactly(fd, kFrameHeaderSize);
-    auto length = check_request_header(frame);
-    if (!length) {
-        return kcache::fail(length.error());
-    }
-    frame += read_exactly(fd, *length);
-    return decode_request(frame);
-}
-
 void write_all(int fd, const std::string& bytes) {
     std::size_t done = 0;
     while (done < bytes.size()) {
@@ -86,21 +79,30 @@ void write_all(int fd, const std::string& bytes) {
     }
 }
 
+// Now on CLOCK_MONOTONIC in nanoseconds (the parent's steady_clock).
+std::uint64_t monotonic_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 struct Job {
+    helper::Session* session;
     const JitRequest* request;
     JitReply reply;
 };
 
 void* serve_job(void* arg) {
     auto* job = static_cast<Job*>(arg);
-    job->reply = helper::serve(*job->request);
+    job->reply = job->session->serve(*job->request);
     return nullptr;
 }
 
 // Serves on a thread with the requested stack: LLVM recurses deeply on legal
 // kernels and overflows the default 8 MiB.
-JitReply serve_on_large_stack(const JitRequest& request) {
-    Job job{&request, {}};
+JitReply serve_on_large_stack(helper::Session& session, const JitRequest& request) {
+    Job job{&session, &request, {}};
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     int rc = pthread_attr_setstacksize(&attr, request.build_stack_bytes);
@@ -116,14 +118,53 @@ JitReply serve_on_large_stack(const JitRequest& request) {
     return std::move(job.reply);
 }
 
+// Answers one request read from fd 0 on `reply_fd` and returns the exit code
+// a one-shot helper ends with. Sets `eof` when no further request can be
+// read: stdin ended (a pooled helper then exits quietly) or a bad frame put
+// the stream out of step.
+int answer_one(helper::Session& session, int reply_fd, std::uint64_t served,
+               const HelperStamps& base, bool pooled, bool& eof) {
+    HelperStamps stamps = base;
+    std::string header = read_exactly(0, kFrameHeaderSize);
+    eof = header.empty();
+    if (eof && pooled) {
+        return 0;
+    }
+    auto length = check_request_header(header);
+    auto request = length ? decode_request(header + read_exactly(0, *length))
+                          : kcache::Result<JitRequest, std::string>(kcache::fail(length.error()));
+    stamps.request_ns = monotonic_ns();
+    JitReply reply;
+    if (!request) {
+        reply.status = ReplyStatus::bad_request;
+        reply.message = request.error();
+    } else if (const rlimit cap{request->address_space_cap, request->address_space_cap};
+               request->address_space_cap > 0 && ::setrlimit(RLIMIT_AS, &cap) != 0) {
+        reply.status = ReplyStatus::driver_error;
+        reply.message = std::string("cannot set the address-space cap: ") + std::strerror(errno);
+    } else {
+        reply = serve_on_large_stack(session, *request);
+    }
+    reply.helper_pid = static_cast<std::uint32_t>(::getpid());
+    reply.served = served;
+    reply.stamps = stamps;
+    reply.stamps.reply_ns = monotonic_ns();
+    write_all(reply_fd, encode_reply(reply));
+    eof = eof || !request;
+    return !request ? 2 : reply.status == ReplyStatus::ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    HelperStamps stamps;
+    stamps.started_ns = monotonic_ns();
     if (argc >= 2 && std::strcmp(argv[1], "--exec-guard") == 0) {
         return exec_guard(argc, argv);
     }
-    if (argc != 1) {
-        std::fprintf(stderr, "usage: kcache-jit < request-frame > reply-frame\n");
+    const bool pooled = argc == 2 && std::strcmp(argv[1], "--serve") == 0;
+    if (argc != 1 && !pooled) {
+        std::fprintf(stderr, "usage: kcache-jit [--serve] < request-frames > reply-frames\n");
         return 64;
     }
     die_with_parent();
@@ -131,24 +172,16 @@ int main(int argc, char** argv) {
     // a driver printing to stdout cannot corrupt the frame.
     const int reply_fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
     ::dup2(2, 1);
-    auto request = read_request(0);
-    if (!request) {
-        JitReply bad;
-        bad.status = ReplyStatus::bad_request;
-        bad.message = request.error();
-        write_all(reply_fd, encode_reply(bad));
-        return 2;
+    helper::Session session;
+    int code = 0;
+    bool eof = false;
+    for (std::uint64_t served = 1; !eof; ++served) {
+        code = answer_one(session, reply_fd, served, stamps, pooled, eof);
+        if (!pooled) {
+            break;
+        }
     }
-    JitReply reply;
-    const rlimit cap{request->address_space_cap, request->address_space_cap};
-    if (request->address_space_cap > 0 && ::setrlimit(RLIMIT_AS, &cap) != 0) {
-        reply.status = ReplyStatus::driver_error;
-        reply.message = std::string("cannot set the address-space cap: ") + std::strerror(errno);
-    } else {
-        reply = serve_on_large_stack(*request);
-    }
-    write_all(reply_fd, encode_reply(reply));
     // The reply is out; skip the driver's teardown (LLVM's static destructors
     // and PoCL's shutdown cost tens of milliseconds and can only fail).
-    ::_exit(reply.status == ReplyStatus::ok ? 0 : 1);
+    ::_exit(code);
 }

@@ -126,22 +126,49 @@ std::vector<std::string> kernel_names(cl_program program) {
     return names;
 }
 
-JitReply serve(const JitRequest& q) {
-    const auto start = SteadyClock::now();
-    HelperTimings t;
-    auto device = select_device(q.device);
-    t.select_us = micros_since(start);
-    if (!device) {
-        return failed(device.error());
+Result<cl_device_id, Failure> Session::device(const DeviceSelector& selector) {
+    const std::string key = selector.platform_name + '\0' + selector.device_name + '\0' +
+                            selector.driver_version + '\0' + std::to_string(selector.vendor_id) +
+                            '\0' + selector.uuid_hex;
+    if (auto it = devices_.find(key); it != devices_.end()) {
+        return it->second;
     }
-    cl_device_id dev = *device;
+    auto found = select_device(selector);
+    if (found) {
+        devices_.emplace(key, *found);
+    }
+    return found;
+}
+
+Result<cl_context, Failure> Session::context(cl_device_id dev) {
+    if (auto it = contexts_.find(dev); it != contexts_.end()) {
+        return it->second.get();
+    }
     cl_int e = CL_SUCCESS;
     cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
     if (!ctx) {
-        return failed({ReplyStatus::driver_error, cl_failure("clCreateContext", e)});
+        return fail(Failure{ReplyStatus::driver_error, cl_failure("clCreateContext", e)});
     }
+    return contexts_.emplace(dev, std::move(ctx)).first->second.get();
+}
+
+JitReply Session::serve(const JitRequest& q) {
+    const auto start = SteadyClock::now();
+    HelperTimings t;
+    auto found = device(q.device);
+    t.select_us = micros_since(start);
+    if (!found) {
+        return failed(found.error());
+    }
+    cl_device_id dev = *found;
     auto phase = SteadyClock::now();
-    auto program = build(ctx.get(), dev, q);
+    auto ctx = context(dev);
+    t.context_us = micros_since(phase);
+    if (!ctx) {
+        return failed(ctx.error());
+    }
+    phase = SteadyClock::now();
+    auto program = build(*ctx, dev, q);
     t.build_us = micros_since(phase);
     if (!program) {
         JitReply r = program.error();
@@ -152,17 +179,19 @@ JitReply serve(const JitRequest& q) {
     reply.build_log = build_log(program->get(), dev);
     if (q.warmup) {
         phase = SteadyClock::now();
-        auto warm = warm_up(ctx.get(), dev, program->get(), q.entry_points, *q.warmup);
+        auto warm = warm_up(*ctx, dev, program->get(), q.entry_points, *q.warmup);
         t.warmup_us = micros_since(phase);
         reply.warmed = warm.ok();
         reply.warmup_note = warm.ok() ? std::string() : warm.error();
     }
+    phase = SteadyClock::now();
     auto binary = take_binary(program->get());
+    t.fetch_us = micros_since(phase);
     if (!binary) {
         return failed(binary.error(), reply.build_log);
     }
     phase = SteadyClock::now();
-    auto valid = validate(ctx.get(), dev, *binary, q.entry_points);
+    auto valid = validate(*ctx, dev, *binary, q.entry_points);
     t.validate_us = micros_since(phase);
     if (!valid) {
         return failed(valid.error(), reply.build_log);

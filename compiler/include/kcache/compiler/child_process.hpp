@@ -34,6 +34,10 @@ class ChildProcess {
     // that pins its pid and group id, until wait()). Never blocks.
     bool has_exited() const;
 
+    // How the child ended once it has exited, without reaping it (so its pid
+    // and group id stay ours until wait()); nullopt while it runs.
+    std::optional<ExitStatus> peek_exit() const;
+
     // Sends SIGKILL to the child's whole process group. Safe while the child
     // is a zombie (its pid cannot be reused before it is reaped).
     void kill_group() const;

@@ -1,9 +1,12 @@
 #pragma once
-// JitCompiler: builds OpenCL C for one device in the kcache-jit helper
-// process under a deadline (docs/design.md, "The watchdog"). A compile that hangs
-// is killed at the deadline; one that crashes takes only the helper down.
+// JitCompiler: builds OpenCL C for one device in a kcache-jit helper process
+// under a deadline (docs/design.md, "The watchdog"). Helpers are pooled per device
+// and keep their OpenCL platform and context between compiles; a compile
+// that hangs is killed (its helper with it) at the deadline and one that
+// crashes takes only its helper down: the next compile gets a fresh one.
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,23 +38,39 @@ struct JitError {
 };
 
 struct JitTimings {
-    HelperTimings helper;              // phases measured inside the helper
-    std::chrono::nanoseconds wall{0};  // spawn to reap, seen by the parent
+    HelperTimings helper;                  // phases measured inside the helper
+    std::chrono::nanoseconds wall{0};      // compile() called to answered, seen by the parent
+    std::chrono::nanoseconds queued{0};    // waiting for a pooled helper of the device to be free
+    std::chrono::nanoseconds spawn{0};     // posix_spawn to the helper's main(); 0: helper reused
+    std::chrono::nanoseconds transfer{0};  // the request in and the reply out through the pipes
 };
 
 struct JitResult {
     std::string binary;  // validated: loads with clCreateProgramWithBinary + clBuildProgram
     std::string log;     // the driver's build log (may be empty)
     JitTimings timings;
-    bool warmed = false;      // the warm-up launch ran before the binary was taken
-    std::string warmup_note;  // why not, when a warm-up was asked for
+    bool warmed = false;       // the warm-up launch ran before the binary was taken
+    std::string warmup_note;   // why not, when a warm-up was asked for
+    pid_t helper_pid = -1;     // the helper that built it
+    std::uint64_t served = 0;  // compiles that helper served, this one included (1: fresh)
 };
+
+// Default for JitConfig::idle_timeout (and KCACHE_JIT_IDLE_MS).
+inline constexpr std::chrono::milliseconds kDefaultHelperIdle{30'000};
 
 struct JitConfig {
     std::string helper_path;                 // kcache-jit; see default_helper_path()
     std::vector<std::string> env_overrides;  // "NAME=value" for the helper (e.g. POCL_CACHE_DIR)
     StartHook on_start;                      // optional: told each helper's pid
+    // Persistent helpers per device (at most this many compiles of one device
+    // run at once; more wait for a free helper within their deadline).
+    // 0: a fresh helper per compile, which exits after it.
+    std::size_t pool_size = 0;
+    // A pooled helper idle this long is stopped (the next compile starts one).
+    std::chrono::milliseconds idle_timeout = kDefaultHelperIdle;
 };
+
+class JitPool;
 
 // Where kcache-jit is looked for when no explicit path is given: the
 // environment variable KCACHE_JIT_PATH; else `kcache-jit` in the directory of
@@ -64,17 +83,31 @@ class JitCompiler {
   public:
     // Uses `config.helper_path`, or default_helper_path() when it is empty.
     explicit JitCompiler(JitConfig config = {});
+    JitCompiler(JitCompiler&&) noexcept;
+    JitCompiler& operator=(JitCompiler&&) noexcept;
+    // Stops every helper (see shutdown()).
+    ~JitCompiler();
 
-    // Builds `request` in a fresh helper; returns the validated binary, build
-    // log and timings, or a typed error. Returns by `deadline` plus the time
-    // to kill and reap the helper.
+    // Builds `request` in a pooled helper of its device (a fresh one when the
+    // pool is off, or for a request with an address-space cap, which a
+    // long-lived helper cannot take back); returns the validated binary,
+    // build log and timings, or a typed error. Returns by `deadline` plus
+    // the time to send SIGKILL; the killed helper is reaped off this path.
     Result<JitResult, JitError> compile(const JitRequest& request,
                                         Clock::time_point deadline) const;
+
+    // Kills every helper, busy ones included (their compiles return a
+    // crash), and refuses later compiles of the pool (spawn_failed).
+    void shutdown();
+
+    // Pids of the pooled helpers alive now, busy or idle (for logs and tests).
+    std::vector<pid_t> helper_pids() const;
 
     const std::string& helper_path() const { return config_.helper_path; }
 
   private:
     JitConfig config_;
+    std::unique_ptr<JitPool> pool_;
 };
 
 // Turns a finished helper run into the compile result (exposed for tests of

@@ -1,8 +1,9 @@
 #pragma once
-// The pipe protocol between the parent (JitCompiler) and kcache-jit: one
-// request frame on the helper's stdin, one reply frame on its stdout. The
-// grammar is written down in src/jit_protocol.cpp next to the code that
-// reads it; every field is checked on read.
+// The pipe protocol between the parent (JitCompiler) and kcache-jit: request
+// frames on the helper's stdin, one reply frame on its stdout for each (one
+// pair for a one-shot helper, any number for a pooled one). The grammar is
+// written down in src/jit_protocol.cpp next to the code that reads it; every
+// field is checked on read.
 
 #include <array>
 #include <cstdint>
@@ -59,13 +60,26 @@ enum class ReplyStatus : std::uint32_t {
     invalid_binary = 5,    // the binary did not load back (validation)
 };
 
-// Phase times measured inside the helper, in microseconds.
+// Phase times measured inside the helper, in microseconds. A pooled helper
+// pays select (platform start + device match) and context once: later
+// compiles report them near zero.
 struct HelperTimings {
-    std::uint64_t select_us = 0;
-    std::uint64_t build_us = 0;
-    std::uint64_t warmup_us = 0;
-    std::uint64_t validate_us = 0;
-    std::uint64_t total_us = 0;
+    std::uint64_t select_us = 0;    // platform start-up and device match
+    std::uint64_t context_us = 0;   // clCreateContext
+    std::uint64_t build_us = 0;     // clCreateProgramWithSource + clBuildProgram + entry points
+    std::uint64_t warmup_us = 0;    // the warm-up launch
+    std::uint64_t fetch_us = 0;     // CL_PROGRAM_BINARY_SIZES + CL_PROGRAM_BINARIES
+    std::uint64_t validate_us = 0;  // loading the binary back
+    std::uint64_t total_us = 0;     // select to validate
+};
+
+// Where the helper process was, on the system-wide monotonic clock
+// (CLOCK_MONOTONIC, which std::chrono::steady_clock reads on Linux), so that
+// the parent can split its wall time into spawn, transfer and work.
+struct HelperStamps {
+    std::uint64_t started_ns = 0;  // entering main()
+    std::uint64_t request_ns = 0;  // the request frame fully read
+    std::uint64_t reply_ns = 0;    // the reply frame about to be written
 };
 
 struct JitReply {
@@ -74,8 +88,11 @@ struct JitReply {
     std::string binary;
     std::string build_log;
     HelperTimings timings;
-    bool warmed = false;      // the warm-up launch ran before the binary was taken
-    std::string warmup_note;  // why not, when a warm-up was asked for and skipped
+    bool warmed = false;           // the warm-up launch ran before the binary was taken
+    std::string warmup_note;       // why not, when a warm-up was asked for and skipped
+    std::uint32_t helper_pid = 0;  // the process that served the request
+    std::uint64_t served = 1;      // requests this helper process has served, this one included
+    HelperStamps stamps;
 };
 
 // Size of the fixed frame header (magic, version, kind, payload length).
@@ -97,5 +114,7 @@ Result<JitReply, std::string> decode_reply(const std::string& frame);
 // Checks a frame header (first kFrameHeaderSize bytes of `header`) for a
 // request and returns its payload length; error: what is wrong.
 Result<std::uint64_t, std::string> check_request_header(const std::string& header);
+// The same for a reply frame.
+Result<std::uint64_t, std::string> check_reply_header(const std::string& header);
 
 }  // namespace kcache::compiler

@@ -6,6 +6,11 @@
 // leaked descriptors: every descriptor is close-on-exec, and the child sees
 // only fds 0, 1 and 2.
 //
+// At the deadline the caller gets its answer right after the SIGKILL: the
+// killed child is handed to a reaper thread (the kernel can take tens of
+// milliseconds to tear down a process with a GPU driver mapped), which reaps
+// it off the caller's path, so no zombie is left behind either.
+//
 // Dying with the parent: posix_spawn cannot set PR_SET_PDEATHSIG, so the
 // child must do it itself. The runner exports the parent's pid in
 // KCACHE_PARENT_PID; kcache-jit sets PDEATHSIG at its start and exits when
@@ -24,6 +29,8 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/common/unique_fd.hpp"
+#include "kcache/compiler/child_process.hpp"
 
 namespace kcache::compiler {
 
@@ -63,9 +70,30 @@ struct RunResult {
     std::string err;
     bool out_truncated = false;
     bool err_truncated = false;
-    pid_t pid = -1;  // the child's pid (also its process group id); -1 if never started
-    std::chrono::nanoseconds elapsed{0};
+    pid_t pid = -1;             // the child's pid (also its process group id); -1 if never started
+    Clock::time_point started;  // just before the spawn
+    std::chrono::nanoseconds elapsed{0};  // from `started` to the answer
 };
+
+// A started child and the parent's ends of its standard streams (all
+// non-blocking, close-on-exec) plus a pidfd that polls readable once it
+// exited (invalid where the kernel lacks pidfd_open).
+struct Spawned {
+    ChildProcess child;
+    UniqueFd in;  // a socket: writes need MSG_NOSIGNAL
+    UniqueFd out;
+    UniqueFd err;
+    UniqueFd exited;
+};
+
+// Starts `spec.program` with `spec.args`, environment and working directory
+// (stdin_data and the limits are the caller's business); returns the child or
+// the errno value of the failed step.
+Result<Spawned, int> spawn(const SpawnSpec& spec);
+
+// Hands a child that was sent SIGKILL (or is exiting) to the process-wide
+// reaper thread, which reaps it without blocking the caller.
+void reap_later(ChildProcess child);
 
 // Runs `spec` until it exits or `deadline` passes (then SIGKILL to the group
 // and reap). Never throws; failures to start are ChildExit::spawn_failed.

@@ -1,0 +1,44 @@
+// Pocl.*: the cache's JIT rung through persistent helpers: one helper serves
+// a cache's compiles in turn, and closing the cache stops it.
+
+#include <gtest/gtest.h>
+
+#include "cache_fixture.hpp"
+#include "process_probe.hpp"
+
+namespace kcache::test {
+namespace {
+
+using Pocl = CacheTest;
+using namespace std::chrono_literals;
+
+TEST_F(Pocl, OneHelperServesTheCacheAndCloseStopsIt) {
+    ASSERT_TRUE(live_children_named("kcache-jit").empty());
+    auto cache = open();
+    auto first = cache->program(context_, device_, scale_request(1));
+    ASSERT_TRUE(first.ok()) << first.outcome().message;
+    EXPECT_EQ(first.outcome().rung, Rung::jit);
+    const auto after_first = live_children_named("kcache-jit");
+    ASSERT_EQ(after_first.size(), 1u) << "the helper stays for the next compile";
+    auto second = cache->program(context_, device_, scale_request(2));
+    ASSERT_TRUE(second.ok()) << second.outcome().message;
+    EXPECT_EQ(second.outcome().rung, Rung::jit);
+    EXPECT_EQ(cache->stats().jit_compiles, 2u);
+    EXPECT_EQ(live_children_named("kcache-jit"), after_first);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, second.get(), 3.0f), 2.0f * 3.0f + 2.0f);
+    cache.reset();
+    EXPECT_TRUE(wait_reaped(after_first[0], 5s)) << "helper outlived the cache";
+}
+
+TEST_F(Pocl, HelpersZeroStartsAHelperPerCompile) {
+    auto config = this->config();
+    config.jit_helpers = 0;
+    auto cache = Cache::open(config);
+    ASSERT_TRUE(cache);
+    auto p = cache->program(context_, device_, scale_request(3));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_TRUE(live_children_named("kcache-jit").empty());
+}
+
+}  // namespace
+}  // namespace kcache::test
