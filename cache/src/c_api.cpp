@@ -197,9 +197,25 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
         return invalid("kcache_get_stats: cache and out must not be NULL");
     }
     auto s = cache->cache->stats();
-    *out = kcache_stats{s.entries,     s.raw_bytes,       s.stored_bytes, s.evictions,
-                        s.corruptions, s.in_process_hits, s.store_hits,   s.pack_hits,
-                        s.aot_hits,    s.failure_hits,    s.jit_compiles, s.jit_failures};
+    *out = kcache_stats{s.entries,
+                        s.raw_bytes,
+                        s.stored_bytes,
+                        s.evictions,
+                        s.corruptions,
+                        s.in_process_hits,
+                        s.store_hits,
+                        s.pack_hits,
+                        s.aot_hits,
+                        s.failure_hits,
+                        s.jit_compiles,
+                        s.jit_failures,
+                        s.remote_hits,
+                        s.remote_misses,
+                        s.remote_errors,
+                        s.remote_timeouts,
+                        s.remote_corrupt,
+                        s.remote_uploads,
+                        s.remote_upload_failures};
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
     return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");

@@ -1,5 +1,5 @@
 // The lookup ladder (DESIGN.md "The lookup ladder"): in-process programs,
-// exact native binaries (user store, then packs), AOT binaries for the
+// exact native binaries (user store, then packs, then the remote tier), AOT binaries for the
 // device's target, fresh failure records, then JIT under the deadline.
 // Every rung that misses leaves its reason in the outcome.
 
@@ -76,6 +76,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         for (const auto& [tier, miss] : hit.error().misses) {
             out.misses.emplace_back(rung_of(tier), describe(miss));
         }
+        if (auto got = try_remote(context, device, plan, out); got || plan.remote_error) {
+            return got;
+        }
     }
     if (!plan.aot_target) {
         out.misses.emplace_back(Rung::aot, "no AOT target for this device");
@@ -109,6 +112,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         store::Provenance prov = aot->entry.info.provenance;
         prov.origin = store::Origin::Aot;
         (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
+        share(plan.fields, aot->entry.bytes, prov);
     }
     out.rung = Rung::aot;
     counters.aot++;
@@ -135,6 +139,11 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
         prog = try_stored(context, device, plan, out);
+        if (!prog && plan.remote_error) {
+            out.status = StatusCode::store_error;
+            out.message = *plan.remote_error;
+            return p;
+        }
     } else {
         out.misses.emplace_back(Rung::user_store, "skipped: quirk no_cached_binaries");
     }

@@ -52,6 +52,8 @@ const char* to_string(Rung r) {
             return "jit";
         case Rung::none:
             return "none";
+        case Rung::remote:
+            return "remote";
     }
     return "unknown";
 }
