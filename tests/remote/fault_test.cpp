@@ -96,6 +96,38 @@ TEST_F(RemoteFault, StoppedServerIsSkippedForTheWindowThenTriedAgain) {
     EXPECT_EQ(n.errors, 1u);
 }
 
+TEST_F(RemoteFault, EightProcessesUploadAndFetchTheSameKeysAtOnce) {
+    if (child_role() == "writer") {
+        auto c = open_client(test_settings(child_env("URL"), child_env("STATE")));
+        ASSERT_TRUE(wait_for_start_gate());
+        for (int n = 0; n < 10; ++n) {
+            auto up = c->upload(made_up_fields(n), made_up_bytes(n), made_up_provenance());
+            ASSERT_TRUE(up) << up.error().message;
+            auto got = c->fetch(made_up_fields((n + 5 * child_index()) % 10));
+            ASSERT_TRUE(got || got.error().code == RemoteErrc::not_found) << got.error().message;
+        }
+        return;
+    }
+    auto server = NginxServer::start(dir() / "nginx");
+    ASSERT_TRUE(server);
+    auto group = ChildGroup::spawn(8, "writer",
+                                   {{"URL", server->url()}, {"STATE", (dir() / "state").string()}});
+    group.release();
+    for (const auto& r : group.wait_all(std::chrono::seconds(120))) {
+        EXPECT_TRUE(r.ok()) << r.describe();
+    }
+    EXPECT_EQ(server->count("PUT"), 80u);
+    auto c = open_client(test_settings(server->url(), dir() / "state"));
+    for (int n = 0; n < 10; ++n) {  // concurrent PUTs of one key left one whole object
+        auto got = c->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+        EXPECT_EQ(got->bytes, made_up_bytes(n));
+    }
+    const auto total = remote::read_stats_file(dir() / "state");  // 9 clients' counters merged
+    EXPECT_EQ(total.uploads, 80u);
+    EXPECT_EQ(total.corrupt, 0u);
+}
+
 class RemoteTls : public TempDirTest {
   protected:
     void SetUp() override {
