@@ -39,6 +39,40 @@ Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& c
 
 }  // namespace service
 
+namespace {
+
+// Stores a remote hit in the user store off the caller's path (compressing
+// and committing cost about as much as the download), in a worker that the
+// cache joins with its compiles when it closes, so the next process of the
+// node finds the entry.
+void backfill(Cache::Impl& impl, const store::KeyFields& fields, remote::Fetched fetched) {
+    store::Store* user = impl.tiers.user();
+    if (user == nullptr || user->mode() != store::OpenMode::ReadWrite) {
+        return;
+    }
+    auto done = std::make_shared<std::promise<Compiled>>();
+    std::lock_guard g(impl.mu);
+    if (impl.closing) {
+        (void)user->put(fields, fetched.bytes, fetched.provenance);
+        return;
+    }
+    std::erase_if(impl.workers, [](Cache::Impl::Worker& w) {  // join finished ones
+        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            return false;
+        }
+        w.thread.join();
+        return true;
+    });
+    impl.workers.push_back(
+        Cache::Impl::Worker{std::thread([user, fields, f = std::move(fetched), done] {
+                                (void)user->put(fields, f.bytes, f.provenance);
+                                done->set_value(Compiled{});
+                            }),
+                            done->get_future().share()});
+}
+
+}  // namespace
+
 std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, cl_device_id device,
                                                            Plan& plan, Outcome& out) {
     if (!remote) {
@@ -65,10 +99,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, c
         out.misses.emplace_back(Rung::remote, "driver rejected the remote binary: " + prog.error());
         return std::nullopt;
     }
-    store::Store* user = tiers.user();
-    if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-        (void)user->put(plan.fields, got->bytes, got->provenance);  // the next process hits here
-    }
+    backfill(*this, plan.fields, std::move(*got));
     out.rung = Rung::remote;
     return std::move(*prog);
 }
