@@ -47,7 +47,7 @@ namespace {
 // node finds the entry.
 void backfill(Cache::Impl& impl, const store::KeyFields& fields, remote::Fetched fetched) {
     store::Store* user = impl.tiers.user();
-    if (user == nullptr || user->mode() != store::OpenMode::ReadWrite) {
+    if (user == nullptr || user->mode() != store::OpenMode::read_write) {
         return;
     }
     auto done = std::make_shared<std::promise<Compiled>>();

@@ -17,7 +17,7 @@ remote::Settings test_settings(const std::string& url, const std::filesystem::pa
 store::KeyFields made_up_fields(int n) {
     store::KeyFields f;
     f.kernel_name = "made_up_" + std::to_string(n);
-    f.source_digest = store::sha256_hex("source " + std::to_string(n));
+    f.source_digest = kcache::sha256_hex("source " + std::to_string(n));
     f.entry_points = {"k" + std::to_string(n)};
     f.build_options = "-cl-std=CL1.2";
     f.target_format = "native";
@@ -44,7 +44,7 @@ store::Bytes made_up_bytes(int n, std::size_t size) {
 store::Provenance made_up_provenance() {
     store::Provenance p;
     p.producer_version = "kcache test";
-    p.origin = store::Origin::Jit;
+    p.origin = store::Origin::jit;
     p.build_time_ms = 321;
     p.build_log = "built";
     return p;

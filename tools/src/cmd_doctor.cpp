@@ -233,8 +233,8 @@ Command doctor_command() {
          "With a remote tier (KCACHE_REMOTE), each server is probed: GET and HEAD of a\n"
          "probe key for everyone, PUT and DELETE of a probe object for writers; an open\n"
          "circuit breaker is shown.\n",
-         {{"json", Arity::Flag, "", "print JSON"},
-          {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
+         {{"json", Arity::flag, "", "print JSON"},
+          {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,
          0,
          std::string(kExitOk) + "  1  a problem was found (lines marked PROBLEM)\n" + kExitUsage},

@@ -53,7 +53,7 @@ int run_push(const ParsedArgs& args) {
                       *client ? "the remote is read-only (KCACHE_REMOTE_READONLY): nothing to do"
                               : "no remote configured: set KCACHE_REMOTE");
     }
-    auto store = open_user_store("push", code, store::OpenMode::ReadOnly);
+    auto store = open_user_store("push", code, store::OpenMode::read_only);
     auto listed = store ? store->list()
                         : Result<std::vector<store::EntryInfo>, store::StoreError>(
                               std::vector<store::EntryInfo>{});
@@ -182,8 +182,8 @@ Command push_command() {
              "(KCACHE_REMOTE) as a self-verifying object, unless a HEAD request shows the\n"
              "server already has it. Uploads are synchronous; the counts go to stdout,\n"
              "each failure to stderr. Needs a writable remote (not KCACHE_REMOTE_READONLY).\n",
-             {{"kernel", Arity::Value, "NAME", "only entries of this kernel (name or variant id)"},
-              {"json", Arity::Flag, "", "print the counts as JSON"}},
+             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or variant id)"},
+              {"json", Arity::flag, "", "print the counts as JSON"}},
              0,
              0,
              std::string(kExitOk) + "  1  some entries could not be uploaded\n" + kExitRemote +
@@ -200,10 +200,10 @@ Command pull_command() {
              "from the remote (KCACHE_REMOTE); each object is verified (key recomputed\n"
              "from its fields, payload checksum) and stored in the user store. Variants\n"
              "already stored locally are not fetched. Counts on stdout.\n",
-             {{"device", Arity::Value, "SEL", "only this device: index or name substring"},
-              {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
-              {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-              {"json", Arity::Flag, "", "print the counts as JSON"}},
+             {{"device", Arity::value, "SEL", "only this device: index or name substring"},
+              {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+              {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+              {"json", Arity::flag, "", "print the counts as JSON"}},
              0,
              0,
              std::string(kExitOk) + "  1  some objects failed (corrupt, server error, store)\n" +

@@ -191,7 +191,7 @@ Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
 std::vector<ProbeLine> Client::probe() {
     store::Key key;
     const std::string id = "kcache doctor probe " + std::to_string(::getpid());
-    (void)key.parse_hex(store::sha256_hex(id));
+    (void)key.parse_hex(kcache::sha256_hex(id));
     const std::string url = object_url(key);
     std::vector<ProbeLine> out;
     auto line = [&](const char* what, Method m, std::span<const std::uint8_t> body,
