@@ -44,6 +44,7 @@ KCACHE_SAME(KCACHE_RUNG_AOT, kcache::Rung::aot);
 KCACHE_SAME(KCACHE_RUNG_FAILURE_RECORD, kcache::Rung::failure_record);
 KCACHE_SAME(KCACHE_RUNG_JIT, kcache::Rung::jit);
 KCACHE_SAME(KCACHE_RUNG_NONE, kcache::Rung::none);
+KCACHE_SAME(KCACHE_RUNG_REMOTE, kcache::Rung::remote);
 KCACHE_SAME(KCACHE_LOG_WARNING, kcache::LogLevel::warning);
 KCACHE_SAME(KCACHE_LOG_ERROR, kcache::LogLevel::error);
 #undef KCACHE_SAME
@@ -269,7 +270,7 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
     const std::uint64_t values[] = {s.entries,      s.raw_bytes,    s.stored_bytes,
                                     s.evictions,    s.corruptions,  s.in_process_hits,
                                     s.store_hits,   s.pack_hits,    s.aot_hits,
-                                    s.failure_hits, s.jit_compiles, s.jit_failures};
+                                    s.failure_hits, s.jit_compiles, s.jit_failures, s.remote_hits, s.remote_misses, s.remote_errors, s.remote_timeouts, s.remote_corrupt, s.remote_uploads, s.remote_upload_failures};
     // The counters follow struct_size in declaration order, each a uint64_t;
     // copy those the caller's struct has room for.
     static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + sizeof(values));

@@ -7,6 +7,7 @@
 
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/remote_tier.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/log.hpp"
 
@@ -116,7 +117,13 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         store::TieredStore tiers(std::move(*user), open_packs(pack_paths));
         compiler::JitConfig jc;
         jc.helper_path = config.jit_helper;
+        auto remote = service::open_remote(config);
+        if (!remote) {
+            out = failed(StatusCode::config_error, remote.error());
+            return nullptr;
+        }
         auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers), jc);
+        impl->remote = std::move(*remote);
         Impl* raw = impl.get();
         impl->jit = compiler::JitCompiler(compiler::JitConfig{
             jc.helper_path.empty() ? compiler::default_helper_path() : jc.helper_path,
@@ -414,6 +421,16 @@ CacheStats Cache::stats() noexcept {
     s.failure_hits = c.failure;
     s.jit_compiles = c.jit_compiles;
     s.jit_failures = c.jit_failures;
+    if (impl_->remote) {
+        const remote::Counters r = impl_->remote->counters();
+        s.remote_hits = r.hits;
+        s.remote_misses = r.misses;
+        s.remote_errors = r.errors;
+        s.remote_timeouts = r.timeouts;
+        s.remote_corrupt = r.corrupt;
+        s.remote_uploads = r.uploads;
+        s.remote_upload_failures = r.upload_failures;
+    }
     try {
         if (auto* user = impl_->tiers.user()) {
             if (auto st = user->stats(); st) {
@@ -445,6 +462,11 @@ void Cache::drain(std::chrono::milliseconds limit) noexcept {
         }
     } catch (...) {
         // Only the vector's allocation can throw: then nothing is waited for.
+    }
+    if (impl_->remote) {
+        const auto left = until - SteadyClock::now();
+        impl_->remote->flush(std::max(std::chrono::milliseconds(0),
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(left)));
     }
 }
 

@@ -20,6 +20,7 @@
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
+#include "kcache/remote/remote.hpp"
 #include "kcache/store/pack.hpp"
 
 namespace kcache {
@@ -35,8 +36,9 @@ struct Plan {
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
     Mode mode = Mode::blocking;
-    bool use_stored = true;      // quirk no_cached_binaries turns this off
-    bool verified_only = false;  // quirk verify_before_use: only Passed entries
+    bool use_stored = true;                   // quirk no_cached_binaries turns this off
+    bool verified_only = false;               // quirk verify_before_use: only Passed entries
+    std::optional<std::string> remote_error;  // KCACHE_REMOTE_REQUIRED and the remote failed
 };
 
 // What a (shared) compile produced.
@@ -76,6 +78,9 @@ struct Cache::Impl {
     std::vector<Worker> workers;
     std::set<pid_t> helpers;  // process groups of running kcache-jit helpers
     bool closing = false;
+    // Last, so it is destroyed first: its queued uploads are flushed after
+    // join_workers() and before the store closes.
+    std::unique_ptr<remote::Client> remote;
 
     Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j);
     ~Impl();
@@ -91,6 +96,13 @@ struct Cache::Impl {
     Program run_ladder(cl_context context, cl_device_id device, Plan& plan);
     std::optional<service::ProgramRef> try_stored(cl_context context, cl_device_id device,
                                                   Plan& plan, Outcome& out);
+
+    // remote_rung.cpp
+    std::optional<service::ProgramRef> try_remote(cl_context context, cl_device_id device,
+                                                  Plan& plan, Outcome& out);
+    // Queues `bytes` for upload when a writable remote is configured.
+    void share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+               const store::Provenance& provenance);
 
     // flight.cpp
     std::shared_future<Compiled> start_compile(const Plan& plan,

@@ -3,6 +3,9 @@
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
 //              | jit_helpers | jit_idle_ms
+//              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
+//              | remote_token_file | remote_netrc | remote_ca | remote_required
+//              | remote_breaker_ms | remote_allow_http_token
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -54,16 +57,6 @@ bool parse_size(const std::string& v, std::uint64_t& out) {
 }
 
 // Parses a plain number of milliseconds from 1 to one day; false on anything else.
-bool parse_ms(const std::string& v, std::chrono::milliseconds& out) {
-    std::uint64_t ms = 0;
-    if (!parse_size(v, ms) || v.back() < '0' || v.back() > '9' || ms == 0 ||
-        ms > 24ull * 3600 * 1000) {
-        return false;
-    }
-    out = std::chrono::milliseconds(ms);
-    return true;
-}
-
 bool parse_bool(const std::string& v, bool& out) {
     if (v == "1" || v == "true" || v == "yes" || v == "on") {
         out = true;
@@ -91,8 +84,70 @@ std::vector<std::filesystem::path> split_paths(const std::string& v) {
     return out;
 }
 
+// Parses milliseconds in [1, `max`] into `out`; false on anything else.
+constexpr std::uint64_t kDayMs = 24ull * 3600 * 1000;
+
+bool parse_ms(const std::string& value, std::uint64_t max, std::chrono::milliseconds& out) {
+    std::uint64_t ms = 0;
+    if (!parse_size(value, ms) || value.back() < '0' || value.back() > '9' || ms == 0 || ms > max) {
+        return false;
+    }
+    out = std::chrono::milliseconds(ms);
+    return true;
+}
+
+std::vector<std::string> split_words(const std::string& v) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while ((start = v.find_first_not_of(" \t", start)) != std::string::npos) {
+        auto end = v.find_first_of(" \t", start);
+        out.push_back(v.substr(start, end == std::string::npos ? end : end - start));
+        start = end;
+    }
+    return out;
+}
+
+// Applies one remote_* setting (docs/remote.md); returns "" or what is wrong.
+std::string apply_remote(Config& c, const std::string& key, const std::string& value) {
+    constexpr const char* kBool = "expected 0, 1, true or false";
+    if (key == "remote") {
+        c.remote_urls = split_words(value);
+        for (const auto& u : c.remote_urls) {
+            if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0) {
+                return "expected http:// or https:// URLs separated by spaces, got " + u;
+            }
+        }
+    } else if (key == "remote_readonly") {
+        return parse_bool(value, c.remote_read_only) ? "" : kBool;
+    } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||
+               key == "remote_breaker_ms") {
+        auto& out = key == "remote_timeout_ms"           ? c.remote_timeout
+                    : key == "remote_connect_timeout_ms" ? c.remote_connect_timeout
+                                                         : c.remote_breaker_window;
+        if (!parse_ms(value, 3'600'000, out)) {
+            return "expected milliseconds between 1 and 3600000";
+        }
+    } else if (key == "remote_token_file") {
+        c.remote_token_file = value;
+    } else if (key == "remote_netrc") {
+        return parse_bool(value, c.remote_netrc) ? "" : kBool;
+    } else if (key == "remote_ca") {
+        c.remote_ca = value;
+    } else if (key == "remote_required") {
+        return parse_bool(value, c.remote_required) ? "" : kBool;
+    } else if (key == "remote_allow_http_token") {
+        return parse_bool(value, c.remote_allow_http_token) ? "" : kBool;
+    } else {
+        return "unknown setting";
+    }
+    return {};
+}
+
 // Applies one setting; returns "" or what is wrong with `value`.
 std::string apply(Config& c, const std::string& key, const std::string& value) {
+    if (key.rfind("remote", 0) == 0) {
+        return apply_remote(c, key, value);
+    }
     if (key == "dir") {
         if (value.empty()) {
             return "must not be empty";
@@ -103,7 +158,7 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
             return "expected a positive size such as 1073741824, 512M or 2G";
         }
     } else if (key == "jit_timeout_ms") {
-        if (!parse_ms(value, c.jit_timeout)) {
+        if (!parse_ms(value, kDayMs, c.jit_timeout)) {
             return "expected milliseconds between 1 and 86400000";
         }
     } else if (key == "disable") {
@@ -125,7 +180,7 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         }
         c.jit_helpers = static_cast<std::size_t>(n);
     } else if (key == "jit_idle_ms") {
-        if (!parse_ms(value, c.jit_idle)) {
+        if (!parse_ms(value, kDayMs, c.jit_idle)) {
             return "expected milliseconds between 1 and 86400000";
         }
     } else {
@@ -148,6 +203,16 @@ constexpr Setting kSettings[] = {
     {"jit_path", "KCACHE_JIT_PATH"},
     {"jit_helpers", "KCACHE_JIT_HELPERS"},
     {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
+    {"remote", "KCACHE_REMOTE"},
+    {"remote_readonly", "KCACHE_REMOTE_READONLY"},
+    {"remote_timeout_ms", "KCACHE_REMOTE_TIMEOUT_MS"},
+    {"remote_connect_timeout_ms", "KCACHE_REMOTE_CONNECT_TIMEOUT_MS"},
+    {"remote_token_file", "KCACHE_REMOTE_TOKEN_FILE"},
+    {"remote_netrc", "KCACHE_REMOTE_NETRC"},
+    {"remote_ca", "KCACHE_REMOTE_CA"},
+    {"remote_required", "KCACHE_REMOTE_REQUIRED"},
+    {"remote_breaker_ms", "KCACHE_REMOTE_BREAKER_MS"},
+    {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
 };
 
 std::string env(const char* name) {

@@ -116,6 +116,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         if (auto put = user->put(plan.fields, c.bytes, prov); !put) {
             c.message = "compiled, but not stored: " + put.error().message;
         }
+        share(plan.fields, c.bytes, prov);
     }
     return c;
 }

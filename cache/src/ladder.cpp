@@ -1,5 +1,5 @@
 // The lookup ladder (docs/design.md, "The lookup ladder"): in-process programs,
-// exact native binaries (user store, then packs), AOT binaries for the
+// exact native binaries (user store, then packs, then the remote tier), AOT binaries for the
 // device's target, fresh failure records, then JIT under the deadline.
 // Every rung that misses leaves its reason in the outcome.
 
@@ -94,6 +94,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         for (const auto& [tier, miss] : hit.error().misses) {
             out.misses.emplace_back(rung_of(tier), cause_of(miss.reason), describe(miss));
         }
+        if (auto got = try_remote(context, device, plan, out); got || plan.remote_error) {
+            return got;
+        }
     }
     if (!plan.aot_target) {
         out.misses.emplace_back(Rung::aot, MissCause::no_aot_target,
@@ -130,6 +133,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         store::Provenance prov = aot->entry.info.provenance;
         prov.origin = store::Origin::aot;
         (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
+        share(plan.fields, aot->entry.bytes, prov);
     }
     out.rung = Rung::aot;
     counters.aot++;
@@ -157,6 +161,11 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
         prog = try_stored(context, device, plan, out);
+        if (!prog && plan.remote_error) {
+            out.status = StatusCode::store_error;
+            out.message = *plan.remote_error;
+            return p;
+        }
     } else {
         out.misses.emplace_back(Rung::user_store, MissCause::skipped,
                                 "skipped: quirk no_cached_binaries");

@@ -53,6 +53,8 @@ const char* to_string(Rung r) noexcept {
             return "jit";
         case Rung::none:
             return "none";
+        case Rung::remote:
+            return "remote";
     }
     return "unknown";
 }

@@ -44,7 +44,8 @@ typedef enum kcache_rung {
     KCACHE_RUNG_AOT = 3,
     KCACHE_RUNG_FAILURE_RECORD = 4,
     KCACHE_RUNG_JIT = 5,
-    KCACHE_RUNG_NONE = 6
+    KCACHE_RUNG_NONE = 6,
+    KCACHE_RUNG_REMOTE = 7
 } kcache_rung;
 
 typedef struct kcache_cache kcache_cache;
@@ -104,9 +105,10 @@ typedef struct kcache_stats {
     uint64_t entries, raw_bytes, stored_bytes, evictions, corruptions;
     uint64_t in_process_hits, store_hits, pack_hits, aot_hits, failure_hits;
     uint64_t jit_compiles, jit_failures;
+    uint64_t remote_hits, remote_misses, remote_errors, remote_timeouts;
+    uint64_t remote_corrupt, remote_uploads, remote_upload_failures;
 } kcache_stats;
-#define KCACHE_STATS_INIT \
-    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define KCACHE_STATS_INIT {sizeof(kcache_stats)} /* the rest zero */
 
 /* Fills the fields of `*out` that fit in out->struct_size. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);

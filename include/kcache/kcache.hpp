@@ -35,6 +35,7 @@ enum class Rung {
     failure_record,  // a fresh failure record: answered at once, no compile
     jit,             // compiled just in time in the helper process
     none,            // nothing answered (see status)
+    remote,          // exact native binary from the shared remote tier (verified, backfilled)
 };
 
 enum class StatusCode {
@@ -121,6 +122,17 @@ struct Config {
     std::size_t jit_helpers = 4;
     // KCACHE_JIT_IDLE_MS: a persistent helper idle this long exits.
     std::chrono::milliseconds jit_idle{30'000};
+    // The shared remote tier (docs/remote.md); off when `remote_urls` is empty.
+    std::vector<std::string> remote_urls;            // KCACHE_REMOTE: base URLs separated by spaces
+    bool remote_read_only = false;                   // KCACHE_REMOTE_READONLY: never send PUT
+    std::chrono::milliseconds remote_timeout{3000};  // KCACHE_REMOTE_TIMEOUT_MS: one request
+    std::chrono::milliseconds remote_connect_timeout{1000};  // KCACHE_REMOTE_CONNECT_TIMEOUT_MS
+    std::filesystem::path remote_token_file;  // KCACHE_REMOTE_TOKEN_FILE: bearer token
+    bool remote_netrc = false;                // KCACHE_REMOTE_NETRC: credentials from ~/.netrc
+    std::filesystem::path remote_ca;          // KCACHE_REMOTE_CA: CA file (default: system CAs)
+    bool remote_required = false;             // KCACHE_REMOTE_REQUIRED: remote errors are errors
+    std::chrono::milliseconds remote_breaker_window{30'000};  // KCACHE_REMOTE_BREAKER_MS
+    bool remote_allow_http_token = false;  // KCACHE_REMOTE_ALLOW_HTTP_TOKEN: token over http
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 
@@ -190,6 +202,10 @@ struct CacheStats {
     std::uint64_t entries = 0, raw_bytes = 0, stored_bytes = 0, evictions = 0, corruptions = 0;
     std::uint64_t in_process_hits = 0, store_hits = 0, pack_hits = 0, aot_hits = 0;
     std::uint64_t failure_hits = 0, jit_compiles = 0, jit_failures = 0;
+    // The remote tier, this process: hits, misses (any lookup that did not
+    // hit), errors, timeouts, corrupt objects, uploads and upload failures.
+    std::uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0, remote_timeouts = 0;
+    std::uint64_t remote_corrupt = 0, remote_uploads = 0, remote_upload_failures = 0;
 };
 
 class Cache {
@@ -215,7 +231,8 @@ class Cache {
     // Counters of this process plus the store's sizes (zero sizes when the
     // store cannot be read).
     KCACHE_API CacheStats stats() noexcept;
-    // Waits for background compiles started by this object (at most `limit`).
+    // Waits for background compiles started by this object, then for its
+    // queued remote uploads (at most `limit` in all).
     KCACHE_API void drain(std::chrono::milliseconds limit) noexcept;
     KCACHE_API const Config& config() const noexcept;
 

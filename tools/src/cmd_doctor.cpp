@@ -17,6 +17,7 @@
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
 #include "probe.hpp"
+#include "remote_cli.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -56,6 +57,9 @@ std::string effective(const Config& c, const std::string& name) {
     }
     if (name == "jit_idle_ms") {
         return std::to_string(c.jit_idle.count());
+    }
+    if (name.rfind("remote", 0) == 0) {
+        return remote_effective(c, name);
     }
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
@@ -198,6 +202,9 @@ int run(const ParsedArgs& args) {
     check_icds(findings);
     check_ocloc(findings);
     check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));
+    for (const RemoteCheck& r : remote_checks(*config)) {
+        findings.push_back({"remote", r.name, r.detail, r.ok ? Level::ok : Level::problem});
+    }
     bool problems = false;
     json j = json::array();
     for (const Finding& f : findings) {
@@ -229,7 +236,10 @@ Command doctor_command() {
          "Prints the effective configuration with the origin of every value ([environment],\n"
          "[default …]), the store directory's owner and mode, the OpenCL ICDs registered\n"
          "in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS), ocloc's version, and notes and\n"
-         "quirk rules of the device database for each OpenCL device (probed in a child).\n",
+         "quirk rules of the device database for each OpenCL device (probed in a child).\n"
+         "With a remote tier (KCACHE_REMOTE), each server is probed: GET and HEAD of a\n"
+         "probe key for everyone, PUT and DELETE of a probe object for writers; an open\n"
+         "circuit breaker is shown.\n",
          {{"json", Arity::flag, "", "print JSON"},
           {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,

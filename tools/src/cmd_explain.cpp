@@ -12,6 +12,7 @@
 #include "kcache/device_db/database.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "opencl_devices.hpp"
+#include "remote_cli.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -33,9 +34,21 @@ json near_json(const store::NearEntry& near, const json& wanted) {
         {"key", near.info.key.hex()}, {"kernel", near.info.fields.kernel_name}, {"differs", diff}};
 }
 
+// The remote rung for `key`: present, absent, or why it could not be asked.
+std::string remote_state(remote::Client* remote, const store::Key& key) {
+    if (remote == nullptr) {
+        return "not configured (KCACHE_REMOTE)";
+    }
+    auto there = remote->exists(key);
+    if (!there) {
+        return std::string(remote::to_string(there.error().code)) + ": " + there.error().message;
+    }
+    return *there ? "present at " + remote->object_url(key) : "absent";
+}
+
 json explain_device(store::Store& store, const device_db::DeviceDb& db,
                     const device_db::DeviceIdentity& id, const kernels::Rendered& r,
-                    std::size_t limit) {
+                    std::size_t limit, remote::Client* remote) {
     const service::CompileInput input{r.variant.id(), r.source, r.options, r.entry_points};
     const store::KeyFields fields = service::jit_key_fields(id, input);
     const json wanted = fields_to_json(fields);
@@ -49,6 +62,7 @@ json explain_device(store::Store& store, const device_db::DeviceDb& db,
         return out;
     }
     out["state"] = "miss";
+    out["remote"] = remote_state(remote, store::make_key(fields));
     out["nearest"] = json::array();
     if (auto near = store.nearest(fields, limit)) {
         for (const store::NearEntry& n : *near) {
@@ -64,6 +78,7 @@ void print_text(const json& d) {
     if (d["state"] == "hit") {
         return;
     }
+    std::cout << "  remote: " << d["remote"].get<std::string>() << "\n";
     if (d["nearest"].empty()) {
         std::cout << "  the store holds no entry to compare with\n";
     }
@@ -97,14 +112,17 @@ int run(const ParsedArgs& args) {
                       !rendered ? rendered.error().message : db.error().message);
     }
     int code = 0;
-    auto store = open_user_store("explain", code);
+    auto config = load_cli_config("explain", code);
+    auto remote = config ? open_cli_remote("explain", *config, code) : std::nullopt;
+    auto store = remote ? open_user_store("explain", code) : std::nullopt;
     auto devices = store ? probe_selected("explain", args.value("device"), code) : std::nullopt;
     if (!devices) {
         return code;
     }
     json out = json::array();
     for (const device_db::DeviceIdentity& id : *devices) {
-        out.push_back(explain_device(*store, *db, id, *rendered, limit->value_or(kDefaultLimit)));
+        out.push_back(explain_device(*store, *db, id, *rendered, limit->value_or(kDefaultLimit),
+                                     remote->get()));
         if (!args.has("json")) {
             print_text(out.back());
         }
@@ -125,7 +143,9 @@ Command explain_command() {
              "prints them (dot, dot:dtype=f16, qconv2d_pointwise:out=i8). For each device\n"
              "(probed in a child) the key the runtime would look up is computed; on a miss\n"
              "the nearest stored entries are shown with every hashed field that differs\n"
-             "(wanted vs stored): a new driver version, other build options, …\n",
+             "(wanted vs stored): a new driver version, other build options, …\n"
+             "With a remote tier (KCACHE_REMOTE), a HEAD request says whether the server\n"
+             "holds the key.\n",
              {{"device", Arity::value, "SEL", "only this device: index or name substring"},
               {"limit", Arity::value, "N", "nearest entries shown per device (default 3)"},
               {"json", Arity::flag, "", "print JSON"}},

@@ -11,6 +11,7 @@
 #include "entries.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/pack.hpp"
+#include "remote_cli.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -108,6 +109,7 @@ int run_stats(const ParsedArgs& args) {
     for (const store::TierStats& t : stats->tiers) {
         j["tiers"].push_back(tier_json(t));
     }
+    j["remote"] = remote_stats_json(store->path().parent_path());
     if (args.has("json")) {
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -120,6 +122,11 @@ int run_stats(const ParsedArgs& args) {
         std::cout << "tier " << t["name"].get<std::string>() << ": " << t["hits"]
                   << " hits, misses " << t["misses"].dump() << "\n";
     }
+    std::cout << "remote      ";
+    for (const auto& [name, n] : j["remote"].items()) {
+        std::cout << " " << name << " " << n.get<std::uint64_t>();
+    }
+    std::cout << "\n";
     return 0;
 }
 
@@ -187,7 +194,9 @@ Command stats_command() {
     return {{"stats",
              "[options]",
              "show store size, entries and hit/miss counters",
-             "",
+             "The remote line counts, for every process of this node since the store was\n"
+             "created: hits, misses, errors, timeouts, corrupt objects, uploads and upload\n"
+             "failures of the remote tier (KCACHE_REMOTE).\n",
              {{"json", Arity::flag, "", "print JSON"}},
              0,
              0,

@@ -94,6 +94,19 @@ class Warmer {
         return {classify(o), to_string(o.rung), o.message.substr(0, o.message.find('\n'))};
     }
 
+    // Waits (at most `limit`) for the uploads the service queued for what it
+    // built; returns (uploaded, failed), or nullopt when nothing could upload.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> flush_uploads(
+        std::chrono::milliseconds limit) {
+        std::lock_guard lock(mutex_);
+        if (!cache_ || config_.remote_urls.empty() || config_.remote_read_only) {
+            return std::nullopt;
+        }
+        cache_->drain(limit);
+        const CacheStats s = cache_->stats();
+        return std::pair(s.remote_uploads, s.remote_upload_failures);
+    }
+
   private:
     static std::optional<std::string> missing_support(const OpenedDevice& dev,
                                                       const WarmItem& item) {
@@ -186,7 +199,10 @@ void run_batch(Warmer& warmer, const std::vector<OpenedDevice>& devices, Batch& 
     }
 }
 
-int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, bool as_json) {
+using Uploads = std::optional<std::pair<std::uint64_t, std::uint64_t>>;
+
+int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, const Uploads& uploads,
+              bool as_json) {
     std::array<int, 5> counts{};
     json items = json::array();
     for (std::size_t i = 0; i < batch.items.size(); ++i) {
@@ -198,12 +214,15 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, bool
                          {"rung", r.rung},
                          {"message", r.message}});
     }
+    const bool upload_failed = uploads && uploads->second > 0;
     if (as_json) {
-        std::cout << json{{"built", counts[0]},       {"already_cached", counts[1]},
-                          {"unsupported", counts[2]}, {"failed", counts[3]},
-                          {"timed_out", counts[4]},   {"items", items}}
-                         .dump(2)
-                  << "\n";
+        json j{{"built", counts[0]},  {"already_cached", counts[1]}, {"unsupported", counts[2]},
+               {"failed", counts[3]}, {"timed_out", counts[4]},      {"items", items}};
+        if (uploads) {
+            j["remote_uploads"] = uploads->first;
+            j["remote_upload_failures"] = uploads->second;
+        }
+        std::cout << j.dump(2) << "\n";
     } else {
         for (const json& item : items) {
             if (item["result"] == "failed" || item["result"] == "timed out") {
@@ -220,8 +239,12 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, bool
         if (counts[4] > 0) {
             std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
         }
+        if (uploads) {
+            std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
+                      << " failed\n";
+        }
     }
-    return counts[3] > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return counts[3] > 0 || upload_failed ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 // The items to build, or prints why not and sets `code`.
@@ -295,7 +318,8 @@ int run(const ParsedArgs& args) {
                       args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
     run_batch(warmer, *devices, batch, parallel, timeout->value_or(config->jit_timeout), progress);
     progress.finish();
-    return summarize(batch, *devices, args.has("json"));
+    const Uploads uploads = warmer.flush_uploads(std::chrono::seconds(60));
+    return summarize(batch, *devices, uploads, args.has("json"));
 }
 
 }  // namespace
@@ -317,7 +341,10 @@ Command warm_command() {
          "Unsupported variants (e.g. f16 without cl_khr_fp16) and timeouts are not\n"
          "errors: the runtime falls back for them.\n"
          "--manifest FILE warms an operator library's own kernels; the format is in\n"
-         "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n",
+         "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n"
+         "With a writable remote tier (KCACHE_REMOTE), what is built is uploaded before\n"
+         "warm exits (at most 60 s more) and the counts are reported; entries that were\n"
+         "already cached are not (kcache push uploads those).\n",
          {{"device", Arity::value, "SEL", "only this device: index or name substring"},
           {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
@@ -328,7 +355,8 @@ Command warm_command() {
           {"quiet", Arity::flag, "", "no progress output"}},
          0,
          0,
-         std::string(kExitOk) + "  1  some kernel failed to build (build error, crash, store)\n" +
+         std::string(kExitOk) +
+             "  1  some kernel failed to build (build error, crash, store), or an upload failed\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
         run};

@@ -1,0 +1,86 @@
+#include "remote_roles.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "bench_env.hpp"
+
+namespace kcache::bench {
+
+std::vector<kernels::Variant> bench_variants(std::size_t limit) {
+    cl_device_id d = pocl_device();
+    std::size_t size = 0;
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, nullptr, &size);
+    std::string text(size, '\0');
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, size, text.data(), nullptr);
+    std::vector<std::string> extensions;
+    std::istringstream words(text);
+    for (std::string w; words >> w;) {
+        extensions.push_back(w);
+    }
+    std::vector<kernels::Variant> out;
+    for (const auto& v : kernels::all_variants()) {
+        if (out.size() < limit && kernels::check_support(v, extensions)) {
+            out.push_back(v);
+        }
+    }
+    return out;
+}
+
+NodeReport parse_report(const std::string& line) {
+    NodeReport r;
+    std::istringstream in(line);
+    std::string word;
+    while (in >> word) {
+        std::uint64_t* field = word == "compiles"      ? &r.compiles
+                               : word == "wall_us"     ? &r.wall_us
+                               : word == "remote_hits" ? &r.remote_hits
+                               : word == "timeouts"    ? &r.timeouts
+                                                       : nullptr;
+        if (field) {
+            in >> *field;
+        }
+    }
+    return r;
+}
+
+int run_node(const std::vector<std::string>& args) {
+    if (args.size() != 6) {
+        die("node: expected DIR URL LIMIT MODE TIMEOUT_MS");
+    }
+    use_private_dirs();  // PoCL's own cache too: a node starts cold
+    Config c = cache_config(args[1]);
+    if (args[2] != "none") {
+        c.remote_urls = {args[2]};
+    }
+    c.remote_timeout = std::chrono::milliseconds(std::stoi(args[5]));
+    const Mode mode = args[4] == "fail_fast" ? Mode::fail_fast : Mode::blocking;
+    Outcome o;
+    auto cache = Cache::open(c, &o);
+    if (!cache) {
+        die("Cache::open: " + o.message);
+    }
+    auto context = new_context();
+    const auto variants = bench_variants(std::stoul(args[3]));
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& v : variants) {
+        KernelRequest r;
+        r.kernel = v.kernel;
+        r.params.insert(v.params.begin(), v.params.end());
+        r.mode = mode;
+        auto p = cache->program(context.get(), pocl_device(), r);
+        if (mode == Mode::blocking && !p.ok()) {
+            die("node: " + v.id() + ": " + p.outcome().message);
+        }
+    }
+    const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    cache->drain(std::chrono::seconds(60));  // uploads, off the measured path
+    const CacheStats s = cache->stats();
+    std::cout << "compiles " << s.jit_compiles << " wall_us " << wall.count() << " remote_hits "
+              << s.remote_hits << " timeouts " << s.remote_timeouts << std::endl;
+    return 0;
+}
+
+}  // namespace kcache::bench

@@ -1,0 +1,27 @@
+#pragma once
+// The child processes of the remote benchmark: a node that asks for a set of
+// variants and reports what it cost.
+
+#include <string>
+#include <vector>
+
+#include "kcache/kcache.hpp"
+#include "kcache/kernels/registry.hpp"
+
+namespace kcache::bench {
+
+// The variants the benchmark uses: every registry variant PoCL supports, or
+// the first `limit` of them.
+std::vector<kernels::Variant> bench_variants(std::size_t limit);
+
+// What a node reports on its one stdout line:
+// "compiles N wall_us W remote_hits H timeouts T".
+struct NodeReport {
+    std::uint64_t compiles = 0, wall_us = 0, remote_hits = 0, timeouts = 0;
+};
+NodeReport parse_report(const std::string& line);
+
+// Child entry: argv = node DIR URL|none LIMIT MODE(blocking|fail_fast) TIMEOUT_MS.
+int run_node(const std::vector<std::string>& args);
+
+}  // namespace kcache::bench

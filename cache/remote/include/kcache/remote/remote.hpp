@@ -1,0 +1,142 @@
+#pragma once
+// The remote tier: a shared HTTP object store (any server with GET, HEAD and
+// PUT on plain URLs; nginx WebDAV is the reference). Objects are
+// self-verifying envelopes under <base>/kcache/v1/<first 2 hex>/<64-hex key>.
+// Every failure is a typed, counted miss; a circuit breaker shared by the
+// node's processes (a file in the user store's directory) skips a server that
+// just failed. Thread-safe.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/store/types.hpp"
+
+namespace kcache::remote {
+
+// Whether the client may send PUT (and DELETE for the doctor's probe).
+enum class Access { read_write, read_only };
+
+// Whether a bearer token may go over plain http.
+enum class PlainHttpToken { refuse, allow };
+
+// Everything the client needs; the service fills it from kcache::Config.
+struct Settings {
+    std::vector<std::string> base_urls;  // http:// or https://; keys sharded over them
+    Access access = Access::read_write;
+    std::chrono::milliseconds timeout{3000};          // one whole request
+    std::chrono::milliseconds connect_timeout{1000};  // TCP (and TLS) connect
+    std::filesystem::path token_file;                 // bearer token; empty: none
+    bool netrc = false;                               // credentials from ~/.netrc
+    std::filesystem::path ca_file;                    // empty: the system CAs
+    PlainHttpToken plain_http_token = PlainHttpToken::refuse;
+    std::chrono::milliseconds breaker_window{30'000};  // how long a failed server is skipped
+    std::filesystem::path state_dir;                   // the user store's directory
+    std::uint64_t max_object_bytes = 64ull << 20;      // a larger object is refused
+    long max_redirects = 3;
+    std::size_t queue_capacity = 256;  // background uploads waiting; more are dropped
+};
+
+enum class RemoteErrc {
+    not_found,     // 404: a plain miss
+    corrupt,       // bad envelope, checksum or frame
+    wrong_key,     // the envelope's fields hash to another key
+    too_large,     // over Settings::max_object_bytes
+    http_status,   // an unexpected status (5xx, 403, 405, …)
+    redirects,     // too many redirects
+    timeout,       // the request ran past its time
+    unreachable,   // connect refused, host unknown
+    tls,           // certificate or handshake refused
+    breaker_open,  // skipped: the server failed within the breaker window
+    read_only,     // a write on a read-only client (nothing was sent)
+    config,        // bad settings (URL, token file, token over http)
+    transport,     // any other libcurl failure
+};
+
+// Returns a stable lower-case name ("not_found", "wrong_key", …).
+const char* to_string(RemoteErrc code);
+
+struct RemoteError {
+    RemoteErrc code;
+    std::string message;  // names the URL and what was wrong
+};
+
+// Counters of one client (this process); persisted by add_to_stats_file.
+struct Counters {
+    std::uint64_t hits = 0, misses = 0, errors = 0, timeouts = 0, corrupt = 0;
+    std::uint64_t uploads = 0, upload_failures = 0;
+};
+
+// A verified download: the entry's fields, provenance and raw bytes.
+struct Fetched {
+    store::KeyFields fields;
+    store::Provenance provenance;
+    store::Bytes bytes;
+};
+
+// What the doctor's probe found, one line per check.
+struct ProbeLine {
+    std::string what;  // "GET", "HEAD", "PUT", "DELETE"
+    bool ok = false;
+    std::string detail;
+};
+
+class Client {
+  public:
+    // Checks `settings` (URL schemes, token file, token over http) and
+    // returns a client; config error otherwise. Starts no request.
+    static Result<std::unique_ptr<Client>, RemoteError> open(Settings settings);
+    // Flushes queued uploads (bounded by twice the timeout), adds this
+    // process's counters to the stats file.
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    // The verified object for `fields`; a typed error otherwise (counted).
+    Result<Fetched, RemoteError> fetch(const store::KeyFields& fields);
+    // Whether the server holds an object under `key` (HEAD).
+    Result<bool, RemoteError> exists(const store::Key& key);
+    // Uploads `bytes` as the object for `fields` now (PUT); read_only on a
+    // read-only client without sending anything (counted either way).
+    Status<RemoteError> upload(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+                               const store::Provenance& provenance);
+    // Queues an upload for the background thread (no-op when read-only; a
+    // full queue drops it and counts an upload failure). Never blocks on I/O.
+    void enqueue(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+                 const store::Provenance& provenance);
+    // Waits until the queue is empty or `limit` passed; returns how many were left.
+    std::size_t flush(std::chrono::milliseconds limit);
+    // GET/HEAD of a probe key, and PUT/DELETE of a probe object for writers.
+    std::vector<ProbeLine> probe();
+
+    // This client's counters.
+    Counters counters() const;
+    const Settings& settings() const;
+    // The base URL that owns `key` (rendezvous hashing).
+    const std::string& shard_for(const store::Key& key) const;
+    // The object URL of `key`.
+    std::string object_url(const store::Key& key) const;
+
+    struct Impl;
+
+  private:
+    explicit Client(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// Adds `delta` to the counters kept in `state_dir` (a small file updated
+// under a lock, shared by the node's processes); false on an I/O error.
+bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta);
+// The counters kept in `state_dir` (zeros when there is no file yet).
+Counters read_stats_file(const std::filesystem::path& state_dir);
+
+// Returns the relative object path of `key`: "kcache/v1/ab/abcd…".
+std::string object_path(const store::Key& key);
+
+}  // namespace kcache::remote

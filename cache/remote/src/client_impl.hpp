@@ -1,0 +1,64 @@
+#pragma once
+// Client::Impl: settings, the HTTP pool, the breaker, counters and the
+// background upload queue. Split over client.cpp (requests) and queue.cpp.
+
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "breaker.hpp"
+#include "http.hpp"
+#include "kcache/remote/remote.hpp"
+
+namespace kcache::remote {
+
+struct AtomicCounters {
+    std::atomic<std::uint64_t> hits{0}, misses{0}, errors{0}, timeouts{0}, corrupt{0};
+    std::atomic<std::uint64_t> uploads{0}, upload_failures{0};
+};
+
+struct Upload {
+    store::KeyFields fields;
+    store::Bytes bytes;
+    store::Provenance provenance;
+};
+
+struct Client::Impl {
+    Settings settings;
+    Http http;
+    Breaker breaker;
+    AtomicCounters counters;
+
+    std::mutex mu;                 // guards the queue below
+    std::condition_variable wake;  // the worker: work or stop
+    std::condition_variable idle;  // flush(): the queue drained
+    std::deque<Upload> queue;
+    bool busy = false;  // the worker is sending one
+    bool stopping = false;
+    std::thread worker;  // started at the first enqueue
+
+    Impl(Settings s, std::string token);
+
+    // One request through the breaker; a server-side failure (transport,
+    // timeout, 5xx) marks the server down, other answers close the mark.
+    Result<Response, RemoteError> send(Method method, const std::string& url,
+                                       std::span<const std::uint8_t> body = {});
+    // Uploads one object now (see Client::upload).
+    Status<RemoteError> upload_one(const store::KeyFields& fields,
+                                   std::span<const std::uint8_t> bytes,
+                                   const store::Provenance& provenance);
+    // Counts `e` as an error of its kind (timeouts and corrupt apart).
+    void count_error(const RemoteError& e);
+    void run_worker();
+    void stop_worker(std::chrono::milliseconds limit);
+};
+
+// The object URL of `key` on the base URL that rendezvous hashing picks.
+std::string url_of(const Settings& settings, const store::Key& key);
+// The base URL of `urls` that owns `key`.
+const std::string& shard_of(const std::vector<std::string>& urls, const store::Key& key);
+
+// True for errors that say the server itself is down or failing.
+bool trips_breaker(RemoteErrc code, long status);
+
+}  // namespace kcache::remote

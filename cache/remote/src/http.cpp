@@ -1,0 +1,165 @@
+#include "http.hpp"
+
+namespace kcache::remote {
+namespace {
+
+constexpr std::size_t kIdleHandles = 8;
+
+void global_init() {
+    static const CURLcode once = curl_global_init(CURL_GLOBAL_DEFAULT);
+    (void)once;
+}
+
+struct Sink {
+    store::Bytes* body;
+    std::uint64_t cap;
+    bool over = false;
+};
+
+std::size_t on_data(char* data, std::size_t size, std::size_t n, void* user) {
+    auto* sink = static_cast<Sink*>(user);
+    const std::size_t len = size * n;
+    if (sink->body->size() + len > sink->cap) {
+        sink->over = true;
+        return 0;  // aborts the transfer: CURLE_WRITE_ERROR
+    }
+    sink->body->insert(sink->body->end(), data, data + len);
+    return len;
+}
+
+RemoteErrc classify(CURLcode rc) {
+    switch (rc) {
+        case CURLE_OPERATION_TIMEDOUT:
+            return RemoteErrc::timeout;
+        case CURLE_COULDNT_CONNECT:
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_RESOLVE_PROXY:
+        case CURLE_GOT_NOTHING:
+        case CURLE_RECV_ERROR:
+        case CURLE_SEND_ERROR:
+            return RemoteErrc::unreachable;
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CERTPROBLEM:
+            return RemoteErrc::tls;
+        case CURLE_TOO_MANY_REDIRECTS:
+            return RemoteErrc::redirects;
+        case CURLE_FILESIZE_EXCEEDED:
+            return RemoteErrc::too_large;
+        default:
+            return RemoteErrc::transport;
+    }
+}
+
+const char* method_name(Method m) {
+    switch (m) {
+        case Method::get:
+            return "GET";
+        case Method::head:
+            return "HEAD";
+        case Method::put:
+            return "PUT";
+        case Method::del:
+            return "DELETE";
+    }
+    return "?";
+}
+
+}  // namespace
+
+Http::Http(const Settings& settings, std::string token)
+    : settings_(settings), token_(std::move(token)) {
+    global_init();
+}
+
+EasyHandle Http::take() {
+    {
+        std::lock_guard g(mu_);
+        if (!idle_.empty()) {
+            EasyHandle h = std::move(idle_.back());
+            idle_.pop_back();
+            curl_easy_reset(h.get());  // keeps the connection cache
+            return h;
+        }
+    }
+    return EasyHandle(curl_easy_init());
+}
+
+void Http::give_back(EasyHandle h) {
+    std::lock_guard g(mu_);
+    if (idle_.size() < kIdleHandles) {
+        idle_.push_back(std::move(h));
+    }
+}
+
+Slist Http::headers(Method method) const {
+    curl_slist* list = nullptr;
+    if (!token_.empty()) {
+        list = curl_slist_append(list, ("Authorization: Bearer " + token_).c_str());
+    }
+    if (method == Method::put) {
+        list = curl_slist_append(list, "Content-Type: application/octet-stream");
+        list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
+    }
+    return Slist(list);
+}
+
+Result<Response, RemoteError> Http::perform(Method method, const std::string& url,
+                                            std::span<const std::uint8_t> body) {
+    EasyHandle h = take();
+    if (!h) {
+        return fail(RemoteError{RemoteErrc::transport, "curl_easy_init failed"});
+    }
+    CURL* c = h.get();
+    Response resp;
+    Sink sink{&resp.body, settings_.max_object_bytes};
+    const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
+    Slist hdrs = headers(method);
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(settings_.timeout.count()));
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(settings_.connect_timeout.count()));
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+                     static_cast<curl_off_t>(settings_.max_object_bytes));
+    if (!settings_.ca_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_CAINFO, settings_.ca_file.c_str());
+    }
+    if (settings_.netrc) {
+        curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    }
+    if (method == Method::get || method == Method::head) {
+        // Reads may follow a few redirects (to the same schemes); writes never do.
+        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(c, CURLOPT_MAXREDIRS, settings_.max_redirects);
+        curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, https_only ? "https" : "http,https");
+        curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    }
+    if (method == Method::head) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (method == Method::put) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    } else if (method == Method::del) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    const CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `hdrs` dies before the handle
+    give_back(std::move(h));
+    if (rc != CURLE_OK) {
+        const RemoteErrc code = sink.over ? RemoteErrc::too_large : classify(rc);
+        return fail(RemoteError{
+            code, std::string(method_name(method)) + " " + url + ": " +
+                      (sink.over ? "object over the size cap" : curl_easy_strerror(rc))});
+    }
+    return resp;
+}
+
+}  // namespace kcache::remote

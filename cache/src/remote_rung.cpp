@@ -1,0 +1,132 @@
+// The remote rung of the ladder (after the packs, before AOT): a verified
+// download, loaded by the driver, then backfilled into the user store so the
+// next process hits locally. Writers share what they build through the
+// client's background queue.
+
+#include "cache_impl.hpp"
+#include "kcache/cache/remote_tier.hpp"
+
+namespace kcache {
+namespace service {
+
+remote::Settings remote_settings(const Config& config) {
+    remote::Settings s;
+    s.base_urls = config.remote_urls;
+    s.access = config.remote_read_only || config.read_only ? remote::Access::read_only
+                                                           : remote::Access::read_write;
+    s.timeout = config.remote_timeout;
+    s.connect_timeout = config.remote_connect_timeout;
+    s.token_file = config.remote_token_file;
+    s.netrc = config.remote_netrc;
+    s.ca_file = config.remote_ca;
+    s.plain_http_token = config.remote_allow_http_token ? remote::PlainHttpToken::allow
+                                                        : remote::PlainHttpToken::refuse;
+    s.breaker_window = config.remote_breaker_window;
+    s.state_dir = config.dir;
+    return s;
+}
+
+Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config) {
+    if (config.remote_urls.empty()) {
+        return std::unique_ptr<remote::Client>();
+    }
+    auto client = remote::Client::open(remote_settings(config));
+    if (!client) {
+        return fail("remote tier: " + client.error().message);
+    }
+    return std::move(*client);
+}
+
+}  // namespace service
+
+namespace {
+
+// Stores a remote hit in the user store off the caller's path (compressing
+// and committing cost about as much as the download), in a worker that the
+// cache joins with its compiles when it closes, so the next process of the
+// node finds the entry.
+void backfill(Cache::Impl& impl, const store::KeyFields& fields, remote::Fetched fetched) {
+    store::Store* user = impl.tiers.user();
+    if (user == nullptr || user->mode() != store::OpenMode::read_write) {
+        return;
+    }
+    auto done = std::make_shared<std::promise<Compiled>>();
+    std::lock_guard g(impl.mu);
+    if (impl.closing) {
+        (void)user->put(fields, fetched.bytes, fetched.provenance);
+        return;
+    }
+    std::erase_if(impl.workers, [](Cache::Impl::Worker& w) {  // join finished ones
+        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            return false;
+        }
+        w.thread.join();
+        return true;
+    });
+    impl.workers.push_back(
+        Cache::Impl::Worker{std::thread([user, fields, f = std::move(fetched), done] {
+                                (void)user->put(fields, f.bytes, f.provenance);
+                                done->set_value(Compiled{});
+                            }),
+                            done->get_future().share()});
+}
+
+MissCause cause_of(remote::RemoteErrc code) {
+    switch (code) {
+        case remote::RemoteErrc::not_found:
+            return MissCause::not_found;
+        case remote::RemoteErrc::corrupt:
+        case remote::RemoteErrc::wrong_key:
+        case remote::RemoteErrc::too_large:
+            return MissCause::corrupt;
+        case remote::RemoteErrc::breaker_open:
+        case remote::RemoteErrc::read_only:
+            return MissCause::skipped;
+        default:
+            return MissCause::io_error;
+    }
+}
+
+}  // namespace
+
+std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, cl_device_id device,
+                                                           Plan& plan, Outcome& out) {
+    if (!remote) {
+        out.misses.emplace_back(Rung::remote, MissCause::skipped,
+                                "no remote configured (KCACHE_REMOTE)");
+        return std::nullopt;
+    }
+    if (plan.verified_only) {
+        out.misses.emplace_back(Rung::remote, MissCause::not_verified,
+                                "skipped: remote entries are unverified (quirk verify_before_use)");
+        return std::nullopt;
+    }
+    auto got = remote->fetch(plan.fields);
+    if (!got) {
+        const auto& e = got.error();
+        out.misses.emplace_back(Rung::remote, cause_of(e.code),
+                                std::string(remote::to_string(e.code)) + ": " + e.message);
+        if (config.remote_required && e.code != remote::RemoteErrc::not_found) {
+            plan.remote_error = "remote tier failed (KCACHE_REMOTE_REQUIRED): " + e.message;
+        }
+        return std::nullopt;
+    }
+    auto prog = service::program_from_binary(context, device, got->bytes, plan.input.options);
+    if (!prog) {
+        out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
+                                "driver rejected the remote binary: " + prog.error());
+        return std::nullopt;
+    }
+    backfill(*this, plan.fields, std::move(*got));
+    out.rung = Rung::remote;
+    return std::move(*prog);
+}
+
+void Cache::Impl::share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+                        const store::Provenance& provenance) {
+    if (remote) {
+        remote->enqueue(fields, bytes, provenance);
+    }
+}
+
+}  // namespace kcache

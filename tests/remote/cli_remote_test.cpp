@@ -1,0 +1,111 @@
+// The CLI and the remote tier, against a real nginx: warm uploads, push skips
+// what the server has, pull verifies and stores, stats counts, explain asks,
+// doctor probes, and push refuses a remote it may not write.
+
+#include <gtest/gtest.h>
+
+#include "cli_runner.hpp"
+#include "nginx_server.hpp"
+
+namespace kcache::test {
+namespace {
+
+class RemoteCli : public CliTest {
+  protected:
+    void SetUp() override {
+        CliTest::SetUp();
+        server_ = NginxServer::start(dir() / "nginx");
+        ASSERT_TRUE(server_);
+    }
+    std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
+    std::optional<NginxServer> server_;
+};
+
+TEST_F(RemoteCli, WarmUploadsPushSkipsWhatIsThereAndPullVerifies) {
+    const CliRun warm =
+        kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote()});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const int built = warm.json()["built"];
+    ASSERT_GE(built, 1);
+    EXPECT_EQ(warm.json()["remote_uploads"], built);
+    EXPECT_EQ(warm.json()["remote_upload_failures"], 0);
+    EXPECT_EQ(server_->count("PUT"), static_cast<std::size_t>(built));
+
+    const CliRun push = kcache({"push", "--json"}, {remote()});
+    ASSERT_EQ(push.code, 0) << push.err;
+    EXPECT_EQ(push.json()["uploaded"], 0);
+    EXPECT_EQ(push.json()["already present"], built);
+    EXPECT_EQ(server_->count("PUT"), static_cast<std::size_t>(built));  // HEAD only
+
+    const std::string other = "KCACHE_DIR=" + (dir() / "other").string();
+    const CliRun pull =
+        kcache({"pull", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote(), other});
+    ASSERT_EQ(pull.code, 0) << pull.err;
+    EXPECT_EQ(pull.json()["pulled"], built);
+    EXPECT_EQ(pull.json()["failed"], 0);
+    const CliRun again =
+        kcache({"pull", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote(), other});
+    EXPECT_EQ(again.json()["already local"], built);
+    EXPECT_EQ(again.json()["pulled"], 0);
+    const CliRun stats = kcache({"stats", "--json"}, {other});
+    ASSERT_EQ(stats.code, 0) << stats.err;
+    EXPECT_EQ(stats.json()["entries"], built);
+    EXPECT_EQ(stats.json()["remote"]["hits"], built);
+
+    const CliRun explain = kcache({"explain", "dot", "--json"},
+                                  {remote(), "KCACHE_DIR=" + (dir() / "empty").string()});
+    ASSERT_EQ(explain.code, 0) << explain.err;
+    EXPECT_EQ(explain.json()[0]["state"], "miss");
+    EXPECT_EQ(explain.json()[0]["remote"].get<std::string>().rfind("present at ", 0), 0u)
+        << explain.out;
+}
+
+TEST_F(RemoteCli, CorruptObjectIsCountedAndNotStoredByPull) {
+    ASSERT_EQ(kcache({"warm", "--kernels", "dot", "--dtypes", "f32"}, {remote()}).code, 0);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(server_->root())) {
+        if (e.is_regular_file()) {
+            std::filesystem::resize_file(e.path(), e.file_size() - 1);  // truncate every object
+        }
+    }
+    const std::string other = "KCACHE_DIR=" + (dir() / "other").string();
+    const CliRun pull =
+        kcache({"pull", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote(), other});
+    EXPECT_EQ(pull.code, 1) << pull.out;
+    EXPECT_EQ(pull.json()["pulled"], 0);
+    EXPECT_GE(pull.json()["failed"], 1);
+    const CliRun stats = kcache({"stats", "--json"}, {other});
+    EXPECT_EQ(stats.json()["entries"], 0);
+    EXPECT_EQ(stats.json()["remote"]["corrupt"], pull.json()["failed"]);
+}
+
+TEST_F(RemoteCli, DoctorProbesWritesOnlyForWriters) {
+    const CliRun writer = kcache({"doctor", "--json"}, {remote()});
+    int ok = 0;
+    for (const auto& f : writer.json()) {
+        if (f["section"] == "remote") {
+            EXPECT_EQ(f["level"], "ok") << f.dump();
+            ++ok;
+        }
+    }
+    EXPECT_EQ(ok, 4);  // GET, HEAD, PUT, DELETE
+    EXPECT_EQ(server_->count("PUT"), 1u);
+    const CliRun reader = kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"});
+    EXPECT_EQ(server_->count("PUT"), 1u);
+    bool said = false;
+    for (const auto& f : reader.json()) {
+        said = said || (f["section"] == "remote" &&
+                        f["value"].get<std::string>().find("read-only") != std::string::npos);
+    }
+    EXPECT_TRUE(said) << reader.out;
+}
+
+TEST_F(RemoteCli, PushNeedsAWritableRemote) {
+    EXPECT_EQ(kcache({"push"}).code, 2);
+    const CliRun ro = kcache({"push"}, {remote(), "KCACHE_REMOTE_READONLY=1"});
+    EXPECT_EQ(ro.code, 2);
+    EXPECT_NE(ro.err.find("read-only"), std::string::npos) << ro.err;
+    EXPECT_EQ(kcache({"pull"}, {"KCACHE_REMOTE=ftp://nowhere"}).code, 2);
+}
+
+}  // namespace
+}  // namespace kcache::test

@@ -1,0 +1,108 @@
+// The remote tier's settings: environment over config file over defaults;
+// malformed values are errors naming the variable; bad combinations refuse
+// to open the cache instead of silently doing something else.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "kcache/kcache.hpp"
+#include "temp_dir.hpp"
+
+namespace kcache::test {
+namespace {
+
+constexpr const char* kRemoteVariables[] = {"KCACHE_REMOTE",
+                                            "KCACHE_REMOTE_READONLY",
+                                            "KCACHE_REMOTE_TIMEOUT_MS",
+                                            "KCACHE_REMOTE_CONNECT_TIMEOUT_MS",
+                                            "KCACHE_REMOTE_TOKEN_FILE",
+                                            "KCACHE_REMOTE_NETRC",
+                                            "KCACHE_REMOTE_CA",
+                                            "KCACHE_REMOTE_REQUIRED",
+                                            "KCACHE_REMOTE_BREAKER_MS",
+                                            "KCACHE_REMOTE_ALLOW_HTTP_TOKEN",
+                                            "KCACHE_CONFIG"};
+
+class RemoteConfig : public TempDirTest {
+  protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        for (const char* v : kRemoteVariables) {
+            ::unsetenv(v);
+        }
+        ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
+        ::setenv("KCACHE_DIR", (dir() / "store").c_str(), 1);
+    }
+    void TearDown() override {
+        for (const char* v : kRemoteVariables) {
+            ::unsetenv(v);
+        }
+        TempDirTest::TearDown();
+    }
+};
+
+TEST_F(RemoteConfig, DefaultsLeaveTheRemoteOff) {
+    Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_TRUE(c.remote_urls.empty());
+    EXPECT_EQ(c.remote_timeout.count(), 3000);
+    EXPECT_EQ(c.remote_connect_timeout.count(), 1000);
+    EXPECT_EQ(c.remote_breaker_window.count(), 30'000);
+    EXPECT_EQ(c.origins["remote"].second, Source::default_value);
+}
+
+TEST_F(RemoteConfig, EnvironmentBeatsTheFile) {
+    std::filesystem::create_directories(dir() / "xdg" / "kcache");
+    std::ofstream(dir() / "xdg" / "kcache" / "config")
+        << "remote = http://a.example/c  https://b.example\nremote_timeout_ms = 900\n"
+           "remote_readonly = 1\n";
+    ::setenv("KCACHE_REMOTE_TIMEOUT_MS", "250", 1);
+    ::setenv("KCACHE_REMOTE_BREAKER_MS", "5000", 1);
+    ::setenv("KCACHE_REMOTE_REQUIRED", "true", 1);
+    Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    ASSERT_EQ(c.remote_urls.size(), 2u);
+    EXPECT_EQ(c.remote_urls[1], "https://b.example");
+    EXPECT_TRUE(c.remote_read_only);
+    EXPECT_TRUE(c.remote_required);
+    EXPECT_EQ(c.remote_timeout.count(), 250);
+    EXPECT_EQ(c.remote_breaker_window.count(), 5000);
+    EXPECT_EQ(c.origins["remote"].second, Source::config_file);
+    EXPECT_EQ(c.origins["remote_timeout_ms"].second, Source::environment);
+}
+
+TEST_F(RemoteConfig, MalformedValuesNameTheVariable) {
+    for (auto [var, value] : {std::pair{"KCACHE_REMOTE", "ftp://x"},
+                              {"KCACHE_REMOTE_TIMEOUT_MS", "0"},
+                              {"KCACHE_REMOTE_TIMEOUT_MS", "2s"},
+                              {"KCACHE_REMOTE_READONLY", "maybe"},
+                              {"KCACHE_REMOTE_BREAKER_MS", "-1"}}) {
+        ::setenv(var, value, 1);
+        Config c;
+        std::string err;
+        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
+        EXPECT_NE(err.find(var), std::string::npos) << err;
+        ::unsetenv(var);
+    }
+}
+
+TEST_F(RemoteConfig, TokenOverPlainHttpRefusesToOpen) {
+    std::ofstream(dir() / "token") << "s3cret\n";
+    Config c;
+    c.dir = dir() / "store";
+    c.remote_urls = {"http://127.0.0.1:9"};
+    c.remote_token_file = dir() / "token";
+    Outcome o;
+    EXPECT_EQ(Cache::open(c, &o), nullptr);
+    EXPECT_EQ(o.status, StatusCode::config_error);
+    EXPECT_NE(o.message.find("plain http"), std::string::npos) << o.message;
+    c.remote_allow_http_token = true;
+    EXPECT_NE(Cache::open(c, &o), nullptr) << o.message;
+}
+
+}  // namespace
+}  // namespace kcache::test

@@ -1,0 +1,86 @@
+#pragma once
+// A real nginx (WebDAV PUT/DELETE) for the remote tier's tests and
+// benchmarks: it writes its own nginx.conf into a directory, serves a root
+// inside it on a free loopback port, logs every request, and is stopped by
+// its PID. Also a listening socket that never answers, and a self-signed
+// certificate made with the openssl tool.
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/common/unique_fd.hpp"
+
+namespace kcache::test {
+
+struct NginxOptions {
+    bool read_only = false;  // limit_except GET HEAD: PUT and DELETE refused (403)
+    std::optional<std::filesystem::path> tls_cert;  // serve https with this cert…
+    std::optional<std::filesystem::path> tls_key;   // …and key
+    std::string max_body = "64m";                   // client_max_body_size
+};
+
+class NginxServer {
+  public:
+    // Starts nginx in `dir` (conf, root, logs, temp files all inside); fails
+    // the calling test and returns nullopt when it cannot.
+    static std::optional<NginxServer> start(const std::filesystem::path& dir,
+                                            const NginxOptions& options = {});
+    NginxServer(NginxServer&& o) noexcept;
+    NginxServer& operator=(NginxServer&& o) noexcept;
+    NginxServer(const NginxServer&) = delete;
+    ~NginxServer();
+
+    // "http://127.0.0.1:PORT" (https with a certificate).
+    std::string url() const;
+    // A base URL whose every object answers 500.
+    std::string broken_url() const { return url() + "/broken"; }
+    // A base URL whose every object redirects to itself.
+    std::string loop_url() const { return url() + "/loop"; }
+    // The directory served; objects live under root()/kcache/v1/.
+    std::filesystem::path root() const { return dir_ / "root"; }
+    // The file of the object for 64-hex `key`.
+    std::filesystem::path object_file(const std::string& key) const;
+    // Requests logged so far as "METHOD URI STATUS" lines.
+    std::vector<std::string> requests() const;
+    // How many logged requests used `method` ("GET", "PUT", …).
+    std::size_t count(const std::string& method) const;
+    // Stops the server (SIGTERM by PID, then waits); idempotent.
+    void stop();
+    // Starts it again on the same port and root (after stop()).
+    bool restart();
+    pid_t pid() const { return pid_; }
+
+  private:
+    NginxServer() = default;
+    bool launch();
+    std::filesystem::path dir_;
+    int port_ = 0;
+    bool tls_ = false;
+    pid_t pid_ = -1;
+};
+
+// A loopback TCP socket that listens but never accepts or answers: connects
+// succeed (the kernel queues them) and requests hang until the client's timeout.
+class SilentServer {
+  public:
+    static std::optional<SilentServer> start();
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  private:
+    UniqueFd fd_;
+    int port_ = 0;
+};
+
+// Makes a self-signed certificate for 127.0.0.1 (cert.pem, key.pem) in `dir`
+// with the openssl tool; false when it fails.
+bool make_self_signed_cert(const std::filesystem::path& dir);
+
+// A free loopback TCP port (bound and released).
+int free_port();
+
+}  // namespace kcache::test

@@ -1,0 +1,72 @@
+#include "remote_support.hpp"
+
+#include <fstream>
+
+namespace kcache::test {
+
+remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir) {
+    std::filesystem::create_directories(state_dir);
+    remote::Settings s;
+    s.base_urls = {url};
+    s.timeout = std::chrono::milliseconds(2000);
+    s.connect_timeout = std::chrono::milliseconds(1000);
+    s.state_dir = state_dir;
+    return s;
+}
+
+store::KeyFields made_up_fields(int n) {
+    store::KeyFields f;
+    f.kernel_name = "made_up_" + std::to_string(n);
+    f.source_digest = kcache::sha256_hex("source " + std::to_string(n));
+    f.entry_points = {"k" + std::to_string(n)};
+    f.build_options = "-cl-std=CL1.2";
+    f.target_format = "native";
+    f.vendor_id = 0x8086;
+    f.device_name = "test device";
+    f.driver_version = "1.2.3";
+    f.platform_name = "test platform";
+    f.compiler_id = "driver 1.2.3";
+    return f;
+}
+
+store::Bytes made_up_bytes(int n, std::size_t size) {
+    store::Bytes b(size);
+    std::uint32_t x = 2463534242u + static_cast<std::uint32_t>(n);
+    for (std::size_t i = 0; i < size; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (i % 4 == 0) ? static_cast<std::uint8_t>(x) : static_cast<std::uint8_t>(i / 64);
+    }
+    return b;
+}
+
+store::Provenance made_up_provenance() {
+    store::Provenance p;
+    p.producer_version = "kcache test";
+    p.origin = store::Origin::jit;
+    p.build_time_ms = 321;
+    p.build_log = "built";
+    return p;
+}
+
+void flip_byte(const std::filesystem::path& file, std::size_t offset) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.put(static_cast<char>(c ^ 0x10));
+}
+
+void flip_byte_from_end(const std::filesystem::path& file, std::size_t offset) {
+    flip_byte(file, std::filesystem::file_size(file) - offset);
+}
+
+long long elapsed_ms(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
+        .count();
+}
+
+}  // namespace kcache::test

@@ -1,0 +1,215 @@
+// kcache push and pull: the remote tier by hand. push uploads the user
+// store's entries (HEAD first: objects already present are skipped); pull
+// downloads every variant for the devices present, verifies each and stores
+// it locally. Both work synchronously and report what they did.
+
+#include <iostream>
+
+#include "kcache/cache/keys.hpp"
+#include "kcache/cache/remote_tier.hpp"
+#include "kcache/device_db/database.hpp"
+#include "opencl_devices.hpp"
+#include "remote_cli.hpp"
+#include "selection.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kExitRemote =
+    "  2  no remote configured (KCACHE_REMOTE), or a read-only one for push\n";
+
+// Prints `counts` as JSON or as one line "push: 3 uploaded, …".
+void print_counts(std::string_view command, const std::vector<std::pair<std::string, int>>& counts,
+                  bool as_json) {
+    json j = json::object();
+    std::string line = std::string(command) + ":";
+    for (const auto& [name, n] : counts) {
+        j[name] = n;
+        line += (line.back() == ':' ? " " : ", ") + std::to_string(n) + " " + name;
+    }
+    std::cout << (as_json ? j.dump(2) : line) << "\n";
+}
+
+// Whether entry `e` belongs to the kernel named `name` (all when absent).
+bool selected(const store::EntryInfo& e, const std::optional<std::string>& name) {
+    if (!name) {
+        return true;
+    }
+    const std::string& k = e.fields.kernel_name;
+    return k == *name || k.rfind(*name + ":", 0) == 0;
+}
+
+int run_push(const ParsedArgs& args) {
+    int code = 0;
+    auto config = load_cli_config("push", code);
+    auto client = config ? open_cli_remote("push", *config, code) : std::nullopt;
+    if (!client) {
+        return code;
+    }
+    if (!*client || (*client)->settings().access == remote::Access::read_only) {
+        return report(Exit::usage, "push",
+                      *client ? "the remote is read-only (KCACHE_REMOTE_READONLY): nothing to do"
+                              : "no remote configured: set KCACHE_REMOTE");
+    }
+    auto store = open_user_store("push", code, store::OpenMode::read_only);
+    auto listed = store ? store->list()
+                        : Result<std::vector<store::EntryInfo>, store::StoreError>(
+                              std::vector<store::EntryInfo>{});
+    if (!store || !listed) {
+        return store ? report(exit_for(listed.error()), "push", listed.error().message) : code;
+    }
+    int uploaded = 0, present = 0, failed = 0;
+    for (const store::EntryInfo& e : *listed) {
+        if (!selected(e, args.value("kernel"))) {
+            continue;
+        }
+        auto there = (*client)->exists(e.key);
+        auto entry = there && !*there ? store->get(e.fields)
+                                      : Result<store::Entry, store::Miss>(store::Entry{});
+        Status<remote::RemoteError> up = Ok{};
+        if (there && !*there && entry) {
+            up = (*client)->upload(e.fields, entry->bytes, entry->info.provenance);
+        }
+        if (there && *there) {
+            ++present;
+        } else if (there && entry && up) {
+            ++uploaded;
+        } else {
+            ++failed;
+            std::cerr << "push: " << e.key.hex().substr(0, 16) << " (" << e.fields.kernel_name
+                      << "): "
+                      << (!there   ? there.error().message
+                          : !entry ? "local entry unreadable: " + entry.error().detail
+                                   : up.error().message)
+                      << "\n";
+        }
+    }
+    print_counts("push", {{"uploaded", uploaded}, {"already present", present}, {"failed", failed}},
+                 args.has("json"));
+    return failed > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+struct PullCounts {
+    int pulled = 0, local = 0, absent = 0, unsupported = 0, failed = 0;
+};
+
+void pull_one(remote::Client& client, store::Store& store, const store::KeyFields& fields,
+              PullCounts& n) {
+    if (auto info = store.info(store::make_key(fields)); info && *info) {
+        ++n.local;
+        return;
+    }
+    auto got = client.fetch(fields);
+    if (!got) {
+        if (got.error().code == remote::RemoteErrc::not_found) {
+            ++n.absent;
+            return;
+        }
+        ++n.failed;
+        std::cerr << "pull: " << fields.kernel_name << ": " << got.error().message << "\n";
+        return;
+    }
+    if (auto put = store.put(fields, got->bytes, got->provenance); !put) {
+        ++n.failed;
+        std::cerr << "pull: " << fields.kernel_name << ": " << put.error().message << "\n";
+        return;
+    }
+    ++n.pulled;
+}
+
+int run_pull(const ParsedArgs& args) {
+    int code = 0;
+    auto config = load_cli_config("pull", code);
+    auto client = config ? open_cli_remote("pull", *config, code) : std::nullopt;
+    if (client && !*client) {
+        return report(Exit::usage, "pull", "no remote configured: set KCACHE_REMOTE");
+    }
+    auto variants =
+        client
+            ? select_variants(args.list_value("kernels"), args.list_value("dtypes"))
+            : Result<std::vector<kernels::Variant>, std::string>(std::vector<kernels::Variant>{});
+    if (!variants) {
+        return report(Exit::not_found, "pull", variants.error());
+    }
+    auto store = client ? open_user_store("pull", code) : std::nullopt;
+    auto devices = store ? probe_selected("pull", args.value("device"), code) : std::nullopt;
+    if (!devices) {
+        return code;
+    }
+    PullCounts n;
+    for (const device_db::DeviceIdentity& id : *devices) {
+        for (const kernels::Variant& v : *variants) {
+            auto rendered = kernels::render(v);
+            if (!kernels::check_support(v, id.extensions) || !rendered) {
+                ++n.unsupported;
+                continue;
+            }
+            const service::CompileInput input{v.id(), rendered->source, rendered->options,
+                                              rendered->entry_points};
+            pull_one(**client, *store, service::jit_key_fields(id, input), n);
+        }
+    }
+    print_counts("pull",
+                 {{"pulled", n.pulled},
+                  {"already local", n.local},
+                  {"not on the server", n.absent},
+                  {"unsupported", n.unsupported},
+                  {"failed", n.failed}},
+                 args.has("json"));
+    return n.failed > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+}  // namespace
+
+std::optional<std::unique_ptr<remote::Client>> open_cli_remote(std::string_view command,
+                                                               const Config& config,
+                                                               int& exit_code) {
+    auto client = service::open_remote(config);
+    if (!client) {
+        exit_code = report(Exit::usage, command, client.error());
+        return std::nullopt;
+    }
+    return std::move(*client);
+}
+
+Command push_command() {
+    return {{"push",
+             "[options]",
+             "upload the user store's entries to the remote tier",
+             "Every entry of the user store (or of --kernel) is uploaded to the remote\n"
+             "(KCACHE_REMOTE) as a self-verifying object, unless a HEAD request shows the\n"
+             "server already has it. Uploads are synchronous; the counts go to stdout,\n"
+             "each failure to stderr. Needs a writable remote (not KCACHE_REMOTE_READONLY).\n",
+             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or variant id)"},
+              {"json", Arity::flag, "", "print the counts as JSON"}},
+             0,
+             0,
+             std::string(kExitOk) + "  1  some entries could not be uploaded\n" + kExitRemote +
+                 kExitStore},
+            run_push};
+}
+
+Command pull_command() {
+    return {{"pull",
+             "[options]",
+             "download every variant for the devices present from the remote tier",
+             "For every OpenCL device (or --device) and kernel variant (or the\n"
+             "--kernels/--dtypes selection) the key the runtime would look up is fetched\n"
+             "from the remote (KCACHE_REMOTE); each object is verified (key recomputed\n"
+             "from its fields, payload checksum) and stored in the user store. Variants\n"
+             "already stored locally are not fetched. Counts on stdout.\n",
+             {{"device", Arity::value, "SEL", "only this device: index or name substring"},
+              {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+              {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+              {"json", Arity::flag, "", "print the counts as JSON"}},
+             0,
+             0,
+             std::string(kExitOk) + "  1  some objects failed (corrupt, server error, store)\n" +
+                 "  2  no remote configured (KCACHE_REMOTE), or a bad remote setting\n" +
+                 "  3  unknown device, kernel or dtype\n" + kExitStore + kExitEnvironment},
+            run_pull};
+}
+
+}  // namespace kcache::cli

@@ -1,0 +1,93 @@
+// What stats, doctor and explain show of the remote tier.
+
+#include <fstream>
+
+#include "kcache/cache/remote_tier.hpp"
+#include "remote_cli.hpp"
+
+namespace kcache::cli {
+
+nlohmann::json remote_stats_json(const std::filesystem::path& store_dir) {
+    const remote::Counters c = remote::read_stats_file(store_dir);
+    return {{"hits", c.hits},
+            {"misses", c.misses},
+            {"errors", c.errors},
+            {"timeouts", c.timeouts},
+            {"corrupt", c.corrupt},
+            {"uploads", c.uploads},
+            {"upload_failures", c.upload_failures}};
+}
+
+std::string remote_effective(const Config& c, const std::string& name) {
+    auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+    auto ms = [](std::chrono::milliseconds v) { return std::to_string(v.count()); };
+    if (name == "remote") {
+        std::string urls;
+        for (const auto& u : c.remote_urls) {
+            urls += (urls.empty() ? "" : " ") + u;
+        }
+        return urls.empty() ? "(none: the remote tier is off)" : urls;
+    }
+    if (name == "remote_readonly") {
+        return flag(c.remote_read_only);
+    }
+    if (name == "remote_timeout_ms") {
+        return ms(c.remote_timeout);
+    }
+    if (name == "remote_connect_timeout_ms") {
+        return ms(c.remote_connect_timeout);
+    }
+    if (name == "remote_breaker_ms") {
+        return ms(c.remote_breaker_window);
+    }
+    if (name == "remote_token_file") {
+        return c.remote_token_file.empty() ? "(none)" : c.remote_token_file.string();
+    }
+    if (name == "remote_ca") {
+        return c.remote_ca.empty() ? "(system CAs)" : c.remote_ca.string();
+    }
+    if (name == "remote_netrc") {
+        return flag(c.remote_netrc);
+    }
+    if (name == "remote_required") {
+        return flag(c.remote_required);
+    }
+    return flag(c.remote_allow_http_token);
+}
+
+std::vector<RemoteCheck> remote_checks(const Config& config) {
+    std::vector<RemoteCheck> out;
+    if (config.remote_urls.empty()) {
+        return out;
+    }
+    std::ifstream mark(config.dir / "remote-down");
+    long long until = 0;
+    std::string why;
+    if (mark >> until && std::getline(mark, why)) {
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        if (until > now) {
+            out.push_back(
+                {"breaker", "open for " + std::to_string(until - now) + " ms more:" + why, false});
+        }
+    }
+    for (const std::string& url : config.remote_urls) {
+        Config one = config;
+        one.remote_urls = {url};
+        auto client = service::open_remote(one);
+        if (!client) {
+            out.push_back({url, client.error(), false});
+            continue;
+        }
+        for (const remote::ProbeLine& l : (*client)->probe()) {
+            out.push_back({l.what + " " + url, l.detail, l.ok});
+        }
+        if ((*client)->settings().access == remote::Access::read_only) {
+            out.push_back({"PUT " + url, "not tried: read-only client", true});
+        }
+    }
+    return out;
+}
+
+}  // namespace kcache::cli
