@@ -7,6 +7,7 @@
 
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/common/deadline.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache {
@@ -109,6 +110,12 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
             return nullptr;
         }
         auto pack_paths = config.packs;
+        for (const auto& p : config.packs) {
+            if (std::error_code ec; !std::filesystem::exists(p, ec)) {
+                std::fprintf(stderr, "kcache: warning: KCACHE_PACKS entry %s does not exist\n",
+                             p.c_str());
+            }
+        }
         for (auto& d : service::installed_pack_dirs()) {
             pack_paths.push_back(std::move(d));
         }
@@ -176,7 +183,8 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
     if (quirks.jit_timeout_ms) {
         budget = std::min(budget, std::chrono::milliseconds(*quirks.jit_timeout_ms));
     }
-    plan.deadline = SteadyClock::now() + budget;
+    plan.deadline = deadline_after(budget);
+    plan.budget = budget;
     plan.mode = mode;
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
@@ -390,7 +398,7 @@ CacheStats Cache::stats() {
 }
 
 void Cache::drain(std::chrono::milliseconds limit) {
-    auto until = SteadyClock::now() + limit;
+    auto until = deadline_after(limit);
     std::vector<std::shared_future<Compiled>> pending;
     {
         std::lock_guard g(impl_->mu);

@@ -5,10 +5,13 @@
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
-#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string_view>
 
+#include "kcache/cache/quantity.hpp"
+#include "kcache/cache/text.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/kcache.hpp"
 
 namespace kcache {
@@ -21,35 +24,6 @@ std::string trim(std::string_view s) {
     }
     auto e = s.find_last_not_of(" \t\r");
     return std::string(s.substr(b, e - b + 1));
-}
-
-// Parses "123", "64K", "512M", "2G" (binary units); false on anything else.
-bool parse_size(const std::string& v, std::uint64_t& out) {
-    if (v.empty()) {
-        return false;
-    }
-    std::size_t i = 0;
-    std::uint64_t n = 0;
-    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
-        if (n > (UINT64_MAX - 9) / 10) {
-            return false;
-        }
-        n = n * 10 + static_cast<std::uint64_t>(v[i] - '0');
-    }
-    if (i == 0) {
-        return false;
-    }
-    std::string unit = v.substr(i);
-    int shift = unit.empty()                   ? 0
-                : (unit == "K" || unit == "k") ? 10
-                : (unit == "M" || unit == "m") ? 20
-                : (unit == "G" || unit == "g") ? 30
-                                               : -1;
-    if (shift < 0 || (shift > 0 && n > (UINT64_MAX >> shift))) {
-        return false;
-    }
-    out = n << shift;
-    return true;
 }
 
 bool parse_bool(const std::string& v, bool& out) {
@@ -79,6 +53,9 @@ std::vector<std::filesystem::path> split_paths(const std::string& v) {
     return out;
 }
 
+// A config file is a few lines; anything larger is not one.
+constexpr std::size_t kMaxConfigBytes = 1 << 20;
+
 // Applies one setting; returns "" or what is wrong with `value`.
 std::string apply(Config& c, const std::string& key, const std::string& value) {
     if (key == "dir") {
@@ -87,16 +64,20 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         }
         c.dir = value;
     } else if (key == "max_size") {
-        if (!parse_size(value, c.max_bytes) || c.max_bytes == 0) {
+        auto size = service::parse_size(value);
+        if (!size) {
+            return size.error();
+        }
+        if (*size == 0) {
             return "expected a positive size such as 1073741824, 512M or 2G";
         }
+        c.max_bytes = *size;
     } else if (key == "jit_timeout_ms") {
-        std::uint64_t ms = 0;
-        if (!parse_size(value, ms) || value.back() < '0' || value.back() > '9' || ms == 0 ||
-            ms > 24ull * 3600 * 1000) {
-            return "expected milliseconds between 1 and 86400000";
+        auto ms = service::parse_duration(value, service::BareUnit::milliseconds);
+        if (!ms || ms->count() == 0 || *ms > std::chrono::hours(24)) {
+            return "expected milliseconds between 1 and 86400000 (or 90s, 5m, …)";
         }
-        c.jit_timeout = std::chrono::milliseconds(ms);
+        c.jit_timeout = *ms;
     } else if (key == "disable") {
         if (!parse_bool(value, c.disabled)) {
             return "expected 0, 1, true or false";
@@ -163,14 +144,15 @@ bool read_file(Config& c, std::string& error) {
     if (path.empty()) {
         return true;
     }
-    std::ifstream in(path);
-    if (!in) {
-        if (!env("KCACHE_CONFIG").empty()) {
-            error = "KCACHE_CONFIG: cannot read " + path.string();
-            return false;
+    auto text = read_regular_file(path, kMaxConfigBytes);
+    if (!text) {
+        if (text.error().code == ReadErrc::not_found && env("KCACHE_CONFIG").empty()) {
+            return true;
         }
-        return true;
+        error = "config file " + service::printable(text.error().message);
+        return false;
     }
+    std::istringstream in(*text);
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
         std::string t = trim(line);
@@ -179,14 +161,14 @@ bool read_file(Config& c, std::string& error) {
         }
         auto eq = t.find('=');
         std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
-        std::string where = path.string() + ":" + std::to_string(n) + ": ";
+        std::string where = service::printable(path.string()) + ":" + std::to_string(n) + ": ";
         if (eq == std::string::npos) {
             error = where + "expected `key = value`";
             return false;
         }
         std::string value = trim(t.substr(eq + 1));
         if (auto why = apply(c, key, value); !why.empty()) {
-            error = where + key + ": " + why;
+            error = where + service::printable(key) + ": " + service::printable(why);
             return false;
         }
         c.origins[key] = {value, Source::config_file};
@@ -211,7 +193,8 @@ bool load_config(Config& out, std::string& error) {
             continue;
         }
         if (auto why = apply(c, s.key, trim(v)); !why.empty()) {
-            error = std::string(s.env) + "=\"" + v + "\": " + why;
+            error = std::string(s.env) + "=\"" + service::printable(v) +
+                    "\": " + service::printable(why);
             return false;
         }
         c.origins[s.key] = {trim(v), Source::environment};

@@ -94,7 +94,8 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         c.message = std::string("JIT ") + compiler::to_string(r.error().kind) + ": " +
                     r.error().message + (r.error().log.empty() ? "" : "\n" + r.error().log);
         if (m.record && user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-            (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000));
+            (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000),
+                                       plan.budget.count());
         }
         return c;
     }

@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "kcache/common/cl_error.hpp"
+
 namespace kcache::device_db {
 namespace {
 
 Error cl_error(const char* what, cl_int status) {
     return Error{
-        ErrorCode::opencl, std::string(what) + " failed (" + std::to_string(status) + ")", {}};
+        ErrorCode::opencl, std::string(what) + " failed (" + cl_error_name(status) + ")", {}};
 }
 
 template <class Getter>

@@ -221,7 +221,7 @@ TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
                       "WHERE name = 'verification'"),
               "0");
     auto store = open_store();
-    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "2");
+    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "3");
     auto got = store.get(sample_fields(1));
     ASSERT_TRUE(got.ok()) << got.error().detail;
     EXPECT_EQ(got->bytes, bytes);

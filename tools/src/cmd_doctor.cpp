@@ -69,6 +69,15 @@ void check_config(std::vector<Finding>& out, const Config& config) {
         out.push_back(
             {"config", name, effective(config, name) + "  [" + to_string(setting.second) + "]"});
     }
+    for (const auto& p : config.packs) {
+        std::error_code ec;
+        if (!std::filesystem::exists(p, ec)) {
+            out.push_back({"config", "packs",
+                           p.string() + " does not exist (a KCACHE_PACKS entry; the runtime "
+                                        "skips it with a warning)",
+                           Level::problem});
+        }
+    }
 }
 
 void check_store_dir(std::vector<Finding>& out, const std::filesystem::path& dir) {
@@ -138,7 +147,7 @@ void check_icds(std::vector<Finding>& out) {
 
 void check_ocloc(std::vector<Finding>& out) {
     const compiler::OclocCompiler ocloc;
-    auto id = ocloc.identity(compiler::Clock::now() + std::chrono::seconds(60));
+    auto id = ocloc.identity(deadline_after(std::chrono::seconds(60)));
     if (!id) {
         out.push_back(
             {"ocloc", "version",
@@ -222,7 +231,8 @@ Command doctor_command() {
          "Prints the effective configuration with the origin of every value ([environment],\n"
          "[default …]), the store directory's owner and mode, the OpenCL ICDs registered\n"
          "in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS), ocloc's version, and notes and\n"
-         "quirk rules of the device database for each OpenCL device (probed in a child).\n",
+         "quirk rules of the device database for each OpenCL device (probed in a child).\n"
+         "A KCACHE_PACKS entry that does not exist is a problem.\n",
          {{"json", Arity::Flag, "", "print JSON"},
           {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,

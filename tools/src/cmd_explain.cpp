@@ -3,6 +3,7 @@
 // diffs it field by field against the nearest stored entries.
 
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,10 @@ json explain_device(store::Store& store, const device_db::DeviceDb& db,
         return out;
     }
     out["state"] = "miss";
+    // A fresh failure record answers this key at once (the ladder's rung 4).
+    if (auto failure = store.find_fresh_failure(store::make_key(fields)); failure && *failure) {
+        out["failure"] = failure_to_json(**failure, store::now_ms(store::Policy{}));
+    }
     out["nearest"] = json::array();
     if (auto near = store.nearest(fields, limit)) {
         for (const store::NearEntry& n : *near) {
@@ -63,6 +68,25 @@ void print_text(const json& d) {
               << d["key"].get<std::string>().substr(0, 16) << ")\n";
     if (d["state"] == "hit") {
         return;
+    }
+    if (d.contains("failure")) {
+        const json& f = d["failure"];
+        const std::string detail = f["detail"].get<std::string>();
+        const std::size_t nl = detail.find('\n');
+        std::cout << "  failure record: " << f["kind"].get<std::string>() << ", seen "
+                  << f["count"].get<std::uint64_t>() << "x, until "
+                  << f["expires"].get<std::string>();
+        if (f["kind"] == "timeout" && f["budget_ms"].get<std::int64_t>() > 0) {
+            std::cout << ", under a budget of " << f["budget_ms"].get<std::int64_t>()
+                      << " ms (a larger one tries again)";
+        }
+        std::cout << " (`kcache gc --failures` clears it)\n    " << detail.substr(0, nl) << "\n";
+        if (nl != std::string::npos) {
+            std::istringstream log(trim_log(detail.substr(nl + 1), 60));
+            for (std::string line; std::getline(log, line);) {
+                std::cout << "    " << line << "\n";
+            }
+        }
     }
     if (d["nearest"].empty()) {
         std::cout << "  the store holds no entry to compare with\n";
@@ -91,12 +115,14 @@ int run(const ParsedArgs& args) {
                       "explain", variant.error().message);
     }
     auto rendered = kernels::render(*variant);
-    auto db = device_db::DeviceDb::from_environment();
-    if (!rendered || !db) {
-        return report(Exit::store_error, "explain",
-                      !rendered ? rendered.error().message : db.error().message);
+    if (!rendered) {
+        return report(Exit::store_error, "explain", rendered.error().message);
     }
     int code = 0;
+    auto db = load_device_db("explain", code);
+    if (!db) {
+        return code;
+    }
     auto store = open_user_store("explain", code);
     auto devices = store ? probe_selected("explain", args.value("device"), code) : std::nullopt;
     if (!devices) {
@@ -125,7 +151,9 @@ Command explain_command() {
              "prints them (dot, dot:dtype=f16, qconv2d_pointwise:out=i8). For each device\n"
              "(probed in a child) the key the runtime would look up is computed; on a miss\n"
              "the nearest stored entries are shown with every hashed field that differs\n"
-             "(wanted vs stored): a new driver version, other build options, …\n",
+             "(wanted vs stored): a new driver version, other build options, …\n"
+             "A fresh failure record for the key (timeout, crash, build error) is shown with\n"
+             "its compiler log; `kcache gc --failures` clears the records.\n",
              {{"device", Arity::Value, "SEL", "only this device: index or name substring"},
               {"limit", Arity::Value, "N", "nearest entries shown per device (default 3)"},
               {"json", Arity::Flag, "", "print JSON"}},

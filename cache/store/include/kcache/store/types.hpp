@@ -56,6 +56,7 @@ enum class StoreErrc {
     ReadOnly,         // the store was opened read-only (by request or necessity)
     SchemaTooNew,     // the file was written by a newer kcache; left untouched
     SchemaTooOld,     // a read-only pack of an older schema (cannot be migrated in place)
+    Foreign,          // an SQLite file without kcache's schema (empty or another program's)
     Corrupt,          // the database file is damaged and could not be replaced
     TooLarge,         // one entry larger than the whole size bound
     Busy,             // the database stayed locked through every retry
@@ -147,6 +148,9 @@ struct FailureRecord {
     TimeMs first_seen_ms = 0;
     TimeMs last_seen_ms = 0;
     TimeMs expires_ms = 0;
+    // The time budget of the request that failed (0: unknown). A timeout
+    // record holds back only requests whose budget is not larger.
+    TimeMs budget_ms = 0;
 };
 
 // Counters of one tier (the user store or one pack).
