@@ -211,10 +211,11 @@ TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
         auto store = open_store();
         ASSERT_TRUE(store.put(sample_fields(1), bytes, test_provenance()).ok());
     }
-    // Turn the file into a version-1 store: no verification columns.
+    // Turn the file into a version-1 store: no verification columns, no failure budgets.
     raw_sql(db_path(),
             "ALTER TABLE entries DROP COLUMN verification;"
             "ALTER TABLE entries DROP COLUMN verified_at_ms;"
+            "ALTER TABLE failures DROP COLUMN budget_ms;"
             "UPDATE schema_version SET version = 1;");
     ASSERT_EQ(raw_sql(db_path(),
                       "SELECT count(*) FROM pragma_table_info('entries') "

@@ -66,15 +66,17 @@ TEST_F(CliPoclHardening, BuildOnAFullDiskIsCountedAsNotStored) {
         ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
     } unmount{mnt};
     const std::string store = "KCACHE_DIR=" + (mnt / "store").string();
-    ASSERT_EQ(kcache({"stats"}, {store}).code, 0);  // the store exists, with its schema
+    // Held open so that SQLite's shared-memory file exists before the disk fills.
+    auto held = ks::Store::open(mnt / "store");
+    ASSERT_TRUE(held.ok()) << held.error().message;
     {
         std::ofstream fill(mnt / "filler", std::ios::binary);  // take the rest of the space
         const std::string block(4096, 'x');
         while (fill.write(block.data(), block.size())) {
         }
     }
-    ::truncate((mnt / "filler").c_str(),
-               static_cast<off_t>(std::filesystem::file_size(mnt / "filler")) - 64 * 1024);
+    const auto filled = static_cast<off_t>(std::filesystem::file_size(mnt / "filler"));
+    ASSERT_EQ(::truncate((mnt / "filler").c_str(), filled - 8 * 1024), 0);
     const CliRun r = kcache({"warm", "--manifest", manifest().string(), "--json"}, {store});
     EXPECT_EQ(r.code, 1) << r.out << r.err;
     const auto j = r.json();

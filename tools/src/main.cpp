@@ -1,6 +1,8 @@
 // kcache: the command-line tool (DESIGN.md "Interfaces"). Dispatches to one
 // subcommand per file; every subcommand has --help and documented exit codes.
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,12 +73,14 @@ int dispatch(const std::vector<std::string>& args) {
 // it: a failed write (a full disk, a closed pipe) is an error, not success.
 int finish_stdout(int code, std::string_view command) {
     std::cout.flush();
-    errno = 0;
-    if (!std::cout.good() || std::fflush(stdout) != 0) {
-        const std::string why = errno != 0 ? std::strerror(errno) : "write failed";
-        return report(Exit::action_needed, command, "cannot write the output: " + why);
+    if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) {
+        return code;
     }
-    return code;
+    // The failed write's errno is gone by now; one more byte says why.
+    errno = 0;
+    const bool probe_failed = ::write(STDOUT_FILENO, "\n", 1) < 0;
+    const std::string why = probe_failed && errno != 0 ? std::strerror(errno) : "write failed";
+    return report(Exit::action_needed, command, "cannot write the output: " + why);
 }
 
 }  // namespace
