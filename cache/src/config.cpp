@@ -149,7 +149,8 @@ bool read_file(Config& c, std::string& error) {
         if (text.error().code == ReadErrc::not_found && env("KCACHE_CONFIG").empty()) {
             return true;
         }
-        error = "config file " + service::printable(text.error().message);
+        error = (env("KCACHE_CONFIG").empty() ? "config file " : "KCACHE_CONFIG: ") +
+                service::printable(text.error().message);
         return false;
     }
     std::istringstream in(*text);

@@ -3,11 +3,14 @@
 // errors on stdout, and configuration that names missing files.
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
 #include "cli_runner.hpp"
+#include "kcache/compiler/jit.hpp"
 #include "kcache/store/store.hpp"
 #include "store_fixture.hpp"
 
@@ -210,6 +213,15 @@ TEST_F(CliHardening, FailureRecordsAreListedAndCleared) {
     EXPECT_EQ(cleared.json()["failures_cleared"], 2);
     EXPECT_EQ(kcache({"ls", "--failures", "--json"}).json().size(), 0u);
     EXPECT_EQ(entries(), 1u);  // entries are not failure records
+}
+
+// This test binary is not installed and has no kcache-jit beside it: the
+// helper built in the same build tree is found without KCACHE_JIT_PATH.
+TEST(BuildTree, FindsTheJitHelperWithoutConfiguration) {
+    ::unsetenv("KCACHE_JIT_PATH");
+    const std::filesystem::path helper = compiler::default_helper_path();
+    EXPECT_EQ(helper.filename(), "kcache-jit");
+    EXPECT_EQ(::access(helper.c_str(), X_OK), 0) << helper << " is not an executable";
 }
 
 }  // namespace

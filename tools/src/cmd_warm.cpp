@@ -102,7 +102,10 @@ class Warmer {
             // Counted only once the store really holds it, checksum verified.
             report.result = WarmResult::not_stored;
             if (report.message.empty()) {
-                report.message = "compiled, but the user store does not hold it";
+                report.message = config_.read_only
+                                     ? "compiled, but not stored: the store is read-only "
+                                       "(KCACHE_READONLY)"
+                                     : "compiled, but the user store does not hold it";
             }
         }
         return report;
