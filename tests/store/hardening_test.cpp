@@ -22,7 +22,7 @@ namespace {
 
 void expect_foreign(const fs::path& dir, const fs::path& db) {
     const std::string before = file_bytes(db);
-    for (auto mode : {ks::OpenMode::ReadWrite, ks::OpenMode::ReadOnly}) {
+    for (auto mode : {ks::OpenMode::read_write, ks::OpenMode::read_only}) {
         ks::Policy policy;
         policy.mode = mode;
         auto store = ks::Store::open(dir, policy);
@@ -65,18 +65,18 @@ TEST_F(Store, ANewStoreAppearsOnlyWithItsSchema) {
 TEST_F(Store, TimeoutRecordsHoldBackOnlyRequestsWithoutALargerBudget) {
     auto store = open_store();
     const ks::Key key = ks::make_key(sample_fields(1));
-    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::Timeout, "deadline", 2000).ok());
+    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::timeout, "deadline", 2000).ok());
     auto same = store.find_fresh_failure(key, 2000);
     ASSERT_TRUE(same.ok() && same->has_value());
     EXPECT_EQ((*same)->budget_ms, 2000);
     EXPECT_TRUE(store.find_fresh_failure(key, 1000)->has_value());
     EXPECT_FALSE(store.find_fresh_failure(key, 600'000)->has_value()) << "a larger budget retries";
     // Failing again under the larger budget raises the bar.
-    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::Timeout, "again", 600'000).ok());
+    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::timeout, "again", 600'000).ok());
     EXPECT_TRUE(store.find_fresh_failure(key, 600'000)->has_value());
     // Other kinds do not depend on the budget.
     const ks::Key crashed = ks::make_key(sample_fields(2));
-    ASSERT_TRUE(store.record_failure(crashed, ks::FailureKind::Crash, "SIGSEGV", 10).ok());
+    ASSERT_TRUE(store.record_failure(crashed, ks::FailureKind::crash, "SIGSEGV", 10).ok());
     EXPECT_TRUE(store.find_fresh_failure(crashed, 600'000)->has_value());
     auto all = store.list_failures();
     ASSERT_TRUE(all.ok());
@@ -90,7 +90,7 @@ TEST_F(Store, SchemaTwoIsMigratedAndItsTimeoutsNoLongerPoison) {
     {
         auto store = open_store();
         ASSERT_TRUE(store.put(sample_fields(1), binary_like(3000, 1), test_provenance()).ok());
-        ASSERT_TRUE(store.record_failure(key, ks::FailureKind::Timeout, "old", 0).ok());
+        ASSERT_TRUE(store.record_failure(key, ks::FailureKind::timeout, "old", 0).ok());
     }
     raw_sql(db_path(),
             "ALTER TABLE failures DROP COLUMN budget_ms; UPDATE schema_version SET version = 2");
@@ -112,7 +112,7 @@ TEST_F(Store, RefusesAStoreUnderADirectoryOthersCouldReplace) {
     ASSERT_EQ(::chmod(parent.c_str(), 0777), 0);
     auto open_writable = ks::Store::open(cache);
     ASSERT_FALSE(open_writable.ok()) << "accepted under a world-writable parent";
-    EXPECT_EQ(open_writable.error().code, ks::StoreErrc::UnsafeDirectory);
+    EXPECT_EQ(open_writable.error().code, ks::StoreErrc::unsafe_directory);
     EXPECT_NE(open_writable.error().message.find("chmod o-w " + parent.string()), std::string::npos)
         << open_writable.error().message;
     EXPECT_FALSE(fs::exists(cache)) << "nothing is created under an unsafe parent";

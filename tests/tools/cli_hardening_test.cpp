@@ -187,12 +187,12 @@ TEST_F(CliHardening, FailureRecordsAreListedAndCleared) {
         auto store = ks::Store::open(store_dir());
         ASSERT_TRUE(store.ok());
         ASSERT_TRUE(store
-                        ->record_failure(ks::make_key(sample_fields(7)), ks::FailureKind::Timeout,
+                        ->record_failure(ks::make_key(sample_fields(7)), ks::FailureKind::timeout,
                                          "JIT timeout: compile passed its deadline", 2000)
                         .ok());
         ASSERT_TRUE(store
                         ->record_failure(ks::make_key(sample_fields(8)),
-                                         ks::FailureKind::BuildError,
+                                         ks::FailureKind::build_error,
                                          "JIT build_error: CL_BUILD_PROGRAM_FAILURE\nerror: x")
                         .ok());
     }

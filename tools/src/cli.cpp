@@ -22,7 +22,7 @@ int report(Exit code, std::string_view command, std::string_view message) {
 }
 
 Exit exit_for(const store::StoreError& error) {
-    return error.code == store::StoreErrc::InvalidArgument ? Exit::usage : Exit::store_error;
+    return error.code == store::StoreErrc::invalid_argument ? Exit::usage : Exit::store_error;
 }
 
 std::optional<Config> load_cli_config(std::string_view command, int& exit_code) {
@@ -38,7 +38,7 @@ std::optional<Config> load_cli_config(std::string_view command, int& exit_code) 
 std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int& exit_code) {
     auto db = device_db::DeviceDb::from_environment();
     if (!db) {
-        const bool unreadable = db.error().code == device_db::ErrorCode::io;
+        const bool unreadable = db.error().code == device_db::DeviceDbErrc::io;
         exit_code = report(unreadable ? Exit::not_found : Exit::usage, command,
                            "KCACHE_DEVICE_DB: " + db.error().message);
         return std::nullopt;
@@ -54,13 +54,13 @@ std::optional<store::Store> open_user_store(std::string_view command, int& exit_
     }
     store::Policy policy;
     policy.max_bytes = config->max_bytes;
-    policy.mode = config->read_only ? store::OpenMode::ReadOnly : mode;
+    policy.mode = config->read_only ? store::OpenMode::read_only : mode;
     auto opened = store::Store::open(config->dir, policy);
-    if (!opened && opened.error().code == store::StoreErrc::SchemaTooOld && !config->read_only) {
+    if (!opened && opened.error().code == store::StoreErrc::schema_too_old && !config->read_only) {
         // A store of an older schema: migrate it once through a writable
         // handle, then open it as asked.
         store::Policy writable = policy;
-        writable.mode = store::OpenMode::ReadWrite;
+        writable.mode = store::OpenMode::read_write;
         if (auto migrated = store::Store::open(config->dir, writable); migrated) {
             opened = store::Store::open(config->dir, policy);
         }
@@ -189,11 +189,11 @@ std::string format_time(store::TimeMs ms) {
 
 const char* origin_name(store::Origin origin) {
     switch (origin) {
-        case store::Origin::Jit:
+        case store::Origin::jit:
             return "jit";
-        case store::Origin::Aot:
+        case store::Origin::aot:
             return "aot";
-        case store::Origin::Import:
+        case store::Origin::imported:
             return "import";
     }
     return "unknown";
@@ -201,11 +201,11 @@ const char* origin_name(store::Origin origin) {
 
 const char* verification_name(store::Verification v) {
     switch (v) {
-        case store::Verification::Unverified:
+        case store::Verification::unverified:
             return "unverified";
-        case store::Verification::Passed:
+        case store::Verification::passed:
             return "passed";
-        case store::Verification::Failed:
+        case store::Verification::failed:
             return "failed";
     }
     return "unknown";

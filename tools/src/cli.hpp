@@ -75,7 +75,7 @@ std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int&
 // Opens the configured user store (read-only when `mode` or the configuration
 // says so), or prints why not (prefixed by `command`) and sets `exit_code`.
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,
-                                            store::OpenMode mode = store::OpenMode::ReadWrite);
+                                            store::OpenMode mode = store::OpenMode::read_write);
 
 // Why a path named on the command line cannot be used: the exit code and a
 // message naming the path.

@@ -318,7 +318,7 @@ int run(const ParsedArgs& args) {
     std::error_code ec;
     const bool exists = std::filesystem::exists(config->dir / store::kStoreFileName, ec);
     auto store = open_user_store("warm", code,
-                                 exists ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
+                                 exists ? store::OpenMode::read_only : store::OpenMode::read_write);
     if (!store) {
         return code;
     }
@@ -356,14 +356,14 @@ Command warm_command() {
          "errors: the runtime falls back for them.\n"
          "--manifest FILE warms an operator library's own kernels; the format is in\n"
          "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n",
-         {{"device", Arity::Value, "SEL", "only this device: index or name substring"},
-          {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
-          {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-          {"manifest", Arity::Value, "FILE", "warm the kernels of this manifest instead"},
-          {"jobs", Arity::Value, "N", "compiles in parallel, 1 to 256 (default: the CPUs)"},
-          {"timeout", Arity::Value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
-          {"json", Arity::Flag, "", "print the summary and every item as JSON"},
-          {"quiet", Arity::Flag, "", "no progress output"}},
+         {{"device", Arity::value, "SEL", "only this device: index or name substring"},
+          {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+          {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+          {"manifest", Arity::value, "FILE", "warm the kernels of this manifest instead"},
+          {"jobs", Arity::value, "N", "compiles in parallel, 1 to 256 (default: the CPUs)"},
+          {"timeout", Arity::value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
+          {"json", Arity::flag, "", "print the summary and every item as JSON"},
+          {"quiet", Arity::flag, "", "no progress output"}},
          0,
          0,
          std::string(kExitOk) +

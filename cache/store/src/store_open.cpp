@@ -21,7 +21,7 @@ Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy
     const std::string path = db_path.string();
     std::error_code ec;
     if (!fs::exists(db_path, ec)) {
-        return fail(StoreError{StoreErrc::ReadOnly,
+        return fail(StoreError{StoreErrc::read_only,
                                path + ": no store here, and it cannot be created read-only"});
     }
     // mode=ro needs the WAL index (-shm) to exist or be creatable; in a
@@ -36,13 +36,13 @@ Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy
         if (st.ok()) {
             return std::move(db).value();
         }
-        if (st.error().code == StoreErrc::SchemaTooNew ||
-            st.error().code == StoreErrc::SchemaTooOld || st.error().code == StoreErrc::Foreign ||
-            st.error().code == StoreErrc::Corrupt) {
+        if (st.error().code == StoreErrc::schema_too_new ||
+            st.error().code == StoreErrc::schema_too_old || st.error().code == StoreErrc::Foreign ||
+            st.error().code == StoreErrc::corrupt) {
             return fail(st.error());
         }
     }
-    return fail(StoreError{StoreErrc::Io, path + ": cannot be opened read-only"});
+    return fail(StoreError{StoreErrc::io, path + ": cannot be opened read-only"});
 }
 
 enum class Creating { no, yes };
@@ -74,7 +74,7 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
         return fail(schema::not_a_store(db, path));
     }
     std::string pragmas = "PRAGMA synchronous = ";
-    pragmas += policy.durability == Durability::Full ? "FULL;" : "NORMAL;";
+    pragmas += policy.durability == Durability::full ? "FULL;" : "NORMAL;";
     if (version.value() == 0) {
         pragmas += "PRAGMA auto_vacuum = INCREMENTAL;";
     }
@@ -100,7 +100,7 @@ Status<StoreError> create_store_file(const fs::path& db_path, const Policy& poli
     UniqueFd fd(::mkstemp(tmp.data()));
     if (!fd.valid()) {
         return fail(StoreError{
-            StoreErrc::Io,
+            StoreErrc::io,
             db_path.parent_path().string() + ": cannot create a file: " + std::strerror(errno)});
     }
     fd.reset();
@@ -121,7 +121,7 @@ Status<StoreError> create_store_file(const fs::path& db_path, const Policy& poli
         // WAL into the file, so the linked file is complete on its own.
     }
     if (::link(tmp.c_str(), db_path.c_str()) != 0 && errno != EEXIST) {
-        return fail(StoreError{StoreErrc::Io, db_path.string() + ": cannot create the store: " +
+        return fail(StoreError{StoreErrc::io, db_path.string() + ": cannot create the store: " +
                                                   std::strerror(errno)});
     }
     return Ok{};
@@ -146,7 +146,7 @@ Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy&
         }
     }
     auto db = open_writable_once(db_path, policy, retry);
-    if (db.ok() || db.error().code != StoreErrc::Corrupt) {
+    if (db.ok() || db.error().code != StoreErrc::corrupt) {
         return db;
     }
     auto moved = files::move_aside(db_path, db.error().message);
@@ -177,16 +177,16 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
     const fs::path db_path = dir / kStoreFileName;
     std::error_code ec;
     OpenMode mode = policy.mode;
-    if (mode == OpenMode::ReadWrite &&
-        (writable.value() == files::Writable::No ||
-         (fs::exists(db_path, ec) && files::file_writable(db_path) == files::Writable::No))) {
-        log_message(LogLevel::Warning,
+    if (mode == OpenMode::read_write &&
+        (writable.value() == files::Writable::no ||
+         (fs::exists(db_path, ec) && files::file_writable(db_path) == files::Writable::no))) {
+        log_message(LogLevel::warning,
                     db_path.string() + " cannot be written: opened read-only, puts will fail");
-        mode = OpenMode::ReadOnly;
+        mode = OpenMode::read_only;
     }
     sql::RetryPolicy retry{policy.busy_retries, policy.retry_backoff_ms};
-    auto db = mode == OpenMode::ReadOnly ? open_read_only(db_path, policy)
-                                         : open_writable(db_path, policy, retry);
+    auto db = mode == OpenMode::read_only ? open_read_only(db_path, policy)
+                                          : open_writable(db_path, policy, retry);
     if (!db.ok()) {
         return fail(db.error());
     }
