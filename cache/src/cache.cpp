@@ -8,6 +8,7 @@
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/cache/remote_tier.hpp"
+#include "kcache/common/deadline.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/log.hpp"
 
@@ -111,6 +112,12 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
             return nullptr;
         }
         auto pack_paths = config.packs;
+        for (const auto& p : config.packs) {
+            if (std::error_code ec; !std::filesystem::exists(p, ec)) {
+                std::fprintf(stderr, "kcache: warning: KCACHE_PACKS entry %s does not exist\n",
+                             p.c_str());
+            }
+        }
         for (auto& d : service::installed_pack_dirs()) {
             pack_paths.push_back(std::move(d));
         }
@@ -200,7 +207,8 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
     if (quirks.jit_timeout_ms) {
         budget = std::min(budget, std::chrono::milliseconds(*quirks.jit_timeout_ms));
     }
-    plan.deadline = SteadyClock::now() + budget;
+    plan.deadline = deadline_after(budget);
+    plan.budget = budget;
     plan.mode = mode;
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
@@ -449,7 +457,7 @@ CacheStats Cache::stats() noexcept {
 
 void Cache::drain(std::chrono::milliseconds limit) noexcept {
     try {
-        auto until = SteadyClock::now() + limit;
+        auto until = deadline_after(limit);
         std::vector<std::shared_future<Compiled>> pending;
         {
             std::lock_guard g(impl_->mu);

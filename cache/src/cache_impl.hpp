@@ -35,6 +35,7 @@ struct Plan {
     std::optional<std::string> aot_target;
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
+    std::chrono::milliseconds budget{0};  // what `deadline` was made from
     Mode mode = Mode::blocking;
     bool use_stored = true;                   // quirk no_cached_binaries turns this off
     bool verified_only = false;               // quirk verify_before_use: only Passed entries

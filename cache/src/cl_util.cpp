@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "kcache/common/cl_error.hpp"
+
 namespace kcache::service {
 namespace {
 
@@ -29,14 +31,14 @@ bool device_in_context(cl_context context, cl_device_id device, std::string& why
     cl_uint count = 0;
     cl_int err = clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof(count), &count, nullptr);
     if (err != CL_SUCCESS || count == 0) {
-        why = "clGetContextInfo failed (" + std::to_string(err) + "): invalid context?";
+        why = "clGetContextInfo failed (" + cl_error_name(err) + "): invalid context?";
         return false;
     }
     std::vector<cl_device_id> devices(count);
     err = clGetContextInfo(context, CL_CONTEXT_DEVICES, count * sizeof(cl_device_id),
                            devices.data(), nullptr);
     if (err != CL_SUCCESS) {
-        why = "clGetContextInfo(CL_CONTEXT_DEVICES) failed (" + std::to_string(err) + ")";
+        why = "clGetContextInfo(CL_CONTEXT_DEVICES) failed (" + cl_error_name(err) + ")";
         return false;
     }
     for (auto d : devices) {
@@ -61,12 +63,12 @@ Result<ProgramRef, std::string> program_from_binary(cl_context context, cl_devic
     ProgramRef program(
         clCreateProgramWithBinary(context, 1, &device, &size, &data, &bin_status, &err));
     if (!program || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
-        return fail("clCreateProgramWithBinary rejected the binary (status " + std::to_string(err) +
-                    ", binary status " + std::to_string(bin_status) + ")");
+        return fail("clCreateProgramWithBinary rejected the binary (" + cl_error_name(err) +
+                    ", binary status " + cl_error_name(bin_status) + ")");
     }
     err = clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-        return fail("clBuildProgram of the binary failed (" + std::to_string(err) +
+        return fail("clBuildProgram of the binary failed (" + cl_error_name(err) +
                     "): " + build_log(program.get(), device));
     }
     return program;

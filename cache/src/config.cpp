@@ -9,10 +9,13 @@
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
-#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string_view>
 
+#include "kcache/cache/quantity.hpp"
+#include "kcache/cache/text.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/kcache.hpp"
 
 namespace kcache {
@@ -27,36 +30,6 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(b, e - b + 1));
 }
 
-// Parses "123", "64K", "512M", "2G" (binary units); false on anything else.
-bool parse_size(const std::string& v, std::uint64_t& out) {
-    if (v.empty()) {
-        return false;
-    }
-    std::size_t i = 0;
-    std::uint64_t n = 0;
-    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
-        if (n > (UINT64_MAX - 9) / 10) {
-            return false;
-        }
-        n = n * 10 + static_cast<std::uint64_t>(v[i] - '0');
-    }
-    if (i == 0) {
-        return false;
-    }
-    std::string unit = v.substr(i);
-    int shift = unit.empty()                   ? 0
-                : (unit == "K" || unit == "k") ? 10
-                : (unit == "M" || unit == "m") ? 20
-                : (unit == "G" || unit == "g") ? 30
-                                               : -1;
-    if (shift < 0 || (shift > 0 && n > (UINT64_MAX >> shift))) {
-        return false;
-    }
-    out = n << shift;
-    return true;
-}
-
-// Parses a plain number of milliseconds from 1 to one day; false on anything else.
 bool parse_bool(const std::string& v, bool& out) {
     if (v == "1" || v == "true" || v == "yes" || v == "on") {
         out = true;
@@ -84,15 +57,16 @@ std::vector<std::filesystem::path> split_paths(const std::string& v) {
     return out;
 }
 
-// Parses milliseconds in [1, `max`] into `out`; false on anything else.
+// Parses milliseconds in [1, `max`] into `out` (bare digits are
+// milliseconds; "90s", "5m" also work); false on anything else.
 constexpr std::uint64_t kDayMs = 24ull * 3600 * 1000;
 
 bool parse_ms(const std::string& value, std::uint64_t max, std::chrono::milliseconds& out) {
-    std::uint64_t ms = 0;
-    if (!parse_size(value, ms) || value.back() < '0' || value.back() > '9' || ms == 0 || ms > max) {
+    auto ms = service::parse_duration(value, service::BareUnit::milliseconds);
+    if (!ms || ms->count() <= 0 || static_cast<std::uint64_t>(ms->count()) > max) {
         return false;
     }
-    out = std::chrono::milliseconds(ms);
+    out = *ms;
     return true;
 }
 
@@ -142,6 +116,8 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
     }
     return {};
 }
+// A config file is a few lines; anything larger is not one.
+constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
 // Applies one setting; returns "" or what is wrong with `value`.
 std::string apply(Config& c, const std::string& key, const std::string& value) {
@@ -154,13 +130,20 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         }
         c.dir = value;
     } else if (key == "max_size") {
-        if (!parse_size(value, c.max_bytes) || c.max_bytes == 0) {
+        auto size = service::parse_size(value);
+        if (!size) {
+            return size.error();
+        }
+        if (*size == 0) {
             return "expected a positive size such as 1073741824, 512M or 2G";
         }
+        c.max_bytes = *size;
     } else if (key == "jit_timeout_ms") {
-        if (!parse_ms(value, kDayMs, c.jit_timeout)) {
-            return "expected milliseconds between 1 and 86400000";
+        auto ms = service::parse_duration(value, service::BareUnit::milliseconds);
+        if (!ms || ms->count() == 0 || *ms > std::chrono::hours(24)) {
+            return "expected milliseconds between 1 and 86400000 (or 90s, 5m, …)";
         }
+        c.jit_timeout = *ms;
     } else if (key == "disable") {
         if (!parse_bool(value, c.disabled)) {
             return "expected 0, 1, true or false";
@@ -174,11 +157,11 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
     } else if (key == "jit_path") {
         c.jit_helper = value;
     } else if (key == "jit_helpers") {
-        std::uint64_t n = 0;
-        if (!parse_size(value, n) || value.back() < '0' || value.back() > '9' || n > 256) {
+        auto n = service::parse_size(value);
+        if (!n || value.back() < '0' || value.back() > '9' || *n > 256) {
             return "expected a number of helpers between 0 and 256";
         }
-        c.jit_helpers = static_cast<std::size_t>(n);
+        c.jit_helpers = static_cast<std::size_t>(*n);
     } else if (key == "jit_idle_ms") {
         if (!parse_ms(value, kDayMs, c.jit_idle)) {
             return "expected milliseconds between 1 and 86400000";
@@ -249,14 +232,16 @@ bool read_file(Config& c, std::string& error) {
     if (path.empty()) {
         return true;
     }
-    std::ifstream in(path);
-    if (!in) {
-        if (!env("KCACHE_CONFIG").empty()) {
-            error = "KCACHE_CONFIG: cannot read " + path.string();
-            return false;
+    auto text = read_regular_file(path, kMaxConfigBytes);
+    if (!text) {
+        if (text.error().code == ReadErrc::not_found && env("KCACHE_CONFIG").empty()) {
+            return true;
         }
-        return true;
+        error = (env("KCACHE_CONFIG").empty() ? "config file " : "KCACHE_CONFIG: ") +
+                service::printable(text.error().message);
+        return false;
     }
+    std::istringstream in(*text);
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
         std::string t = trim(line);
@@ -265,14 +250,14 @@ bool read_file(Config& c, std::string& error) {
         }
         auto eq = t.find('=');
         std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
-        std::string where = path.string() + ":" + std::to_string(n) + ": ";
+        std::string where = service::printable(path.string()) + ":" + std::to_string(n) + ": ";
         if (eq == std::string::npos) {
             error = where + "expected `key = value`";
             return false;
         }
         std::string value = trim(t.substr(eq + 1));
         if (auto why = apply(c, key, value); !why.empty()) {
-            error = where + key + ": " + why;
+            error = where + service::printable(key) + ": " + service::printable(why);
             return false;
         }
         c.origins[key] = {value, Source::config_file};
@@ -300,7 +285,8 @@ bool resolve_config(Config& out, std::string& error) {
             continue;
         }
         if (auto why = apply(c, s.key, trim(v)); !why.empty()) {
-            error = std::string(s.env) + "=\"" + v + "\": " + why;
+            error = std::string(s.env) + "=\"" + service::printable(v) +
+                    "\": " + service::printable(why);
             return false;
         }
         c.origins[s.key] = {trim(v), Source::environment};

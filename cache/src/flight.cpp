@@ -101,7 +101,8 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         }
         if (m.record && !shutting_down && user != nullptr &&
             user->mode() == store::OpenMode::read_write) {
-            (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000));
+            (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000),
+                                       plan.budget.count());
         }
         return c;
     }

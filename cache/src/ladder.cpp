@@ -172,7 +172,7 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     }
     if (!prog) {
         store::Store* user = tiers.user();
-        auto fr = user ? user->find_fresh_failure(plan.key)
+        auto fr = user ? user->find_fresh_failure(plan.key, plan.budget.count())
                        : Result<std::optional<store::FailureRecord>, store::StoreError>(
                              std::optional<store::FailureRecord>{});
         if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
@@ -180,7 +180,11 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             out.status = status_of(rec.kind);
             out.rung = Rung::failure_record;
             out.message = std::string("recorded ") + store::to_string(rec.kind) + " (seen " +
-                          std::to_string(rec.count) + "x): " + rec.detail;
+                          std::to_string(rec.count) + "x" +
+                          (rec.kind == store::FailureKind::timeout && rec.budget_ms > 0
+                               ? ", under a budget of " + std::to_string(rec.budget_ms) + " ms"
+                               : "") +
+                          "): " + rec.detail;
             counters.failure++;
             return p;
         }

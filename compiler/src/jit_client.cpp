@@ -108,6 +108,13 @@ std::string default_helper_path() {
         return relative.string();
     }
 #endif
+#ifdef KCACHE_JIT_BUILD_PATH
+    // Not installed: a program run from the build tree (a test, an example)
+    // uses the helper built beside it.
+    if (::access(KCACHE_JIT_BUILD_PATH, X_OK) == 0) {
+        return KCACHE_JIT_BUILD_PATH;
+    }
+#endif
     return KCACHE_JIT_INSTALL_PATH;
 }
 
@@ -134,7 +141,14 @@ Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
     spec.env_overrides = config_.env_overrides;
     spec.stdin_data = encode_request(request);
     spec.stdout_limit = kMaxReplyPayload + kFrameHeaderSize;
-    return interpret_helper_run(run(spec, deadline, config_.on_start));
+    auto result = interpret_helper_run(run(spec, deadline, config_.on_start));
+    if (!result && result.error().kind == JitErrc::spawn_failed) {
+        JitError e = result.error();
+        e.message += " (helper " + config_.helper_path +
+                     "; KCACHE_JIT_PATH names another kcache-jit executable)";
+        return fail(std::move(e));
+    }
+    return result;
 }
 
 void JitCompiler::shutdown() {

@@ -131,8 +131,11 @@ Result<JitPool::Slot, JitError> JitPool::acquire(const std::string& device,
                 freed_.notify_all();
                 return fail(compile_error(K::spawn_failed,
                                           helper ? "the JIT helper pool is shut down"
-                                                 : std::string("cannot start kcache-jit: ") +
-                                                       std::strerror(helper.error())));
+                                                 : "cannot start kcache-jit: " +
+                                                       std::string(std::strerror(helper.error())) +
+                                                       " (helper " + config_.helper_path +
+                                                       "; KCACHE_JIT_PATH names another "
+                                                       "kcache-jit executable)"));
             }
             slot->helper = std::move(*helper);
             started = true;

@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "kcache/common/cl_error.hpp"
+
 namespace kcache::device_db {
 namespace {
 
 DeviceDbError cl_error(const char* what, cl_int status) {
     return DeviceDbError{
-        DeviceDbErrc::opencl, std::string(what) + " failed (" + std::to_string(status) + ")", {}};
+        DeviceDbErrc::opencl, std::string(what) + " failed (" + cl_error_name(status) + ")", {}};
 }
 
 template <class Getter>

@@ -17,6 +17,7 @@
 
 #include "embedded_data.hpp"
 #include "field_reader.hpp"
+#include "kcache/common/read_file.hpp"
 #include "located_json.hpp"
 #include "quirk_loader.hpp"
 
@@ -200,21 +201,13 @@ Result<DataFile, DeviceDbError> parse_data_file(std::string_view text, std::stri
 }
 
 Result<DataFile, DeviceDbError> read_data_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) {
-        return fail(
-            DeviceDbError{DeviceDbErrc::io, path.string() + ": not a readable regular file", {}});
+    // A device data file is a few kilobytes; 16 MiB bounds a hostile one.
+    auto text = read_regular_file(path, 16u << 20);
+    if (!text) {
+        return fail(DeviceDbError{
+            DeviceDbErrc::io, "cannot read device data file " + text.error().message, {}});
     }
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (in) {
-        text << in.rdbuf();
-    }
-    if (!in || in.bad()) {
-        return fail(
-            DeviceDbError{DeviceDbErrc::io, path.string() + ": cannot read device data file", {}});
-    }
-    return parse_data_file(text.str(), path.string());
+    return parse_data_file(*text, path.string());
 }
 
 Result<std::vector<DataFile>, DeviceDbError> builtin_data_files() {

@@ -211,17 +211,18 @@ TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
         auto store = open_store();
         ASSERT_TRUE(store.put(sample_fields(1), bytes, test_provenance()).ok());
     }
-    // Turn the file into a version-1 store: no verification columns.
+    // Turn the file into a version-1 store: no verification columns, no failure budgets.
     raw_sql(db_path(),
             "ALTER TABLE entries DROP COLUMN verification;"
             "ALTER TABLE entries DROP COLUMN verified_at_ms;"
+            "ALTER TABLE failures DROP COLUMN budget_ms;"
             "UPDATE schema_version SET version = 1;");
     ASSERT_EQ(raw_sql(db_path(),
                       "SELECT count(*) FROM pragma_table_info('entries') "
                       "WHERE name = 'verification'"),
               "0");
     auto store = open_store();
-    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "2");
+    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "3");
     auto got = store.get(sample_fields(1));
     ASSERT_TRUE(got.ok()) << got.error().detail;
     EXPECT_EQ(got->bytes, bytes);

@@ -170,7 +170,7 @@ TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
     auto again = store.export_pack(pack);
     ASSERT_FALSE(again.ok());
     EXPECT_EQ(again.error().code, ks::StoreErrc::invalid_argument);
-    raw_sql(pack, "UPDATE schema_version SET version = 3");
+    raw_sql(pack, "UPDATE schema_version SET version = 999");
     auto p = ks::Pack::open(pack);
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().code, ks::StoreErrc::schema_too_new);

@@ -16,8 +16,23 @@ nlohmann::json CliRun::json() const {
 }
 
 CliRun CliTest::kcache(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    return run_cli(KCACHE_TEST_CLI_PATH, args, env);
+}
+
+CliRun CliTest::kcache_to(const std::filesystem::path& out, const std::vector<std::string>& args,
+                          const std::vector<std::string>& env) {
+    std::vector<std::string> sh_args = {"-c", "exec \"$0\" \"$@\" > \"$KCACHE_TEST_STDOUT\"",
+                                        KCACHE_TEST_CLI_PATH};
+    sh_args.insert(sh_args.end(), args.begin(), args.end());
+    std::vector<std::string> sh_env = env;
+    sh_env.push_back("KCACHE_TEST_STDOUT=" + out.string());
+    return run_cli("/bin/sh", sh_args, sh_env);
+}
+
+CliRun CliTest::run_cli(const std::string& program, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env) {
     compiler::SpawnSpec spec;
-    spec.program = KCACHE_TEST_CLI_PATH;
+    spec.program = program;
     spec.args = args;
     spec.env_overrides = env;
     // Defaults for the variables `env` does not set itself.

@@ -27,6 +27,14 @@ class CliTest : public TempDirTest {
     std::filesystem::path store_dir() const { return dir() / "store"; }
     // Runs `kcache args…` with the test's environment plus `env` ("NAME=value").
     CliRun kcache(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+    // Same, with kcache's stdout sent to the file `out` (e.g. /dev/full)
+    // through a shell redirection; the result's `out` is then empty.
+    CliRun kcache_to(const std::filesystem::path& out, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {});
+
+  private:
+    CliRun run_cli(const std::string& program, const std::vector<std::string>& args,
+                   const std::vector<std::string>& env);
 };
 
 }  // namespace kcache::test

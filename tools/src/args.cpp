@@ -4,6 +4,8 @@
 #include <charconv>
 #include <sstream>
 
+#include "kcache/cache/quantity.hpp"
+
 namespace kcache::cli {
 namespace {
 
@@ -29,19 +31,6 @@ std::optional<std::uint64_t> parse_u64(std::string_view text) {
         return std::nullopt;
     }
     return v;
-}
-
-// Splits "90s" into (90, "s"); nullopt when there are no leading digits.
-std::optional<std::pair<std::uint64_t, std::string_view>> number_and_unit(std::string_view text) {
-    std::size_t digits = 0;
-    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-        ++digits;
-    }
-    auto n = parse_u64(text.substr(0, digits));
-    if (!n) {
-        return std::nullopt;
-    }
-    return std::pair{*n, text.substr(digits)};
 }
 
 }  // namespace
@@ -72,41 +61,41 @@ Status<UsageError> ParsedArgs::exclusive(std::initializer_list<std::string_view>
 }
 
 Result<std::optional<std::uint64_t>, UsageError> ParsedArgs::uint_value(std::string_view name,
-                                                                        std::uint64_t min) const {
+                                                                        std::uint64_t min,
+                                                                        std::uint64_t max) const {
     auto text = value(name);
     if (!text) {
         return std::optional<std::uint64_t>{};
     }
     auto v = parse_u64(*text);
+    if (!v && !text->empty() && text->find_first_not_of("0123456789") == std::string::npos) {
+        v = UINT64_MAX;  // too many digits: out of range below
+    }
     if (!v) {
         return fail(usage("--" + std::string(name) + ": not a whole number: '" + *text + "'"));
     }
-    if (*v < min) {
-        return fail(usage("--" + std::string(name) + ": must be at least " + std::to_string(min) +
-                          ", got " + *text));
+    if (*v < min || *v > max) {
+        return fail(usage("--" + std::string(name) + ": must be between " + std::to_string(min) +
+                          " and " + std::to_string(max) + ", got " + *text));
     }
     return std::optional<std::uint64_t>{*v};
 }
 
 Result<std::optional<std::chrono::milliseconds>, UsageError> ParsedArgs::duration_value(
     std::string_view name) const {
-    using std::chrono::milliseconds;
     auto text = value(name);
     if (!text) {
-        return std::optional<milliseconds>{};
+        return std::optional<std::chrono::milliseconds>{};
     }
-    static const std::pair<std::string_view, std::uint64_t> units[] = {
-        {"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
-    auto parts = number_and_unit(*text);
-    if (parts && parts->first > 0) {
-        for (const auto& [unit, factor] : units) {
-            if (parts->second == unit) {
-                return std::optional<milliseconds>{milliseconds(parts->first * factor)};
-            }
-        }
+    auto ms = service::parse_duration(*text, service::BareUnit::seconds);
+    if (!ms) {
+        return fail(usage("--" + std::string(name) + ": " + ms.error()));
     }
-    return fail(usage("--" + std::string(name) + ": not a positive duration: '" + *text +
-                      "' (examples: 90s, 5m, 2h, 7d)"));
+    if (ms->count() == 0) {
+        return fail(
+            usage("--" + std::string(name) + ": must be longer than zero, got '" + *text + "'"));
+    }
+    return std::optional<std::chrono::milliseconds>{*ms};
 }
 
 Result<std::optional<std::uint64_t>, UsageError> ParsedArgs::size_value(
@@ -115,17 +104,11 @@ Result<std::optional<std::uint64_t>, UsageError> ParsedArgs::size_value(
     if (!text) {
         return std::optional<std::uint64_t>{};
     }
-    static const std::pair<std::string_view, std::uint64_t> units[] = {
-        {"", 1}, {"K", 1ull << 10}, {"M", 1ull << 20}, {"G", 1ull << 30}, {"T", 1ull << 40}};
-    if (auto parts = number_and_unit(*text)) {
-        for (const auto& [unit, factor] : units) {
-            if (parts->second == unit) {
-                return std::optional<std::uint64_t>{parts->first * factor};
-            }
-        }
+    auto bytes = service::parse_size(*text);
+    if (!bytes) {
+        return fail(usage("--" + std::string(name) + ": " + bytes.error()));
     }
-    return fail(usage("--" + std::string(name) + ": not a size: '" + *text +
-                      "' (examples: 500M, 2G, 4096)"));
+    return std::optional<std::uint64_t>{*bytes};
 }
 
 std::vector<std::string> ParsedArgs::list_value(std::string_view name) const {

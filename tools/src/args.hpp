@@ -56,14 +56,16 @@ class ParsedArgs {
     // Usage error when more than one of `names` was given.
     Status<UsageError> exclusive(std::initializer_list<std::string_view> names) const;
 
-    // Option `name` as an integer >= `min`; nullopt when absent.
-    Result<std::optional<std::uint64_t>, UsageError> uint_value(std::string_view name,
-                                                                std::uint64_t min) const;
+    // Option `name` as an integer in [`min`, `max`]; nullopt when absent.
+    Result<std::optional<std::uint64_t>, UsageError> uint_value(
+        std::string_view name, std::uint64_t min, std::uint64_t max = UINT64_MAX) const;
     // Option `name` as a duration ("90s", "5m", "2h", "7d", "1500ms"; bare
-    // numbers are seconds) greater than zero; nullopt when absent.
+    // numbers are seconds) greater than zero and at most 100 years
+    // (service::parse_duration); nullopt when absent.
     Result<std::optional<std::chrono::milliseconds>, UsageError> duration_value(
         std::string_view name) const;
-    // Option `name` as a size in bytes ("512K", "100M", "2G", bare bytes).
+    // Option `name` as a size in bytes ("512K", "100M", "2G", bare bytes; at
+    // most 2^62, service::parse_size).
     Result<std::optional<std::uint64_t>, UsageError> size_value(std::string_view name) const;
     // Option `name` split at commas (empty items dropped); empty when absent.
     std::vector<std::string> list_value(std::string_view name) const;

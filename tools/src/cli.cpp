@@ -1,15 +1,23 @@
 #include "cli.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <iostream>
+#include <system_error>
+#include <thread>
+
+#include "kcache/cache/text.hpp"
 
 namespace kcache::cli {
 
 int report(Exit code, std::string_view command, std::string_view message) {
-    std::cerr << "kcache " << command << ": " << message << "\n";
+    std::cerr << "kcache " << command << ": " << service::printable(message) << "\n";
     return static_cast<int>(code);
 }
 
@@ -27,6 +35,17 @@ std::optional<Config> load_cli_config(std::string_view command, int& exit_code) 
     return config;
 }
 
+std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int& exit_code) {
+    auto db = device_db::DeviceDb::from_environment();
+    if (!db) {
+        const bool unreadable = db.error().code == device_db::DeviceDbErrc::io;
+        exit_code = report(unreadable ? Exit::not_found : Exit::usage, command,
+                           "KCACHE_DEVICE_DB: " + db.error().message);
+        return std::nullopt;
+    }
+    return std::move(db).value();
+}
+
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,
                                             store::OpenMode mode) {
     auto config = load_cli_config(command, exit_code);
@@ -37,11 +56,100 @@ std::optional<store::Store> open_user_store(std::string_view command, int& exit_
     policy.max_bytes = config->max_bytes;
     policy.mode = config->read_only ? store::OpenMode::read_only : mode;
     auto opened = store::Store::open(config->dir, policy);
+    if (!opened && opened.error().code == store::StoreErrc::schema_too_old && !config->read_only) {
+        // A store of an older schema: migrate it once through a writable
+        // handle, then open it as asked.
+        store::Policy writable = policy;
+        writable.mode = store::OpenMode::read_write;
+        if (auto migrated = store::Store::open(config->dir, writable); migrated) {
+            opened = store::Store::open(config->dir, policy);
+        }
+    }
     if (!opened) {
         exit_code = report(exit_for(opened.error()), command, opened.error().message);
         return std::nullopt;
     }
     return std::move(opened).value();
+}
+
+std::optional<PathProblem> new_output_problem(const std::filesystem::path& out) {
+    struct stat st {};
+    if (::lstat(out.c_str(), &st) == 0) {
+        return PathProblem{Exit::usage, out.string() + " already exists; remove it first"};
+    }
+    if (errno != ENOENT) {
+        return PathProblem{Exit::usage, out.string() + ": " + std::strerror(errno)};
+    }
+    const std::filesystem::path parent = out.has_parent_path() ? out.parent_path() : ".";
+    if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return PathProblem{Exit::not_found,
+                           out.string() + ": no such directory " + parent.string()};
+    }
+    // The store writes "<out>.tmp-<pid>" and renames it: try exactly that name.
+    const std::string probe = out.string() + ".tmp-" + std::to_string(::getpid());
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        const int err = errno;
+        return PathProblem{err == ENAMETOOLONG ? Exit::usage : Exit::store_error,
+                           "cannot write " + out.string() + ": " + std::strerror(err)};
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return std::nullopt;
+}
+
+std::optional<PathProblem> input_file_problem(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        return PathProblem{Exit::not_found, err == ENOENT
+                                                ? "no such file: " + path.string()
+                                                : path.string() + ": " + std::strerror(err)};
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return PathProblem{Exit::store_error, path.string() + ": not a regular file"};
+    }
+    return std::nullopt;
+}
+
+void run_parallel(std::size_t threads, const std::function<void()>& work) {
+    std::vector<std::jthread> started;
+    for (std::size_t t = 1; t < threads; ++t) {
+        try {
+            started.emplace_back(work);
+        } catch (const std::system_error&) {
+            break;  // e.g. EAGAIN at the process's thread limit: fewer threads, same work
+        }
+    }
+    work();
+}
+
+std::string trim_log(std::string_view log, std::size_t max_lines) {
+    constexpr std::size_t kMaxLine = 240;
+    std::string out;
+    std::size_t shown = 0;
+    std::size_t left_out = 0;
+    for (std::size_t start = 0; start < log.size();) {
+        std::size_t end = log.find('\n', start);
+        end = end == std::string_view::npos ? log.size() : end;
+        std::string_view line = log.substr(start, end - start);
+        start = end + 1;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+            continue;
+        }
+        if (shown == max_lines) {
+            ++left_out;
+            continue;
+        }
+        out.append(line.substr(0, kMaxLine));
+        out += line.size() > kMaxLine ? "…\n" : "\n";
+        ++shown;
+    }
+    if (left_out > 0) {
+        out +=
+            "… " + std::to_string(left_out) + " more lines (kcache explain shows the whole log)\n";
+    }
+    return out;
 }
 
 std::string entry_device(const store::KeyFields& fields) {

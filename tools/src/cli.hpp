@@ -3,11 +3,14 @@
 // reporting, and opening the user store the way the runtime does.
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
+#include "kcache/common/deadline.hpp"
+#include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/store/store.hpp"
 
@@ -64,10 +67,45 @@ Exit exit_for(const store::StoreError& error);
 // and sets `exit_code` (usage: a malformed value).
 std::optional<Config> load_cli_config(std::string_view command, int& exit_code);
 
+// The device database with the KCACHE_DEVICE_DB override applied, or prints
+// why not (naming the file, prefixed by `command`) and sets `exit_code`:
+// not_found when the override cannot be read, usage when it is malformed.
+std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int& exit_code);
+
 // Opens the configured user store (read-only when `mode` or the configuration
 // says so), or prints why not (prefixed by `command`) and sets `exit_code`.
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,
                                             store::OpenMode mode = store::OpenMode::read_write);
+
+// Why a path named on the command line cannot be used: the exit code and a
+// message naming the path.
+struct PathProblem {
+    Exit code;
+    std::string message;
+};
+
+// Checks, before any work, that a new file can be published at `out` the way
+// the store writes packs (a temporary sibling renamed into place): it must not
+// exist, its directory must exist and accept the temporary name. Never throws.
+std::optional<PathProblem> new_output_problem(const std::filesystem::path& out);
+
+// Checks that `path` names an existing regular file (a pack to read); not_found
+// when it is missing or unreachable (e.g. a name too long), store_error when
+// it is not a regular file. Never throws.
+std::optional<PathProblem> input_file_problem(const std::filesystem::path& path);
+
+// The most worker threads a command starts (--jobs is bounded by it).
+inline constexpr std::uint64_t kMaxJobs = 256;
+
+// Runs `work` on up to `threads` threads, the calling one included, and
+// returns when every one has returned. When the system refuses more threads
+// the ones started (at least the caller) do the work: `work` must take its
+// items from a shared queue, so that any number of threads finishes them.
+void run_parallel(std::size_t threads, const std::function<void()>& work);
+
+// A compiler log cut for a terminal: at most `max_lines` lines of at most 240
+// bytes each, blank lines dropped, and a last line saying how much was left out.
+std::string trim_log(std::string_view log, std::size_t max_lines = 20);
 
 // Absolute path of this executable (/proc/self/exe).
 std::string self_path();

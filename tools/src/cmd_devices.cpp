@@ -148,11 +148,11 @@ int run(const ParsedArgs& args) {
     if (!timeout) {
         return report(Exit::usage, "devices", timeout.error().message);
     }
-    auto db = device_db::DeviceDb::from_environment();
-    if (!db) {
-        return report(Exit::store_error, "devices", db.error().message);
-    }
     int code = 0;
+    auto db = load_device_db("devices", code);
+    if (!db) {
+        return code;
+    }
     auto config = load_cli_config("devices", code);
     if (!config) {
         return code;

@@ -80,6 +80,15 @@ void check_config(std::vector<Finding>& out, const Config& config) {
         out.push_back(
             {"config", name, effective(config, name) + "  [" + to_string(setting.second) + "]"});
     }
+    for (const auto& p : config.packs) {
+        std::error_code ec;
+        if (!std::filesystem::exists(p, ec)) {
+            out.push_back({"config", "packs",
+                           p.string() + " does not exist (a KCACHE_PACKS entry; the runtime "
+                                        "skips it with a warning)",
+                           Level::problem});
+        }
+    }
 }
 
 void check_store_dir(std::vector<Finding>& out, const std::filesystem::path& dir) {
@@ -149,7 +158,7 @@ void check_icds(std::vector<Finding>& out) {
 
 void check_ocloc(std::vector<Finding>& out) {
     const compiler::OclocCompiler ocloc;
-    auto id = ocloc.identity(compiler::Clock::now() + std::chrono::seconds(60));
+    auto id = ocloc.identity(deadline_after(std::chrono::seconds(60)));
     if (!id) {
         out.push_back(
             {"ocloc", "version",
@@ -239,7 +248,8 @@ Command doctor_command() {
          "quirk rules of the device database for each OpenCL device (probed in a child).\n"
          "With a remote tier (KCACHE_REMOTE), each server is probed: GET and HEAD of a\n"
          "probe key for everyone, PUT and DELETE of a probe object for writers; an open\n"
-         "circuit breaker is shown.\n",
+         "circuit breaker is shown.\n"
+         "A KCACHE_PACKS entry that does not exist is a problem.\n",
          {{"json", Arity::flag, "", "print JSON"},
           {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,

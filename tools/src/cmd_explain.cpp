@@ -3,6 +3,7 @@
 // diffs it field by field against the nearest stored entries.
 
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +64,10 @@ json explain_device(store::Store& store, const device_db::DeviceDb& db,
     }
     out["state"] = "miss";
     out["remote"] = remote_state(remote, store::make_key(fields));
+    // A fresh failure record answers this key at once (the ladder's rung 4).
+    if (auto failure = store.find_fresh_failure(store::make_key(fields)); failure && *failure) {
+        out["failure"] = failure_to_json(**failure, store::now_ms(store::Policy{}));
+    }
     out["nearest"] = json::array();
     if (auto near = store.nearest(fields, limit)) {
         for (const store::NearEntry& n : *near) {
@@ -79,6 +84,25 @@ void print_text(const json& d) {
         return;
     }
     std::cout << "  remote: " << d["remote"].get<std::string>() << "\n";
+    if (d.contains("failure")) {
+        const json& f = d["failure"];
+        const std::string detail = f["detail"].get<std::string>();
+        const std::size_t nl = detail.find('\n');
+        std::cout << "  failure record: " << f["kind"].get<std::string>() << ", seen "
+                  << f["count"].get<std::uint64_t>() << "x, until "
+                  << f["expires"].get<std::string>();
+        if (f["kind"] == "timeout" && f["budget_ms"].get<std::int64_t>() > 0) {
+            std::cout << ", under a budget of " << f["budget_ms"].get<std::int64_t>()
+                      << " ms (a larger one tries again)";
+        }
+        std::cout << " (`kcache gc --failures` clears it)\n    " << detail.substr(0, nl) << "\n";
+        if (nl != std::string::npos) {
+            std::istringstream log(trim_log(detail.substr(nl + 1), 60));
+            for (std::string line; std::getline(log, line);) {
+                std::cout << "    " << line << "\n";
+            }
+        }
+    }
     if (d["nearest"].empty()) {
         std::cout << "  the store holds no entry to compare with\n";
     }
@@ -106,12 +130,14 @@ int run(const ParsedArgs& args) {
                       "explain", variant.error().message);
     }
     auto rendered = kernels::render(*variant);
-    auto db = device_db::DeviceDb::from_environment();
-    if (!rendered || !db) {
-        return report(Exit::store_error, "explain",
-                      !rendered ? rendered.error().message : db.error().message);
+    if (!rendered) {
+        return report(Exit::store_error, "explain", rendered.error().message);
     }
     int code = 0;
+    auto db = load_device_db("explain", code);
+    if (!db) {
+        return code;
+    }
     auto config = load_cli_config("explain", code);
     auto remote = config ? open_cli_remote("explain", *config, code) : std::nullopt;
     auto store = remote ? open_user_store("explain", code) : std::nullopt;
@@ -145,7 +171,9 @@ Command explain_command() {
              "the nearest stored entries are shown with every hashed field that differs\n"
              "(wanted vs stored): a new driver version, other build options, …\n"
              "With a remote tier (KCACHE_REMOTE), a HEAD request says whether the server\n"
-             "holds the key.\n",
+             "holds the key.\n"
+             "A fresh failure record for the key (timeout, crash, build error) is shown with\n"
+             "its compiler log; `kcache gc --failures` clears the records.\n",
              {{"device", Arity::value, "SEL", "only this device: index or name substring"},
               {"limit", Arity::value, "N", "nearest entries shown per device (default 3)"},
               {"json", Arity::flag, "", "print JSON"}},

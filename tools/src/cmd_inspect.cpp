@@ -54,7 +54,46 @@ Result<Filters, std::string> read_filters(const ParsedArgs& args) {
     return f;
 }
 
+// `ls --failures`: the user store's failure records, latest first.
+int run_ls_failures(const ParsedArgs& args) {
+    int code = 0;
+    auto store = open_user_store("ls", code);
+    if (!store) {
+        return code;
+    }
+    auto records = store->list_failures();
+    if (!records) {
+        return report(exit_for(records.error()), "ls", records.error().message);
+    }
+    const store::TimeMs now = store::now_ms(store::Policy{});
+    json out = json::array();
+    for (const store::FailureRecord& r : *records) {
+        out.push_back(failure_to_json(r, now));
+        if (args.has("json")) {
+            continue;
+        }
+        const std::string detail = r.detail.substr(0, r.detail.find('\n'));
+        std::cout << r.key.hex().substr(0, 16) << "  " << store::to_string(r.kind) << "  seen "
+                  << r.count << "x, last " << format_time(r.last_seen_ms)
+                  << (r.expires_ms <= now ? "  expired" : "  until " + format_time(r.expires_ms))
+                  << (r.kind == store::FailureKind::timeout && r.budget_ms > 0
+                          ? "  budget " + std::to_string(r.budget_ms) + " ms"
+                          : "")
+                  << "\n    " << detail << "\n";
+    }
+    if (args.has("json")) {
+        std::cout << out.dump(2) << "\n";
+    }
+    return 0;
+}
+
 int run_ls(const ParsedArgs& args) {
+    if (auto conflict = args.exclusive({"failures", "pack"}); !conflict) {
+        return report(Exit::usage, "ls", conflict.error().message);
+    }
+    if (args.has("failures")) {
+        return run_ls_failures(args);
+    }
     auto filters = read_filters(args);
     if (!filters) {
         return report(Exit::usage, "ls", filters.error());
@@ -65,10 +104,12 @@ int run_ls(const ParsedArgs& args) {
         return code;
     }
     json out = json::array();
+    std::size_t shown = 0;
     for (const store::EntryInfo& e : *entries) {
         if (!matches(e, *filters)) {
             continue;
         }
+        ++shown;
         if (args.has("json")) {
             out.push_back(entry_to_json(e));
         } else {
@@ -77,6 +118,11 @@ int run_ls(const ParsedArgs& args) {
                       << human_size(e.raw_size) << "  " << verification_name(e.verification)
                       << "  last used " << format_time(e.last_use_ms) << "\n";
         }
+    }
+    // A name that is neither a known kernel nor on any entry is a typo, not
+    // an empty result (exit 3, as --help says).
+    if (shown == 0 && !filters->kernel.empty() && !kernels::resolve(filters->kernel)) {
+        return report(Exit::not_found, "ls", "unknown kernel '" + filters->kernel + "'");
     }
     if (args.has("json")) {
         std::cout << out.dump(2) << "\n";
@@ -177,12 +223,17 @@ Command ls_command() {
              "[options]",
              "list cache entries (user store, or a pack)",
              "Filters combine (all must hold). --kernel accepts names and aliases and matches\n"
-             "every variant of the kernel.\n",
+             "every variant of the kernel; a name that is no known kernel and on no entry\n"
+             "exits 3. --failures lists the remembered compile failures instead (kind,\n"
+             "count, expiry, the time budget of a timeout, the message); a timeout holds\n"
+             "back only requests with a budget no larger than its own. `kcache gc\n"
+             "--failures` clears them.\n",
              {{"kernel", Arity::value, "NAME", "only this kernel (name or alias)"},
               {"device", Arity::value, "TEXT", "only devices whose name contains TEXT"},
               {"origin", Arity::value, "KIND", "only jit, aot or import entries"},
               {"verified", Arity::value, "STATE", "only passed, failed or unverified entries"},
               {"pack", Arity::value, "FILE", "list this pack instead of the user store"},
+              {"failures", Arity::flag, "", "list failure records instead of entries"},
               {"json", Arity::flag, "", "print a JSON array of entries"}},
              0,
              0,

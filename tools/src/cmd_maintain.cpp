@@ -14,19 +14,41 @@ namespace {
 
 using nlohmann::json;
 
+// `gc --failures`: forgets every failure record, so the next request compiles.
+int clear_failures(store::Store& store, bool as_json) {
+    auto cleared = store.clear_all_failures();
+    if (!cleared) {
+        return report(exit_for(cleared.error()), "gc", cleared.error().message);
+    }
+    if (as_json) {
+        std::cout << json{{"failures_cleared", *cleared}}.dump() << "\n";
+    } else {
+        std::cout << "cleared " << *cleared << " failure records\n";
+    }
+    return 0;
+}
+
 int run_gc(const ParsedArgs& args) {
     auto max_size = args.size_value("max-size");
     auto older = args.duration_value("older-than");
     if (!max_size || !older) {
         return report(Exit::usage, "gc", (!max_size ? max_size.error() : older.error()).message);
     }
-    if (!*max_size && !*older) {
-        return report(Exit::usage, "gc", "give --max-size, --older-than or both");
+    const bool failures = args.has("failures");
+    if (failures && (*max_size || *older)) {
+        return report(Exit::usage, "gc",
+                      "--failures cannot be combined with --max-size or --older-than");
+    }
+    if (!*max_size && !*older && !failures) {
+        return report(Exit::usage, "gc", "give --max-size, --older-than (or both), or --failures");
     }
     int code = 0;
     auto store = open_user_store("gc", code);
     if (!store) {
         return code;
+    }
+    if (failures) {
+        return clear_failures(*store, args.has("json"));
     }
     store::GcOptions options;
     options.max_bytes = *max_size;
@@ -49,8 +71,8 @@ int run_gc(const ParsedArgs& args) {
 
 int run_export(const ParsedArgs& args) {
     const std::filesystem::path out = args.positionals()[0];
-    if (std::filesystem::exists(out)) {
-        return report(Exit::usage, "export", out.string() + " already exists; remove it first");
+    if (auto problem = new_output_problem(out)) {
+        return report(problem->code, "export", problem->message);
     }
     int code = 0;
     auto store = open_user_store("export", code);
@@ -85,8 +107,8 @@ int run_export(const ParsedArgs& args) {
 
 int run_import(const ParsedArgs& args) {
     const std::string pack = args.positionals()[0];
-    if (!std::filesystem::exists(pack)) {
-        return report(Exit::not_found, "import", "no such pack: " + pack);
+    if (auto problem = input_file_problem(pack)) {
+        return report(problem->code, "import", problem->message);
     }
     int code = 0;
     auto store = open_user_store("import", code);
@@ -118,9 +140,13 @@ Command gc_command() {
              "[options]",
              "remove old entries and shrink the store to a size",
              "--older-than removes entries not used for that long; --max-size then evicts the\n"
-             "least recently used entries until the stored bytes fit. At least one is needed.\n",
+             "least recently used entries until the stored bytes fit. At least one is needed.\n"
+             "Values are checked: a size above 2^62 bytes or a duration above 100 years is a\n"
+             "usage error, never a wrapped number. --failures instead forgets every failure\n"
+             "record (`kcache ls --failures` lists them), so the next request compiles again.\n",
              {{"max-size", Arity::value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
               {"older-than", Arity::value, "DUR", "remove entries unused for DUR (30d, 12h)"},
+              {"failures", Arity::flag, "", "clear the failure records instead"},
               {"json", Arity::flag, "", "print JSON"}},
              0,
              0,

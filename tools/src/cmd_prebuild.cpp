@@ -116,7 +116,7 @@ void build_one(BuildJob& job, TargetPlan& plan, const kernels::Variant& variant)
     }
     auto rendered = kernels::render(variant);
     auto binary = job.ocloc.compile({rendered->source, rendered->options, plan.target},
-                                    compiler::Clock::now() + job.timeout);
+                                    deadline_after(job.timeout));
     if (!binary && binary.error().kind == compiler::OclocErrc::unsupported_target) {
         std::lock_guard lock(job.mutex);
         if (!plan.unsupported.exchange(true)) {
@@ -153,10 +153,7 @@ void run_jobs(BuildJob& job, std::size_t jobs) {
                       job.variants[i % job.variants.size()]);
         }
     };
-    std::vector<std::jthread> threads;
-    for (std::size_t t = 0; t < jobs; ++t) {
-        threads.emplace_back(worker);
-    }
+    run_parallel(std::min(jobs, total), worker);
 }
 
 std::vector<store::AotCoverage> coverage_of(const std::vector<std::unique_ptr<TargetPlan>>& plans,
@@ -209,12 +206,15 @@ int print_summary(const std::vector<store::AotCoverage>& records, std::uint64_t 
     return failures > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
-// A private scratch directory, removed when done.
+// A private scratch directory, removed when done unless kept.
 struct ScratchDir {
     std::filesystem::path path;
+    bool keep = false;
     ~ScratchDir() {
         std::error_code ec;
-        std::filesystem::remove_all(path, ec);
+        if (!keep) {
+            std::filesystem::remove_all(path, ec);
+        }
     }
 };
 
@@ -226,17 +226,18 @@ std::filesystem::path make_scratch() {
 
 int run(const ParsedArgs& args) {
     const std::filesystem::path out = *args.value("output");
-    auto jobs = args.uint_value("jobs", 1);
+    auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
     if (!jobs || !timeout) {
         return report(Exit::usage, kName, (!jobs ? jobs.error() : timeout.error()).message);
     }
-    if (std::filesystem::exists(out)) {
-        return report(Exit::usage, kName, out.string() + " already exists; remove it first");
+    if (auto problem = new_output_problem(out)) {
+        return report(problem->code, kName, problem->message);
     }
-    auto db = device_db::DeviceDb::from_environment();
+    int db_code = 0;
+    auto db = load_device_db(kName, db_code);
     if (!db) {
-        return report(Exit::store_error, kName, db.error().message);
+        return db_code;
     }
     auto plans = plan_targets(*db, args.list_value("targets"));
     auto variants = select_variants(args.list_value("kernels"), args.list_value("dtypes"));
@@ -246,7 +247,7 @@ int run(const ParsedArgs& args) {
     compiler::OclocConfig config;
     config.ocloc_path = args.value("ocloc").value_or(config.ocloc_path);
     const compiler::OclocCompiler ocloc(config);
-    auto identity = ocloc.identity(compiler::Clock::now() + std::chrono::seconds(60));
+    auto identity = ocloc.identity(deadline_after(std::chrono::seconds(60)));
     if (!identity) {
         return report(Exit::environment, kName, "ocloc unusable: " + identity.error().message);
     }
@@ -266,7 +267,12 @@ int run(const ParsedArgs& args) {
     progress.finish();
     auto exported = store->export_pack(out);
     if (!exported) {
-        return report(exit_for(exported.error()), kName, exported.error().message);
+        // The builds are done: keep them rather than lose them to a late error.
+        scratch.keep = true;
+        return report(exit_for(exported.error()), kName,
+                      exported.error().message + "; the built binaries are kept in " +
+                          scratch.path.string() + " (KCACHE_DIR=" + scratch.path.string() +
+                          " kcache export PACK writes them again)");
     }
     const auto records = coverage_of(*plans, job.compiler_id);
     if (auto written = store::write_aot_coverage(out, records); !written) {
@@ -291,13 +297,16 @@ Command prebuild_command() {
              "the installed ocloc cannot target is named with its PCI ids and recorded in the\n"
              "pack's kcache_aot_coverage table as not_targetable: the runtime JITs there.\n"
              "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n"
+             "--output is checked before anything is built (it must not exist, and its\n"
+             "directory must accept it). If the pack still cannot be written at the end,\n"
+             "the built binaries are kept in a scratch store whose path is printed.\n"
              "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
              "<prefix>/share/kcache/packs.\n",
              {{"output", Arity::value, "PACK", "pack file to write (must not exist; *.kcpack)"},
               {"targets", Arity::value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
               {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
               {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-              {"jobs", Arity::value, "N", "parallel ocloc runs (default 1)"},
+              {"jobs", Arity::value, "N", "parallel ocloc runs, 1 to 256 (default 1)"},
               {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
               {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
               {"quiet", Arity::flag, "", "no progress output"}},

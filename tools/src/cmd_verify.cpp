@@ -15,8 +15,8 @@ namespace {
 using nlohmann::json;
 
 int verify_pack(const std::string& path, bool as_json) {
-    if (!std::filesystem::exists(path)) {
-        return report(Exit::not_found, "verify", "no such pack: " + path);
+    if (auto problem = input_file_problem(path)) {
+        return report(problem->code, "verify", problem->message);
     }
     auto pack = store::Pack::open(path);
     if (!pack) {

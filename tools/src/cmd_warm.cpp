@@ -5,7 +5,7 @@
 #include <atomic>
 #include <iostream>
 #include <mutex>
-#include <set>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +23,13 @@ namespace {
 
 using nlohmann::json;
 
-enum class WarmResult { built, cached, unsupported, failed, timed_out };
-constexpr const char* kResultNames[] = {"built", "already cached", "unsupported", "failed",
-                                        "timed out"};
+// `not_stored`: compiled, but the store did not keep it (disk full, size
+// bound): the next run compiles again, so it needs action like a failure.
+enum class WarmResult { built, cached, unsupported, failed, timed_out, not_stored };
+constexpr const char* kResultNames[] = {"built",  "already cached", "unsupported",
+                                        "failed", "timed out",      "not stored"};
+constexpr const char* kJsonNames[] = {"built",  "already_cached", "unsupported",
+                                      "failed", "timed_out",      "not_stored"};
 
 // One build: a registry variant or a manifest item, on one device.
 struct WarmItem {
@@ -70,7 +74,9 @@ class Warmer {
             return {WarmResult::unsupported, "none", *unsupported};
         }
         const service::CompileInput input = compile_input(item);
-        if (stored(dev, input)) {
+        const bool storable = !db_.quirks_for(dev.identity).no_cached_binaries;
+        const store::KeyFields fields = service::jit_key_fields(dev.identity, input);
+        if (storable && stored(fields)) {
             return {WarmResult::cached, "user_store", ""};
         }
         Cache* cache = open_cache();
@@ -91,7 +97,18 @@ class Warmer {
             program = cache->program(dev.context.get(), dev.device, request);
         }
         const Outcome& o = program.outcome();
-        return {classify(o), to_string(o.rung), o.message.substr(0, o.message.find('\n'))};
+        ItemReport report{classify(o), to_string(o.rung), o.message};
+        if (report.result == WarmResult::built && storable && !stored(fields)) {
+            // Counted only once the store really holds it, checksum verified.
+            report.result = WarmResult::not_stored;
+            if (report.message.empty()) {
+                report.message = config_.read_only
+                                     ? "compiled, but not stored: the store is read-only "
+                                       "(KCACHE_READONLY)"
+                                     : "compiled, but the user store does not hold it";
+            }
+        }
+        return report;
     }
 
     // Waits (at most `limit`) for the uploads the service queued for what it
@@ -132,23 +149,9 @@ class Warmer {
     }
 
     // True when the user store holds the exact key the runtime would look up
-    // (and the device's quirks allow stored binaries at all).
-    bool stored(const OpenedDevice& dev, const service::CompileInput& input) {
-        if (db_.quirks_for(dev.identity).no_cached_binaries) {
-            return false;
-        }
-        const store::Key key = store::make_key(service::jit_key_fields(dev.identity, input));
-        std::lock_guard lock(mutex_);
-        if (!stored_keys_) {  // one query for the whole batch instead of one per item
-            stored_keys_.emplace();
-            if (auto listed = store_.list()) {
-                for (const store::EntryInfo& e : *listed) {
-                    stored_keys_->insert(e.key);
-                }
-            }
-        }
-        return stored_keys_->count(key) > 0;
-    }
+    // and its bytes pass the checksum: a damaged entry is not "cached", the
+    // service's own read quarantines it and the build replaces it.
+    bool stored(const store::KeyFields& fields) { return store_.get(fields).ok(); }
 
     Cache* open_cache() {
         std::lock_guard lock(mutex_);
@@ -164,7 +167,6 @@ class Warmer {
     store::Store store_;
     device_db::DeviceDb db_;
     std::mutex mutex_;
-    std::optional<std::set<store::Key>> stored_keys_;  // the user store's keys at start
     std::unique_ptr<Cache> cache_;
     std::string open_error_;
 };
@@ -193,9 +195,25 @@ void run_batch(Warmer& warmer, const std::vector<OpenedDevice>& devices, Batch& 
                           (r.result >= WarmResult::unsupported ? ": " + r.message : ""));
         }
     };
-    std::vector<std::jthread> threads;
-    for (std::size_t t = 0; t < std::min(jobs, batch.items.size()); ++t) {
-        threads.emplace_back(worker);
+    run_parallel(std::min(jobs, batch.items.size()), worker);
+}
+
+// An item's message split into its first line and the compiler log after it.
+std::pair<std::string, std::string> message_and_log(const std::string& message) {
+    const std::size_t nl = message.find('\n');
+    if (nl == std::string::npos) {
+        return {message, ""};
+    }
+    return {message.substr(0, nl), message.substr(nl + 1)};
+}
+
+void print_item_text(const json& item) {
+    std::cout << item["result"].get<std::string>() << ": " << item["kernel"].get<std::string>()
+              << " on " << item["device"].get<std::string>() << ": "
+              << item["message"].get<std::string>() << "\n";
+    std::istringstream log(item["log"].get<std::string>());
+    for (std::string line; std::getline(log, line);) {
+        std::cout << "    " << line << "\n";
     }
 }
 
@@ -203,48 +221,66 @@ using Uploads = std::optional<std::pair<std::uint64_t, std::uint64_t>>;
 
 int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, const Uploads& uploads,
               bool as_json) {
-    std::array<int, 5> counts{};
+    constexpr std::size_t kResults = std::size(kResultNames);
+    std::array<int, kResults> counts{};
     json items = json::array();
     for (std::size_t i = 0; i < batch.items.size(); ++i) {
         const ItemReport& r = batch.reports[i];
         ++counts[static_cast<std::size_t>(r.result)];
+        auto [message, log] = message_and_log(r.message);
         items.push_back({{"kernel", batch.items[i].label()},
                          {"device", devices[batch.items[i].device].identity.name},
                          {"result", kResultNames[static_cast<int>(r.result)]},
                          {"rung", r.rung},
-                         {"message", r.message}});
+                         {"message", message},
+                         {"log", trim_log(log)}});
     }
     const bool upload_failed = uploads && uploads->second > 0;
+    const int needs_action = counts[static_cast<int>(WarmResult::failed)] +
+                             counts[static_cast<int>(WarmResult::not_stored)] + (upload_failed ? 1 : 0);
     if (as_json) {
-        json j{{"built", counts[0]},  {"already_cached", counts[1]}, {"unsupported", counts[2]},
-               {"failed", counts[3]}, {"timed_out", counts[4]},      {"items", items}};
+        json summary;
+        for (std::size_t k = 0; k < kResults; ++k) {
+            summary[kJsonNames[k]] = counts[k];
+        }
         if (uploads) {
-            j["remote_uploads"] = uploads->first;
-            j["remote_upload_failures"] = uploads->second;
+            summary["remote_uploads"] = uploads->first;
+            summary["remote_upload_failures"] = uploads->second;
         }
-        std::cout << j.dump(2) << "\n";
-    } else {
-        for (const json& item : items) {
-            if (item["result"] == "failed" || item["result"] == "timed out") {
-                std::cout << item["result"].get<std::string>() << ": "
-                          << item["kernel"].get<std::string>() << " on "
-                          << item["device"].get<std::string>() << ": "
-                          << item["message"].get<std::string>() << "\n";
-            }
         }
-        std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
-                  << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
-                  << " timed out (" << devices.size() << " device"
-                  << (devices.size() == 1 ? "" : "s") << ")\n";
-        if (counts[4] > 0) {
-            std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
+        summary["items"] = items;
+        std::cout << summary.dump(2) << "\n";
+        return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    }
+    for (const json& item : items) {
+        if (item["result"] == "failed" || item["result"] == "timed out" ||
+            item["result"] == "not stored") {
+            print_item_text(item);
         }
         if (uploads) {
             std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
                       << " failed\n";
         }
     }
-    return counts[3] > 0 || upload_failed ? static_cast<int>(Exit::action_needed) : 0;
+    std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
+              << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
+              << " timed out";
+    if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
+        std::cout << ", " << n << " not stored";
+    }
+    std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
+    if (counts[4] > 0) {
+        std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
+    }
+    if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
+        std::cout << "built kernels that could not be stored are compiled again next time: "
+                     "free space or raise KCACHE_MAX_SIZE\n";
+    }
+    if (uploads) {
+        std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
+                  << " failed\n";
+    }
+    return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 // The items to build, or prints why not and sets `code`.
@@ -280,7 +316,7 @@ std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args, std::siz
 }
 
 int run(const ParsedArgs& args) {
-    auto jobs = args.uint_value("jobs", 1);
+    auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
     auto conflict = args.exclusive({"manifest", "kernels"});
     auto conflict2 = args.exclusive({"manifest", "dtypes"});
@@ -294,21 +330,30 @@ int run(const ParsedArgs& args) {
     }
     int code = 0;
     auto config = load_cli_config("warm", code);
-    auto devices = config ? open_devices("warm", args.value("device"), code) : std::nullopt;
+    if (config && config->disabled) {
+        return report(Exit::usage, "warm",
+                      "kcache is disabled (KCACHE_DISABLE): the runtime would use nothing warm "
+                      "builds; unset KCACHE_DISABLE to warm");
+    }
+    auto db = config ? load_device_db("warm", code) : std::nullopt;
+    auto devices = db ? open_devices("warm", args.value("device"), code) : std::nullopt;
     auto items = devices ? plan_items(args, devices->size(), code) : std::nullopt;
     if (!items) {
         return code;
     }
     // Read-only once the store exists: the precheck only reads, and such a
     // handle writes nothing back at exit (the service has its own for puts).
-    const bool exists = std::filesystem::exists(config->dir / store::kStoreFileName);
+    // A store file is only ever published with its schema, so "exists" means
+    // "readable now", even while another warm is creating it.
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(config->dir / store::kStoreFileName, ec);
     auto store = open_user_store("warm", code,
                                  exists ? store::OpenMode::read_only : store::OpenMode::read_write);
-    auto db = device_db::DeviceDb::from_environment();
-    if (!store || !db) {
-        return store ? report(Exit::store_error, "warm", db.error().message) : code;
+    if (!store) {
+        return code;
     }
-    const std::size_t parallel = jobs->value_or(std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t parallel = jobs->value_or(
+        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxJobs));
     if (config->jit_helpers > 0) {  // one persistent helper per job; 0 keeps one per compile
         config->jit_helpers = parallel;
     }
@@ -337,7 +382,11 @@ Command warm_command() {
          "Compiles run in persistent helpers, --jobs of them per device, which start\n"
          "their OpenCL driver once (KCACHE_JIT_HELPERS=0: a fresh helper per compile).\n"
          "Progress: a bar on a terminal, one line per item otherwise (stderr); the\n"
-         "summary (built / already cached / unsupported / failed / timed out) on stdout.\n"
+         "summary (built / already cached / unsupported / failed / timed out / not\n"
+         "stored) on stdout, with the compiler's log (trimmed) under each failure.\n"
+         "\"Already cached\" means the stored entry passed its checksum; a damaged one\n"
+         "is rebuilt. A kernel built but not stored (disk full, size bound) is counted\n"
+         "as not stored, with the reason, and makes the exit code 1.\n"
          "Unsupported variants (e.g. f16 without cl_khr_fp16) and timeouts are not\n"
          "errors: the runtime falls back for them.\n"
          "--manifest FILE warms an operator library's own kernels; the format is in\n"
@@ -349,14 +398,15 @@ Command warm_command() {
           {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
           {"manifest", Arity::value, "FILE", "warm the kernels of this manifest instead"},
-          {"jobs", Arity::value, "N", "compiles in parallel (default: the number of CPUs)"},
+          {"jobs", Arity::value, "N", "compiles in parallel, 1 to 256 (default: the CPUs)"},
           {"timeout", Arity::value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
           {"json", Arity::flag, "", "print the summary and every item as JSON"},
           {"quiet", Arity::flag, "", "no progress output"}},
          0,
          0,
          std::string(kExitOk) +
-             "  1  some kernel failed to build (build error, crash, store), or an upload failed\n" +
+             "  1  some kernel failed to build (build error, crash), or was built but could\n"
+             "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or an upload failed\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
         run};

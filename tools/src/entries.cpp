@@ -45,12 +45,24 @@ json entry_to_json(const store::EntryInfo& e) {
             {"verified_at", format_time(e.verified_at_ms)}};
 }
 
+json failure_to_json(const store::FailureRecord& r, store::TimeMs now_ms) {
+    return {{"key", r.key.hex()},
+            {"kind", store::to_string(r.kind)},
+            {"count", r.count},
+            {"budget_ms", r.budget_ms},
+            {"first_seen", format_time(r.first_seen_ms)},
+            {"last_seen", format_time(r.last_seen_ms)},
+            {"expires", format_time(r.expires_ms)},
+            {"expired", r.expires_ms <= now_ms},
+            {"detail", r.detail}};
+}
+
 std::optional<std::vector<store::EntryInfo>> list_entries(std::string_view command,
                                                           const std::optional<std::string>& pack,
                                                           int& exit_code) {
     if (pack) {
-        if (!std::filesystem::exists(*pack)) {
-            exit_code = report(Exit::not_found, command, "no such pack: " + *pack);
+        if (auto problem = input_file_problem(*pack)) {
+            exit_code = report(problem->code, command, problem->message);
             return std::nullopt;
         }
         auto opened = store::Pack::open(*pack);

@@ -17,6 +17,10 @@ nlohmann::json entry_to_json(const store::EntryInfo& e);
 // JSON form of the hashed key fields.
 nlohmann::json fields_to_json(const store::KeyFields& f);
 
+// JSON form of a failure record (`ls --failures`, `explain`): the detail
+// (with the compiler log) whole, times as UTC text, budget in ms (0: unknown).
+nlohmann::json failure_to_json(const store::FailureRecord& r, store::TimeMs now_ms);
+
 // Entries of the pack at `pack`, or of the user store when it is absent; on
 // error prints why (prefixed by `command`) and sets `exit_code`.
 std::optional<std::vector<store::EntryInfo>> list_entries(std::string_view command,

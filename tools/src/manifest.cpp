@@ -1,15 +1,18 @@
 #include "manifest.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "kcache/common/read_file.hpp"
 
 namespace kcache::cli {
 namespace {
 
 using nlohmann::json;
+
+// The most a manifest, or one of its kernel sources, may hold.
+constexpr std::size_t kMaxManifestBytes = 16u << 20;
 
 // A malformed document: the where and what of the first problem.
 struct Invalid {
@@ -78,12 +81,14 @@ Status<ManifestError> add_kernel(const json& k, const std::string& where,
     }
     for (const std::string& file : sources) {
         const std::filesystem::path path = base / file;
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            return fail(ManifestError{ManifestErrc::not_found,
-                                      where + ": cannot read source " + path.string()});
+        auto text = read_regular_file(path, kMaxManifestBytes);
+        if (!text) {
+            return fail(ManifestError{text.error().code == ReadErrc::not_found
+                                          ? ManifestErrc::not_found
+                                          : ManifestErrc::invalid,
+                                      where + ": cannot read source " + text.error().message});
         }
-        item.source += std::string(std::istreambuf_iterator<char>(in), {});
+        item.source += *text;
     }
     if (k.contains("local_size")) {
         if (!k["local_size"].is_number_unsigned()) {
@@ -114,14 +119,15 @@ Status<ManifestError> add_kernel(const json& k, const std::string& where,
 }  // namespace
 
 Result<std::vector<ManifestItem>, ManifestError> load_manifest(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return fail(
-            ManifestError{ManifestErrc::not_found, "cannot read manifest " + path.string()});
+    auto text = read_regular_file(path, kMaxManifestBytes);
+    if (!text) {
+        return fail(ManifestError{text.error().code == ReadErrc::not_found ? ManifestErrc::not_found
+                                                                           : ManifestErrc::invalid,
+                                  "cannot read manifest " + text.error().message});
     }
     std::vector<ManifestItem> items;
     try {
-        const json doc = json::parse(in);
+        const json doc = json::parse(*text);
         check_keys(doc, {"kernels"}, "manifest");
         if (!doc.contains("kernels") || !doc["kernels"].is_array() || doc["kernels"].empty()) {
             throw Invalid{"manifest: 'kernels' must be a non-empty array"};

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "kcache/common/cl_error.hpp"
 #include "probe.hpp"
 
 namespace kcache::cli {
@@ -120,7 +121,7 @@ std::optional<std::vector<OpenedDevice>> open_devices(std::string_view command,
         if (err != CL_SUCCESS || !context) {
             exit_code = report(
                 Exit::environment, command,
-                "clCreateContext failed (" + std::to_string(err) + ") for " + d.identity.name);
+                "clCreateContext failed (" + cl_error_name(err) + ") for " + d.identity.name);
             return std::nullopt;
         }
         out.push_back({d.device, std::move(context), std::move(d.identity)});

@@ -124,7 +124,7 @@ Result<std::vector<DeviceIdentity>, ProbeError> probe_devices(std::chrono::milli
     compiler::SpawnSpec spec;
     spec.program = self_path();
     spec.args = {"devices", kProbeChildFlag};
-    const auto run = compiler::run(spec, compiler::Clock::now() + timeout);
+    const auto run = compiler::run(spec, deadline_after(timeout));
     switch (run.outcome) {
         case compiler::ChildExit::timed_out:
             return fail(ProbeError{ProbeErrc::timed_out,

@@ -68,9 +68,48 @@ Status<StoreError> check_owner_and_mode(const fs::path& dir, const struct stat& 
     return Ok{};
 }
 
+// Checks every existing ancestor of `dir` the way ssh and sudo check the
+// directories above a secret: each must be owned by root or by us, and not
+// writable by others unless sticky (as /tmp is). Otherwise whoever can write
+// it could swap the cache directory for one of theirs.
+Status<StoreError> check_ancestors(const fs::path& dir) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    if (ec) {
+        return Ok{};  // unresolvable paths fail later with their own error
+    }
+    for (p = p.parent_path();; p = p.parent_path()) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+                return fail(StoreError{
+                    StoreErrc::unsafe_directory,
+                    "cache directory " + dir.string() + ": the directory above it, " + p.string() +
+                        ", is owned by uid " + std::to_string(st.st_uid) +
+                        ", who could replace the cache. Fix: set KCACHE_DIR to a directory "
+                        "under your home"});
+            }
+            if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
+                return fail(StoreError{
+                    StoreErrc::unsafe_directory,
+                    "cache directory " + dir.string() + ": the directory above it, " + p.string() +
+                        ", is writable by everyone and not sticky (mode " + octal_mode(st.st_mode) +
+                        "), so anyone could replace the cache. Fix: `chmod o-w " + p.string() +
+                        "` (or `chmod +t`), or set KCACHE_DIR elsewhere"});
+            }
+        }
+        if (p == p.root_path() || !p.has_relative_path()) {
+            return Ok{};
+        }
+    }
+}
+
 }  // namespace
 
 Result<Writable, StoreError> prepare_cache_dir(const fs::path& dir) {
+    if (auto ancestors = check_ancestors(dir); !ancestors.ok()) {
+        return fail(ancestors.error());
+    }
     struct stat lst {};
     if (::lstat(dir.c_str(), &lst) != 0) {
         if (errno != ENOENT) {

@@ -13,7 +13,9 @@ enum class Writable { yes, no };
 
 // Creates `dir` (mode 0700, parents as needed) or checks an existing one
 // (following a symlink): it must be a directory owned by the effective user
-// and not writable by group or others. Returns whether it can be written
+// and not writable by group or others, and every existing directory above it
+// must be owned by root or the user and not writable by others unless sticky
+// (checked before anything is created). Returns whether it can be written
 // (No on a read-only file system or without write permission); an
 // UnsafeDirectory or Io error naming the path and the fix otherwise.
 Result<Writable, StoreError> prepare_cache_dir(const std::filesystem::path& dir);

@@ -59,8 +59,7 @@ Result<Pack, StoreError> Pack::open(const fs::path& path) {
         return fail(StoreError{StoreErrc::io, p + ": no such pack file"});
     }
     // immutable=1: no locks, no -shm/-wal, nothing written, even beside the file.
-    auto db = sql::Db::open(sql::file_uri(p, "immutable=1"),
-                            SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, 0);
+    auto db = sql::Db::open_untrusted(sql::file_uri(p, "immutable=1"));
     if (!db.ok()) {
         return fail(schema::to_store_error(db.error(), p));
     }

@@ -66,11 +66,17 @@ INSERT INTO schema_version VALUES (1);
 
 // Migrations: kMigrations[v - 1] takes version v to v + 1.
 // 1 → 2: the on-device verification result of each entry.
+// 2 → 3: the time budget a failure happened under (0: unknown, as in records
+// written before; a timeout record then holds back no request).
 constexpr const char* kMigrations[] = {
     R"sql(
 ALTER TABLE entries ADD COLUMN verification INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE entries ADD COLUMN verified_at_ms INTEGER NOT NULL DEFAULT 0;
 UPDATE schema_version SET version = 2;
+)sql",
+    R"sql(
+ALTER TABLE failures ADD COLUMN budget_ms INTEGER NOT NULL DEFAULT 0;
+UPDATE schema_version SET version = 3;
 )sql",
 };
 static_assert(std::size(kMigrations) == kCurrentVersion - 1);
@@ -100,6 +106,17 @@ StoreError too_new(int found, const std::string& path) {
             path + ": schema version " + std::to_string(found) + " was written by a newer kcache " +
                 "(this one reads up to " + std::to_string(kCurrentVersion) +
                 "); the file is left untouched: upgrade kcache, or point KCACHE_DIR elsewhere"};
+}
+
+StoreError not_a_store(sql::Db& db, const std::string& path) {
+    auto tables = db.query_int("SELECT count(*) FROM sqlite_master");
+    const std::string what = !tables.ok()          ? "an unreadable SQLite file"
+                             : tables.value() == 0 ? "an empty SQLite database"
+                                                   : "an SQLite database of another program";
+    return {StoreErrc::foreign,
+            path + " is " + what +
+                ", not a kcache store or pack; kcache neither reads nor writes it. Fix: move it "
+                "away, or point KCACHE_DIR at another directory"};
 }
 
 StoreError to_store_error(const sql::SqlError& e, const std::string& path) {
@@ -168,6 +185,9 @@ Status<StoreError> check_readable(sql::Db& db, const std::string& path) {
     }
     if (v.value() > kCurrentVersion) {
         return fail(too_new(v.value(), path));
+    }
+    if (v.value() == 0) {
+        return fail(not_a_store(db, path));
     }
     if (v.value() < kCurrentVersion) {
         return fail(StoreError{StoreErrc::schema_too_old,

@@ -9,7 +9,7 @@
 namespace kcache::store::schema {
 
 // The version this build reads and writes.
-inline constexpr int kCurrentVersion = 2;
+inline constexpr int kCurrentVersion = 3;
 
 // Returns the schema version of `db`: 0 for an empty database.
 sql::Res<int> read_version(sql::Db& db);
@@ -23,7 +23,12 @@ Status<StoreError> ensure_current(sql::Db& db, const std::string& path,
 // Returns the SchemaTooNew refusal for a file of schema `found` at `path`.
 StoreError too_new(int found, const std::string& path);
 
-// Checks that a database opened read-only has exactly kCurrentVersion.
+// Returns the Foreign refusal for the SQLite file at `path` (open as `db`)
+// that has no kcache schema: empty, or another program's tables.
+StoreError not_a_store(sql::Db& db, const std::string& path);
+
+// Checks that a database opened read-only has exactly kCurrentVersion;
+// Foreign for a file without kcache's schema.
 Status<StoreError> check_readable(sql::Db& db, const std::string& path);
 
 // Maps an SQLite error to a StoreError whose message names `path`.

@@ -104,6 +104,28 @@ Res<Db> Db::open(const std::string& uri, int flags, int busy_timeout_ms) {
     return db;
 }
 
+Res<Db> Db::open_untrusted(const std::string& uri) {
+    auto opened = open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, 0);
+    if (!opened.ok()) {
+        return opened;
+    }
+    Db db = std::move(opened).value();
+    sqlite3* raw = db.db_.get();
+    for (int option : {SQLITE_DBCONFIG_DEFENSIVE, SQLITE_DBCONFIG_TRUSTED_SCHEMA}) {
+        const int value = option == SQLITE_DBCONFIG_DEFENSIVE ? 1 : 0;
+        if (int rc = sqlite3_db_config(raw, option, value, nullptr); rc != SQLITE_OK) {
+            return fail(db.error(rc));
+        }
+    }
+    auto st = db.exec(
+        "PRAGMA trusted_schema = OFF; PRAGMA cell_size_check = ON; "
+        "PRAGMA query_only = ON;");
+    if (!st.ok()) {
+        return fail(st.error());
+    }
+    return db;
+}
+
 Res<StmtRef> Db::cached(const char* sql) {
     auto it = cache_.find(sql);
     if (it == cache_.end()) {

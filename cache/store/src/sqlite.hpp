@@ -102,6 +102,11 @@ class Db {
   public:
     // Opens `uri` (a file: URI) with `flags` (SQLITE_OPEN_* | SQLITE_OPEN_URI added).
     static Res<Db> open(const std::string& uri, int flags, int busy_timeout_ms);
+    // Opens `uri` read-only as a file from outside (a pack, an import), with
+    // SQLite's defences on: SQLITE_DBCONFIG_DEFENSIVE, no trusted schema (no
+    // functions with side effects from its views or triggers), cell size
+    // checks (damaged b-tree cells are errors, not crashes) and query_only.
+    static Res<Db> open_untrusted(const std::string& uri);
 
     // Returns the cached statement for `sql` (a string literal), preparing it once.
     Res<StmtRef> cached(const char* sql);

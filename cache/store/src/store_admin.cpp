@@ -10,27 +10,9 @@ namespace {
 
 // Lock held: every entry's metadata, least recently used first.
 Result<std::vector<EntryInfo>, StoreError> list_locked(Store::Impl& s) {
-    auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::vector<EntryInfo>> {
-        auto stmt = s.db.cached(rows::kSelectAllInfo);
-        if (!stmt.ok()) {
-            return fail(stmt.error());
-        }
-        std::vector<EntryInfo> out;
-        for (;;) {
-            auto row = stmt.value()->step();
-            if (!row.ok()) {
-                return fail(row.error());
-            }
-            if (!row.value()) {
-                return out;
-            }
-            out.push_back(rows::read_info(*stmt.value()));
-        }
+    return read_all<EntryInfo>(s, rows::kSelectAllInfo, [](const sql::Stmt& row) {
+        return std::optional<EntryInfo>(rows::read_info(row));
     });
-    if (!done.ok()) {
-        return fail(s.error(done.error()));
-    }
-    return std::move(done).value();
 }
 
 }  // namespace

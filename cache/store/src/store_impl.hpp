@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -94,6 +95,35 @@ Result<std::int64_t, StoreError> write_one(Store::Impl& s, const char* sql, cons
         return fail(s.error(done.error()));
     }
     return done.value();
+}
+
+// Lock held: runs the parameterless query `sql` and returns `read(stmt)` of
+// every row; `read` returns an optional to skip a row.
+template <class T, class Read>
+Result<std::vector<T>, StoreError> read_all(Store::Impl& s, const char* sql, Read read) {
+    auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::vector<T>> {
+        auto stmt = s.db.cached(sql);
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        std::vector<T> out;
+        for (;;) {
+            auto row = stmt.value()->step();
+            if (!row.ok()) {
+                return fail(row.error());
+            }
+            if (!row.value()) {
+                return out;
+            }
+            if (std::optional<T> item = read(*stmt.value())) {
+                out.push_back(std::move(*item));
+            }
+        }
+    });
+    if (!done.ok()) {
+        return fail(s.error(done.error()));
+    }
+    return std::move(done).value();
 }
 
 // Names of persisted counters.

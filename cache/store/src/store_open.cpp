@@ -1,9 +1,15 @@
 // Store::open: directory safety, damaged-file recovery, read-only fallback,
 // schema creation and migration.
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "dir_safety.hpp"
+#include "kcache/common/unique_fd.hpp"
 #include "kcache/store/log.hpp"
 #include "store_impl.hpp"
 
@@ -13,7 +19,8 @@ namespace {
 
 Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy& policy) {
     const std::string path = db_path.string();
-    if (!fs::exists(db_path)) {
+    std::error_code ec;
+    if (!fs::exists(db_path, ec)) {
         return fail(StoreError{StoreErrc::read_only,
                                path + ": no store here, and it cannot be created read-only"});
     }
@@ -30,16 +37,21 @@ Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy
             return std::move(db).value();
         }
         if (st.error().code == StoreErrc::schema_too_new ||
-            st.error().code == StoreErrc::schema_too_old || st.error().code == StoreErrc::corrupt) {
+            st.error().code == StoreErrc::schema_too_old || st.error().code == StoreErrc::foreign ||
+            st.error().code == StoreErrc::corrupt) {
             return fail(st.error());
         }
     }
     return fail(StoreError{StoreErrc::io, path + ": cannot be opened read-only"});
 }
 
-// One attempt at opening `db_path` writable, creating or migrating the schema.
+enum class Creating { no, yes };
+
+// One attempt at opening `db_path` writable and migrating its schema; when
+// `mode` is Creating::yes the file is new and private, and gets the schema.
 Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Policy& policy,
-                                               const sql::RetryPolicy& retry) {
+                                               const sql::RetryPolicy& retry,
+                                               Creating mode = Creating::no) {
     const std::string path = db_path.string();
     auto opened = sql::Db::open(sql::file_uri(path, ""),
                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -55,6 +67,11 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
     }
     if (version.value() > schema::kCurrentVersion) {
         return fail(schema::too_new(version.value(), path));
+    }
+    // kcache publishes a store file only with its schema (create_store_file):
+    // a file without one is someone else's, or empty, and is never adopted.
+    if (version.value() == 0 && mode != Creating::yes) {
+        return fail(schema::not_a_store(db, path));
     }
     std::string pragmas = "PRAGMA synchronous = ";
     pragmas += policy.durability == Durability::full ? "FULL;" : "NORMAL;";
@@ -73,16 +90,59 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
     return db;
 }
 
+// Creates the store file at `db_path` unless one exists, race-free between
+// processes: the schema is written into a private file beside it, which is
+// then hard-linked into place (link fails if another process won; its file is
+// then used). So `db_path` never exists without its schema.
+Status<StoreError> create_store_file(const fs::path& db_path, const Policy& policy,
+                                     const sql::RetryPolicy& retry) {
+    std::string tmp = db_path.string() + ".new-XXXXXX";
+    UniqueFd fd(::mkstemp(tmp.data()));
+    if (!fd.valid()) {
+        return fail(StoreError{
+            StoreErrc::io,
+            db_path.parent_path().string() + ": cannot create a file: " + std::strerror(errno)});
+    }
+    fd.reset();
+    struct Cleanup {
+        std::string path;
+        ~Cleanup() {
+            for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+                ::unlink((path + suffix).c_str());
+            }
+        }
+    } cleanup{tmp};
+    {
+        auto db = open_writable_once(tmp, policy, retry, Creating::yes);
+        if (!db.ok()) {
+            return fail(db.error());
+        }
+        // Leaving this scope closes the only connection: SQLite checkpoints the
+        // WAL into the file, so the linked file is complete on its own.
+    }
+    if (::link(tmp.c_str(), db_path.c_str()) != 0 && errno != EEXIST) {
+        return fail(StoreError{StoreErrc::io, db_path.string() + ": cannot create the store: " +
+                                                  std::strerror(errno)});
+    }
+    return Ok{};
+}
+
 // Opens writable; a damaged file is moved aside once and replaced by a fresh store.
 Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy& policy,
                                           const sql::RetryPolicy& retry) {
-    if (fs::exists(db_path)) {
+    std::error_code ec;
+    if (fs::exists(db_path, ec)) {
         std::string problem = files::header_problem(db_path);
         if (!problem.empty()) {
             auto moved = files::move_aside(db_path, problem);
             if (!moved.ok()) {
                 return fail(moved.error());
             }
+        }
+    }
+    if (!fs::exists(db_path, ec)) {
+        if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
+            return fail(made.error());
         }
     }
     auto db = open_writable_once(db_path, policy, retry);
@@ -92,6 +152,9 @@ Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy&
     auto moved = files::move_aside(db_path, db.error().message);
     if (!moved.ok()) {
         return fail(moved.error());
+    }
+    if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
+        return fail(made.error());
     }
     return open_writable_once(db_path, policy, retry);
 }
@@ -112,10 +175,11 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
         return fail(writable.error());
     }
     const fs::path db_path = dir / kStoreFileName;
+    std::error_code ec;
     OpenMode mode = policy.mode;
     if (mode == OpenMode::read_write &&
         (writable.value() == files::Writable::no ||
-         (fs::exists(db_path) && files::file_writable(db_path) == files::Writable::no))) {
+         (fs::exists(db_path, ec) && files::file_writable(db_path) == files::Writable::no))) {
         log_message(LogLevel::warning,
                     db_path.string() + " cannot be written: opened read-only, puts will fail");
         mode = OpenMode::read_only;

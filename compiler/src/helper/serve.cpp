@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "helper.hpp"
+#include "kcache/common/cl_error.hpp"
 
 namespace kcache::compiler::helper {
 namespace {
@@ -106,7 +107,7 @@ Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitR
 }  // namespace
 
 std::string cl_failure(const char* call, cl_int err) {
-    return std::string(call) + " failed: CL error " + std::to_string(err);
+    return std::string(call) + " failed: " + cl_error_name(err) + " (" + std::to_string(err) + ")";
 }
 
 std::vector<std::string> kernel_names(cl_program program) {

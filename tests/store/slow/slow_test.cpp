@@ -226,5 +226,38 @@ TEST_F(Slow, StoreCreatedByEightProcessesAtOnce) {
         EXPECT_EQ(got->bytes, binary_like(1000, i));
     }
     EXPECT_EQ(raw_sql(db_path(), "PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "2");
+    EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "3");
+}
+
+// `kcache warm` opens an existing store read-only. A store being created by
+// another process must therefore never be visible before its schema is: in
+// every round, openers race creators on a fresh directory, opening read-only
+// as soon as the file exists, exactly as warm decides.
+TEST_F(Slow, StoreIsNeverSeenWithoutItsSchemaByConcurrentOpeners) {
+    if (kt::child_role() == "opener") {
+        const fs::path dir = kt::child_env("STORE");
+        ASSERT_TRUE(kt::wait_for_start_gate());
+        const bool creator = kt::child_index() % 2 == 0;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!creator && !fs::exists(dir / ks::kStoreFileName) &&
+               std::chrono::steady_clock::now() < give_up) {
+        }
+        ks::Policy policy;
+        policy.mode = fs::exists(dir / ks::kStoreFileName) ? ks::OpenMode::read_only
+                                                           : ks::OpenMode::read_write;
+        auto store = ks::Store::open(dir, policy);
+        ASSERT_TRUE(store.ok()) << store.error().message;
+        return;
+    }
+    constexpr int kRounds = 40;
+    for (int round = 0; round < kRounds; ++round) {
+        const fs::path dir = store_dir() / std::to_string(round);
+        fs::create_directories(store_dir());
+        auto group = ChildGroup::spawn(4, "opener", {{"STORE", dir.string()}});
+        group.release();
+        for (const auto& r : group.wait_all(std::chrono::seconds(60))) {
+            ASSERT_TRUE(r.ok()) << "round " << round << ": " << r.describe();
+        }
+        EXPECT_EQ(raw_sql(dir / ks::kStoreFileName, "SELECT version FROM schema_version"), "3");
+    }
 }

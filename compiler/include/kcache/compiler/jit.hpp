@@ -75,8 +75,10 @@ class JitPool;
 // Where kcache-jit is looked for when no explicit path is given: the
 // environment variable KCACHE_JIT_PATH; else `kcache-jit` in the directory of
 // the binary that contains this library (the executable, or the shared object
-// it is linked into); else the installed libexec path. Returns the first that
-// exists (or the last candidate, so that a spawn error names it).
+// it is linked into); else the installed libexec path relative to it; else,
+// for programs run from the build tree, the helper built there; else the
+// configured install path. Returns the first that exists (or the last
+// candidate, so that a spawn error names it).
 std::string default_helper_path();
 
 class JitCompiler {

@@ -20,8 +20,11 @@ inline constexpr const char* kStoreFileName = "store.sqlite";
 class Store {
   public:
     // Opens (creating 0700 if absent) the store in `dir`. Refuses an unsafe
-    // directory (UnsafeDirectory) and a newer schema (SchemaTooNew, file left
-    // untouched); migrates an older one; moves a damaged database file aside
+    // directory or one under an ancestor others could replace
+    // (UnsafeDirectory), a newer schema (SchemaTooNew, file left untouched)
+    // and an SQLite file without kcache's schema (Foreign, left untouched);
+    // creates a new store file complete with its schema, race-free between
+    // processes; migrates an older one; moves a damaged database file aside
     // (`<name>.corrupt-<time>`, with a warning) and starts afresh; opens
     // read-only, with a warning, when the directory or file cannot be written.
     static Result<Store, StoreError> open(const std::filesystem::path& dir, Policy policy = {});
@@ -72,14 +75,22 @@ class Store {
     // into this store (origin Import); refuses a newer schema.
     Result<ImportReport, StoreError> import_pack(const std::filesystem::path& pack_path);
 
-    // Records a failure of `kind` for `key`: count +1, last seen now, expiry
-    // base TTL doubled per repeat (capped). Returns the updated record.
+    // Records a failure of `kind` for `key` that happened under a time budget
+    // of `budget_ms` (0: unknown): count +1, last seen now, expiry base TTL
+    // doubled per repeat (capped). Returns the updated record.
     Result<FailureRecord, StoreError> record_failure(const Key& key, FailureKind kind,
-                                                     std::string_view detail);
-    // Returns the unexpired failure record for `key` seen last, if any.
-    Result<std::optional<FailureRecord>, StoreError> find_fresh_failure(const Key& key);
+                                                     std::string_view detail, TimeMs budget_ms = 0);
+    // Returns the unexpired failure record for `key` seen last that holds back
+    // a request with a budget of `budget_ms`, if any: a timeout record does not
+    // hold back a request whose budget is larger than its own.
+    Result<std::optional<FailureRecord>, StoreError> find_fresh_failure(const Key& key,
+                                                                        TimeMs budget_ms = 0);
     // Removes every failure record of `key`; returns how many there were.
     Result<std::uint64_t, StoreError> clear_failures(const Key& key);
+    // Removes every failure record of the store; returns how many there were.
+    Result<std::uint64_t, StoreError> clear_all_failures();
+    // Returns every failure record, expired ones included, latest first.
+    Result<std::vector<FailureRecord>, StoreError> list_failures();
 
     // Returns counters (tier "user"), sizes, evictions and corruptions.
     Result<Stats, StoreError> stats();

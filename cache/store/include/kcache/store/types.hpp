@@ -56,6 +56,7 @@ enum class StoreErrc {
     read_only,         // the store was opened read-only (by request or necessity)
     schema_too_new,    // the file was written by a newer kcache; left untouched
     schema_too_old,    // a read-only pack of an older schema (cannot be migrated in place)
+    foreign,           // an SQLite file without kcache's schema (empty or another program's)
     corrupt,           // the database file is damaged and could not be replaced
     too_large,         // one entry larger than the whole size bound
     busy,              // the database stayed locked through every retry
@@ -147,6 +148,9 @@ struct FailureRecord {
     TimeMs first_seen_ms = 0;
     TimeMs last_seen_ms = 0;
     TimeMs expires_ms = 0;
+    // The time budget of the request that failed (0: unknown). A timeout
+    // record holds back only requests whose budget is not larger.
+    TimeMs budget_ms = 0;
 };
 
 // Counters of one tier (the user store or one pack).
