@@ -46,7 +46,8 @@ Context new_context();
 // The default variant of `kernel` rendered by the registry; aborts on failure.
 const kernels::Rendered& rendered(const std::string& kernel);
 
-// A cache config for a store in `dir` with kcache-jit from the build tree.
+// A cache config for a store in `dir` with kcache-jit from the build tree and
+// no resident bytes, so that a new context's request reads the store.
 Config cache_config(const std::filesystem::path& dir);
 
 // Opens a cache on `dir`; aborts on failure.

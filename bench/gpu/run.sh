@@ -5,7 +5,10 @@
 # Registers NVIDIA's OpenCL ICD, then: identity probe, warm every variant,
 # a second process that must hit for all, warm again (builds nothing), the
 # kernels' KATs and the service tests on the GPU, the examples operator
-# library, PyTorch comparison, benchmarks.
+# library, PyTorch comparison, benchmarks, and the long-lived process
+# (hit vs floor with a new context per sample, the hit's steps, first hit in a
+# fresh process vs the floor's, resident memory per 1,000 contexts;
+# GPU_BENCH_CONTEXTS=N changes the 1,000 rounds).
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
@@ -43,5 +46,6 @@ step() {
   step ops-tests ops_test --gtest_brief=1
   step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
   step bench gpu_bench bench "$work/bench"
+  step long-lived gpu_bench long-lived "$work/long"
   echo; echo "steps failed: $failures"
 } 2>&1 | tee "$report"

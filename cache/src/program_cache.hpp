@@ -29,8 +29,12 @@
 //     same address never meets stale entries. It holds only a weak reference
 //     to the cache's state, so a cache destroyed first is safe.
 // Programs are released outside the lock: releasing a context's last program
-// destroys the context and runs the callback, which takes the lock.
+// destroys the context and runs the callback, which takes the lock. What the
+// sweep and the bound let go is released by the cache's own thread, so that a
+// request never pays for destroying another context (milliseconds on a GPU
+// driver); forget() releases before it returns.
 
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -38,6 +42,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -81,11 +86,15 @@ class ProgramCache {
     std::size_t size() const;
     // Programs released so far (sweep, bound, forget, destructor callback).
     std::uint64_t released() const;
+    // Waits until what the sweep and the bound let go is released, at most
+    // until `until`; returns false on timeout.
+    bool wait_released(std::chrono::steady_clock::time_point until);
 
     struct State;  // shared with the destructor callbacks (weakly)
 
   private:
     std::shared_ptr<State> state_;
+    std::thread reaper_;  // releases State::doomed
 };
 
 }  // namespace kcache::service
