@@ -53,6 +53,10 @@ Config cache_config(const std::filesystem::path& dir);
 // Opens a cache on `dir`; aborts on failure.
 std::unique_ptr<Cache> open_cache(const std::filesystem::path& dir);
 
+// Opens a cache on `dir` that keeps decoded bytes in memory (the default
+// bound), so a new context's request reads no store; aborts on failure.
+std::unique_ptr<Cache> open_resident_cache(const std::filesystem::path& dir);
+
 // Asks `cache` for `kernel` (default variant, blocking).
 Program request(Cache& cache, cl_context context, const std::string& kernel);
 

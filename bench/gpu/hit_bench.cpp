@@ -6,6 +6,11 @@
 //     answered from the resident bytes, Cache::program answered by the store
 //     (resident bytes off), and the floor: clCreateProgramWithBinary +
 //     clBuildProgram of the stored bytes with the build options kcache passes.
+//     The Cache arms call forget() (untimed) before releasing their context,
+//     so that every arm destroys its context outside the timing; a fourth arm
+//     (resident, "sweep") leaves that to the cache, as a caller that never
+//     calls forget() does: the next request sweeps it and the cache's thread
+//     destroys it, overlapping that request.
 //  2. the store hit's steps, each timed alone in a new context: device probe,
 //     context check, render, key, Store::get (read + decode + checksum),
 //     decode + checksum alone, checksum alone, the two driver calls.
@@ -115,8 +120,8 @@ Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std:
 void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
     std::printf("\n1. hit vs floor, long-lived Cache, new context per sample (%d samples, µs)\n",
                 kSamples);
-    std::printf("%-16s %10s %10s %10s %9s %9s\n", "kernel", "resident", "store", "floor",
-                "res/floor", "sto/floor");
+    std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s\n", "kernel", "resident", "store", "floor",
+                "sweep", "res/floor", "sto/floor", "swp/floor");
     for (const auto& k : kk::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
@@ -124,33 +129,41 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
         }
         const std::string options = rendered(k.name).options;
         auto resident = open_at(dir, true), stored = open_at(dir, false);
-        std::vector<double> t[3];
+        auto sweeping = open_at(dir, true);
+        std::vector<double> t[4];
         bool wrong = false;
-        auto via = [&](kcache::Cache& cache, bool from_memory, std::vector<double>& out) {
+        auto via = [&](kcache::Cache& cache, bool from_memory, bool forget,
+                       std::vector<double>& out) {
             Ctx ctx(d);
             const auto t0 = Clock::now();
             auto p = cache.program(ctx.c, d.device, request_of(k.name));
             out.push_back(us_since(t0));
             wrong |= !p.ok() || p.outcome().resident != from_memory;
+            p = kcache::Program();
+            if (forget) {
+                cache.forget(ctx.c);
+            }
         };
         const std::function<void()> arms[] = {
-            [&] { via(*resident, true, t[0]); }, [&] { via(*stored, false, t[1]); },
+            [&] { via(*resident, true, true, t[0]); }, [&] { via(*stored, false, true, t[1]); },
             [&] {
                 Ctx ctx(d);
                 t[2].push_back(floor_us(d, ctx.c, bytes, options));
-            }};
-        {
+            },
+            [&] { via(*sweeping, true, false, t[3]); }};
+        for (auto* c : {resident.get(), sweeping.get()}) {
             Ctx warm(d);
-            resident->program(warm.c, d.device, request_of(k.name));
+            c->program(warm.c, d.device, request_of(k.name));
+            c->forget(warm.c);
         }
         for (int i = 0; i < kSamples; ++i) {
-            for (int j = 0; j < 3; ++j) {
-                arms[(i + j) % 3]();
+            for (int j = 0; j < 4; ++j) {
+                arms[(i + j) % 4]();
             }
         }
-        const double r = median(t[0]), s = median(t[1]), f = median(t[2]);
-        std::printf("%-16s %10.1f %10.1f %10.1f %8.2fx %8.2fx%s\n", k.name.c_str(), r, s, f, r / f,
-                    s / f, wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+        const double r = median(t[0]), s = median(t[1]), f = median(t[2]), w = median(t[3]);
+        std::printf("%-16s %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx %8.2fx%s\n", k.name.c_str(), r, s,
+                    f, w, r / f, s / f, w / f, wrong ? "  (WRONG RUNG OR FAILURE)" : "");
     }
 }
 
