@@ -25,19 +25,16 @@ std::uint64_t resident_kib() {
     return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
 }
 
-// Resident growth in KiB over 1,000 rounds of `round` (after 50 untimed),
-// read after `settle` (which waits for deferred releases).
-template <class F, class S>
-double kib_per_1000(F&& round, S&& settle) {
+// Resident growth in KiB over 1,000 rounds of `round` (after 50 untimed).
+template <class F>
+double kib_per_1000(F&& round) {
     for (int i = 0; i < 50; ++i) {
         round();
     }
-    settle();
     const auto before = resident_kib();
     for (int i = 0; i < 1000; ++i) {
         round();
     }
-    settle();
     return static_cast<double>(resident_kib()) - static_cast<double>(before);
 }
 
@@ -48,21 +45,17 @@ void BM_ContextCycle(benchmark::State& state) {
     auto cache = open_resident_cache(seeded().dir);
     double kcache_kib = 0, floor_kib = 0;
     for (auto _ : state) {
-        floor_kib += kib_per_1000(
-            [&] {
-                Context ctx = new_context();
-                program_from_bytes(ctx.get(), bytes, options);
-            },
-            [] {});
-        kcache_kib += kib_per_1000(
-            [&] {
-                Context ctx = new_context();
-                Program p = request(*cache, ctx.get(), k);
-                if (!p.ok()) {
-                    die("BM_ContextCycle: " + p.outcome().message);
-                }
-            },
-            [&] { cache->drain(std::chrono::seconds(60)); });
+        floor_kib += kib_per_1000([&] {
+            Context ctx = new_context();
+            program_from_bytes(ctx.get(), bytes, options);
+        });
+        kcache_kib += kib_per_1000([&] {
+            Context ctx = new_context();
+            Program p = request(*cache, ctx.get(), k);
+            if (!p.ok()) {
+                die("BM_ContextCycle: " + p.outcome().message);
+            }
+        });
     }
     const auto avg = benchmark::Counter::kAvgIterations;
     state.counters["kcache_KiB_per_1000"] = benchmark::Counter(kcache_kib, avg);

@@ -9,8 +9,8 @@
 //     The Cache arms call forget() (untimed) before releasing their context,
 //     so that every arm destroys its context outside the timing; a fourth arm
 //     (resident, "sweep") leaves that to the cache, as a caller that never
-//     calls forget() does: the next request sweeps it and the cache's thread
-//     destroys it, overlapping that request.
+//     calls forget() does: the next request sweeps it and pays for
+//     destroying it.
 //  2. the store hit's steps, each timed alone in a new context: device probe,
 //     context check, render, key, Store::get (read + decode + checksum),
 //     decode + checksum alone, checksum alone, the two driver calls.
@@ -279,20 +279,16 @@ std::uint64_t resident_kib() {
     return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
 }
 
-// Resident growth in KiB per 1,000 rounds of `round` (after 20 untimed),
-// read after `settle` (which waits for deferred releases).
-double kib_per_1000(int rounds, const std::function<bool()>& round,
-                    const std::function<void()>& settle) {
+// Resident growth in KiB per 1,000 rounds of `round` (after 20 untimed).
+double kib_per_1000(int rounds, const std::function<bool()>& round) {
     for (int i = 0; i < 20; ++i) {
         round();
     }
-    settle();
     const auto before = resident_kib();
     int failed = 0;
     for (int i = 0; i < rounds; ++i) {
         failed += round() ? 0 : 1;
     }
-    settle();
     const double grown = static_cast<double>(resident_kib()) - static_cast<double>(before);
     if (failed > 0) {
         std::printf("   %d of %d rounds failed\n", failed, rounds);
@@ -311,20 +307,14 @@ void context_cycle(const Device& d, const std::filesystem::path& dir) {
         "\n4. resident memory per 1,000 contexts (%d rounds each: create a context, get"
         " %s, release both)\n",
         rounds, kernel.c_str());
-    const double floor = kib_per_1000(
-        rounds,
-        [&] {
-            Ctx ctx(d);
-            return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
-        },
-        [] {});
-    const double with = kib_per_1000(
-        rounds,
-        [&] {
-            Ctx ctx(d);
-            return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
-        },
-        [&] { cache->drain(std::chrono::seconds(60)); });
+    const double floor = kib_per_1000(rounds, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
+    });
+    const double with = kib_per_1000(rounds, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
+    });
     std::printf(
         "no kcache: %+.0f KiB per 1,000 contexts; kcache: %+.0f KiB per 1,000 contexts"
         " (%llu programs released)\n",

@@ -369,7 +369,6 @@ void Cache::drain(std::chrono::milliseconds limit) {
     for (auto& f : pending) {
         f.wait_until(until);
     }
-    impl_->programs.wait_released(until);
 }
 
 namespace service {

@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <tuple>
 
 namespace kcache::service {
@@ -96,10 +95,6 @@ PlatformTraits traits_of(cl_context context, cl_device_id device) {
     return known.emplace(platform, t).first->second;
 }
 
-// Programs waiting for the reaper beyond which a request releases them itself,
-// so that memory stays bounded when contexts come faster than they are destroyed.
-constexpr std::size_t kMaxDoomed = 32;
-
 struct Slot {
     cl_context context;
     cl_device_id device;
@@ -126,30 +121,7 @@ struct ProgramCache::State {
     std::map<std::pair<cl_context, cl_device_id>, std::unordered_map<std::string, Slots::iterator>>
         signatures;
     std::unordered_map<cl_context, ContextEntry> contexts;
-    std::vector<ProgramRef> doomed;  // let go by the sweep or the bound; the reaper releases
-    bool reaping = false;            // the reaper is releasing a batch
-    bool stopping = false;
-    std::condition_variable cv;  // doomed filled, stopping, or a batch done
     std::atomic<std::uint64_t> released{0};
-
-    // The reaper thread: releases `doomed` in batches, without the lock.
-    void reap() {
-        std::unique_lock lock(mu);
-        for (;;) {
-            cv.wait(lock, [&] { return !doomed.empty() || stopping; });
-            if (doomed.empty()) {
-                return;
-            }
-            std::vector<ProgramRef> batch = std::move(doomed);
-            doomed.clear();
-            reaping = true;
-            lock.unlock();
-            batch.clear();  // may destroy contexts and run callbacks (which lock)
-            lock.lock();
-            reaping = false;
-            cv.notify_all();
-        }
-    }
 
     // Unlinks `it` everywhere; appends its program to `out` (released by the
     // caller after unlocking).
@@ -215,15 +187,9 @@ void CL_CALLBACK on_context_destroyed(cl_context context, void* user_data) {
 }  // namespace
 
 ProgramCache::ProgramCache(std::size_t max_programs)
-    : state_(std::make_shared<State>(max_programs)), reaper_([s = state_.get()] { s->reap(); }) {}
+    : state_(std::make_shared<State>(max_programs)) {}
 
 ProgramCache::~ProgramCache() {
-    {
-        std::lock_guard g(state_->mu);
-        state_->stopping = true;
-    }
-    state_->cv.notify_all();
-    reaper_.join();  // after it released what was doomed
     // Release outside the lock and after the state is gone from the
     // callbacks' reach: releasing a context's last program may run them.
     std::vector<ProgramRef> dropped;
@@ -298,12 +264,7 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, const s
     entry->second.programs++;
     s.lru.push_front(Slot{context, device, key, std::move(program), {}});
     s.slots.emplace(std::make_tuple(context, device, key), s.lru.begin());
-    s.sweep_and_trim(s.doomed);
-    if (s.doomed.size() > kMaxDoomed) {  // the reaper lags: this caller helps
-        std::swap(dropped, s.doomed);
-    } else if (!s.doomed.empty()) {
-        s.cv.notify_all();
-    }
+    s.sweep_and_trim(dropped);
     return answer;
 }
 
@@ -338,12 +299,6 @@ std::size_t ProgramCache::size() const {
 
 std::uint64_t ProgramCache::released() const {
     return state_->released;
-}
-
-bool ProgramCache::wait_released(std::chrono::steady_clock::time_point until) {
-    State& s = *state_;
-    std::unique_lock lock(s.mu);
-    return s.cv.wait_until(lock, until, [&] { return s.doomed.empty() && !s.reaping; });
 }
 
 }  // namespace kcache::service

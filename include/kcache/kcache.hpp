@@ -180,8 +180,7 @@ class Cache {
     // releasing a context for good); returns how many. Programs the caller
     // holds stay valid; a later request for `context` builds again.
     std::size_t forget(cl_context context) noexcept;
-    // Waits for background compiles started by this object, and for the
-    // programs it let go to be released (at most `limit`).
+    // Waits for background compiles started by this object (at most `limit`).
     void drain(std::chrono::milliseconds limit);
     const Config& config() const;
 

@@ -16,19 +16,16 @@ namespace {
 
 using Slow = CacheTest;
 
-// Growth in KiB per context over `rounds` of `one_round` (after `warmup`
-// rounds), read after `settle` (which waits for deferred releases).
-template <class F, class S>
-double growth_per_context(int warmup, int rounds, F&& one_round, S&& settle) {
+// Growth in KiB per context over `rounds` of `one_round` (after `warmup` rounds).
+template <class F>
+double growth_per_context(int warmup, int rounds, F&& one_round) {
     for (int i = 0; i < warmup; ++i) {
         one_round();
     }
-    settle();
     const auto before = resident_kib();
     for (int i = 0; i < rounds; ++i) {
         one_round();
     }
-    settle();
     const auto after = resident_kib();
     return (static_cast<double>(after) - static_cast<double>(before)) / rounds;
 }
@@ -62,34 +59,25 @@ TEST_F(Slow, TenThousandContextsKeepResidentMemoryBounded) {
         options = options.c_str();
     }
 
-    const auto nothing = [] {};
-    const auto released = [&] { cache->drain(std::chrono::seconds(60)); };
-    const double baseline = growth_per_context(
-        100, 2000,
-        [&] {
-            cl_context ctx = new_context(device_);
-            const unsigned char* data = bin.bytes.data();
-            std::size_t size = bin.bytes.size();
-            cl_int err = CL_SUCCESS;
-            cl_program p = clCreateProgramWithBinary(ctx, 1, &device_, &size, &data, nullptr, &err);
-            ASSERT_EQ(err, CL_SUCCESS);
-            ASSERT_EQ(clBuildProgram(p, 1, &device_, options.c_str(), nullptr, nullptr),
-                      CL_SUCCESS);
-            clReleaseProgram(p);
-            clReleaseContext(ctx);
-        },
-        nothing);
+    const double baseline = growth_per_context(100, 2000, [&] {
+        cl_context ctx = new_context(device_);
+        const unsigned char* data = bin.bytes.data();
+        std::size_t size = bin.bytes.size();
+        cl_int err = CL_SUCCESS;
+        cl_program p = clCreateProgramWithBinary(ctx, 1, &device_, &size, &data, nullptr, &err);
+        ASSERT_EQ(err, CL_SUCCESS);
+        ASSERT_EQ(clBuildProgram(p, 1, &device_, options.c_str(), nullptr, nullptr), CL_SUCCESS);
+        clReleaseProgram(p);
+        clReleaseContext(ctx);
+    });
     int failures = 0;
-    const double with_kcache = growth_per_context(
-        100, 10'000,
-        [&] {
-            cl_context ctx = new_context(device_);
-            Program p = cache->program(ctx, device_, dot);
-            failures += p.ok() && p.outcome().resident ? 0 : 1;
-            p = Program();
-            clReleaseContext(ctx);
-        },
-        released);
+    const double with_kcache = growth_per_context(100, 10'000, [&] {
+        cl_context ctx = new_context(device_);
+        Program p = cache->program(ctx, device_, dot);
+        failures += p.ok() && p.outcome().resident ? 0 : 1;
+        p = Program();
+        clReleaseContext(ctx);
+    });
     EXPECT_EQ(failures, 0);
     std::printf("resident growth per context: %.2f KiB without kcache, %.2f KiB with kcache\n",
                 baseline, with_kcache);
@@ -151,7 +139,6 @@ TEST_F(Slow, ThreadsCycleContextsWhileOthersHitALiveOne) {
     std::atomic<int> last_gone{0};
     cl_context last = watched_context(device_, last_gone);
     ASSERT_TRUE(cache->program(last, device_, scale_request(41)).ok());
-    cache->drain(std::chrono::seconds(60));
     EXPECT_EQ(destroyed.load(), kCyclers * kRounds);
     clReleaseContext(last);
     EXPECT_EQ(cache->forget(last), 1u);
