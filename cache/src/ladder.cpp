@@ -57,8 +57,8 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
 }
 
 // Binaries this process already loaded (see resident_bytes.hpp): the outcome
-// names the rung they first came from, with `resident` set. Only callers that
-// may use stored bytes come here; verify_before_use keeps its own path.
+// names the tier that holds them (persisted_rung), with `resident` set. Only
+// plans that may use stored bytes come here; verify_before_use reads the store.
 std::optional<service::ProgramRef> Cache::Impl::try_resident(cl_context context,
                                                              cl_device_id device, const Plan& plan,
                                                              Outcome& out) {
