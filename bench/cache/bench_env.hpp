@@ -46,11 +46,16 @@ Context new_context();
 // The default variant of `kernel` rendered by the registry; aborts on failure.
 const kernels::Rendered& rendered(const std::string& kernel);
 
-// A cache config for a store in `dir` with kcache-jit from the build tree.
+// A cache config for a store in `dir` with kcache-jit from the build tree and
+// no resident bytes, so that a new context's request reads the store.
 Config cache_config(const std::filesystem::path& dir);
 
 // Opens a cache on `dir`; aborts on failure.
 std::unique_ptr<Cache> open_cache(const std::filesystem::path& dir);
+
+// Opens a cache on `dir` that keeps decoded bytes in memory (the default
+// bound), so a new context's request reads no store; aborts on failure.
+std::unique_ptr<Cache> open_resident_cache(const std::filesystem::path& dir);
 
 // Asks `cache` for `kernel` (default variant, blocking).
 Program request(Cache& cache, cl_context context, const std::string& kernel);

@@ -3,7 +3,8 @@
 // the step benchmarks are in steps_bench.cpp, main() and the child modes in main.cpp.
 //   BM_DriverFloor        clCreateProgramWithBinary + clBuildProgram of the stored bytes
 //   BM_StoreHit           Cache::program answered by the user store (new context each time)
-//   BM_StoreHitVsFloor    both of the above (and Store::get + floor) in one loop: ratios
+//   BM_StoreHitVsFloor    both of the above (and Store::get + floor, and the resident
+//                         hit of a Cache that keeps decoded bytes) in one loop: ratios
 //   BM_StoreHitFreshCache a store hit through a newly opened Cache each time (probe included)
 //   BM_InProcessHit       Cache::program answered in process (same cache and context)
 //   BM_InProcessMemoBound a lower bound for the in-process rung (see README.md)
@@ -56,6 +57,8 @@ void BM_StoreHit(benchmark::State& state) {
         Program p = request(*cache, ctx.get(), k);
         state.SetIterationTime(seconds(Clock::now() - start));
         require_rung(p, Rung::user_store, "BM_StoreHit");
+        p = Program();
+        cache->forget(ctx.get());  // its context is destroyed here, untimed
     }
 }
 
@@ -81,21 +84,26 @@ struct Tally {
     }
 };
 
-// Three arms side by side, each in a new context, in an order rotating every
+// Four arms side by side, each in a new context, in an order rotating every
 // iteration: the store hit through Cache::program (the iteration time), the
-// driver floor on the bytes already in memory, and "by hand": Store::get of
-// the entry then the floor on what it returned (get timed alone as well).
+// driver floor on the bytes already in memory, "by hand": Store::get of the
+// entry then the floor on what it returned (get timed alone as well), and the
+// resident hit: Cache::program of a second long-lived Cache that keeps the
+// decoded bytes in memory (it calls forget(), untimed, before its context is
+// released, as the store hit's arm does, so that every arm destroys its
+// context outside the timing).
 void BM_StoreHitVsFloor(benchmark::State& state) {
     const auto& k = kernel_of(state);
     const auto& bytes = seeded().bytes.at(k);
     const auto& options = rendered(k).options;
     const auto fields = service::jit_key_fields(identity(), input_of(k));
     auto cache = open_cache(seeded().dir);
+    auto resident_cache = open_resident_cache(seeded().dir);
     auto store = store::Store::open(seeded().dir);
     if (!store) {
         die("cannot open the seeded store: " + store.error().message);
     }
-    Tally hit, floor, by_hand, get;
+    Tally hit, floor, by_hand, get, resident;
     std::chrono::nanoseconds took{};
     const std::function<void()> arms[] = {
         [&] {
@@ -103,6 +111,8 @@ void BM_StoreHitVsFloor(benchmark::State& state) {
             Program p;
             took = hit.add([&] { p = request(*cache, ctx.get(), k); });
             require_rung(p, Rung::user_store, "BM_StoreHitVsFloor");
+            p = Program();
+            cache->forget(ctx.get());  // its context is destroyed here, untimed
         },
         [&] {
             Context ctx = new_context();
@@ -115,11 +125,26 @@ void BM_StoreHitVsFloor(benchmark::State& state) {
                 get.add([&] { got = std::move(store->get(fields)->bytes); });
                 program_from_bytes(ctx.get(), got, options);
             });
+        },
+        [&] {
+            Context ctx = new_context();
+            Program p;
+            resident.add([&] { p = request(*resident_cache, ctx.get(), k); });
+            if (!p.outcome().resident) {
+                die("BM_StoreHitVsFloor: not answered from the resident bytes");
+            }
+            p = Program();
+            resident_cache->forget(ctx.get());
         }};
+    {
+        Context first = new_context();  // the resident cache loads the bytes once
+        require_rung(request(*resident_cache, first.get(), k), Rung::user_store, "warm-up");
+        resident_cache->forget(first.get());
+    }
     std::size_t turn = 0;
     for (auto _ : state) {
-        for (std::size_t j = 0; j < 3; ++j) {
-            arms[(turn + j) % 3]();
+        for (std::size_t j = 0; j < 4; ++j) {
+            arms[(turn + j) % 4]();
         }
         ++turn;
         state.SetIterationTime(seconds(took));
@@ -133,6 +158,8 @@ void BM_StoreHitVsFloor(benchmark::State& state) {
     state.counters["ratio"] = hit.wall_ms / floor.wall_ms;
     state.counters["cpu_ratio"] = hit.cpu_ms / floor.cpu_ms;
     state.counters["by_hand_ratio"] = by_hand.wall_ms / floor.wall_ms;
+    state.counters["resident_ratio"] = resident.wall_ms / floor.wall_ms;
+    state.counters["resident_cpu_ratio"] = resident.cpu_ms / floor.cpu_ms;
 }
 
 void BM_StoreHitFreshCache(benchmark::State& state) {

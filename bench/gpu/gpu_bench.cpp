@@ -8,6 +8,10 @@
 //   gpu_bench check-hits   in this (second) process, every variant the
 //                          device supports must come from the store
 //                          (fail_fast); exit 1 on any miss.
+//   gpu_bench long-lived WORKDIR   hit_bench.cpp: a long-lived process with
+//                          contexts coming and going (hit vs floor, the hit's
+//                          steps, first hit in a fresh process, memory per
+//                          1,000 contexts).
 // KCACHE_DIR names the warmed store (check-hits); bench uses its own dirs.
 
 #include <algorithm>
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_common.hpp"
 #include "jit_support.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kcache.hpp"
@@ -24,64 +29,17 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace gpu_bench;
 using kcache::StatusCode;
 
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-struct Device {
-    cl_device_id device = nullptr;
-    cl_context context = nullptr;
-};
-
-Device first_gpu() {
-    Device d;
-    cl_platform_id platforms[8] = {};
-    cl_uint n = 0;
-    clGetPlatformIDs(8, platforms, &n);
-    for (cl_uint i = 0; i < n && !d.device; ++i) {
-        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_GPU, 1, &d.device, nullptr) != CL_SUCCESS) {
-            d.device = nullptr;
-        }
-    }
-    if (d.device) {
-        cl_int err = CL_SUCCESS;
-        d.context = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
-    }
-    return d;
-}
-
-kcache::Config config_at(const std::filesystem::path& dir) {
-    kcache::Config c;
-    std::string err;
-    kcache::load_config(c, err);
-    c.dir = dir;
-    return c;
-}
-
-std::vector<std::uint8_t> binary_of(cl_program p) {
-    std::size_t size = 0;
-    clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
-    std::vector<std::uint8_t> bytes(size);
-    unsigned char* data = bytes.data();
-    clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof(data), &data, nullptr);
-    return bytes;
-}
-
-double floor_ms(const Device& d, const std::vector<std::uint8_t>& bytes) {
+double floor_ms(const Device& d, const std::vector<std::uint8_t>& bytes,
+                const std::string& options) {
     auto t0 = Clock::now();
     const unsigned char* data = bytes.data();
     std::size_t size = bytes.size();
     cl_int err = CL_SUCCESS;
     cl_program p = clCreateProgramWithBinary(d.context, 1, &d.device, &size, &data, nullptr, &err);
-    clBuildProgram(p, 1, &d.device, nullptr, nullptr, nullptr);
+    clBuildProgram(p, 1, &d.device, options.c_str(), nullptr, nullptr);
     double t = ms_since(t0);
     clReleaseProgram(p);
     return t;
@@ -102,6 +60,8 @@ int bench(const Device& d, const std::filesystem::path& root) {
             return 1;
         }
         auto bytes = binary_of(cold.get());
+        const auto options =
+            kcache::kernels::render(*kcache::kernels::make_variant(k.name))->options;
         std::vector<double> hits, floors;
         for (int i = 0; i < 15; ++i) {
             auto cache = kcache::Cache::open(config_at(dir));
@@ -113,7 +73,7 @@ int bench(const Device& d, const std::filesystem::path& root) {
                             kcache::to_string(hit.outcome().rung));
                 return 1;
             }
-            floors.push_back(floor_ms(d, bytes));
+            floors.push_back(floor_ms(d, bytes, options));
         }
         double h = median(hits), f = median(floors);
         std::printf("%-18s %12.1f %12.3f %12.3f %9.0fx %9.2fx\n", k.name.c_str(), cold_ms, h, f,
@@ -189,6 +149,17 @@ int main(int argc, char** argv) {
     if (mode == "bench" && argc == 3) {
         return bench(d, argv[2]);
     }
-    std::fprintf(stderr, "usage: gpu_bench check-hits | gpu_bench bench WORKDIR\n");
+    if (mode == "long-lived" && argc == 3) {
+        return long_lived(d, argv[2]);
+    }
+    if (mode == "child-first-hit" && argc == 4) {
+        return child_first_hit(d, argv[2], argv[3]);
+    }
+    if (mode == "child-first-floor" && argc == 4) {
+        return child_first_floor(d, argv[2], argv[3]);
+    }
+    std::fprintf(stderr,
+                 "usage: gpu_bench check-hits | gpu_bench bench WORKDIR | "
+                 "gpu_bench long-lived WORKDIR\n");
     return 2;
 }

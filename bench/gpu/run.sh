@@ -5,8 +5,11 @@
 # Registers NVIDIA's OpenCL ICD, then: identity probe, warm every variant,
 # a second process that must hit for all, warm again (builds nothing), the
 # kernels' KATs and the service tests on the GPU, the examples operator
-# library, PyTorch comparison, benchmarks (the hit, the helper's cost per
-# compile, the watchdog's overshoot, cold warm with and without the pool).
+# library, PyTorch comparison, benchmarks (the helper's cost per compile, the
+# watchdog's overshoot, cold warm with and without the pool), and the long-lived process
+# (hit vs floor with a new context per sample, the hit's steps, first hit in a
+# fresh process vs the floor's, resident memory per 1,000 contexts;
+# GPU_BENCH_CONTEXTS=N changes the 1,000 rounds).
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
@@ -50,5 +53,6 @@ step() {
   step jit-cost jit_cost_bench breakdown 5
   step jit-overshoot jit_cost_bench overshoot 20 2000
   step warm-pool bash bench/compiler/warm_pool_bench.sh "$S/prefix/bin/kcache" 3 8
+  step long-lived gpu_bench long-lived "$work/long"
   echo; echo "steps failed: $failures"
 } 2>&1 | tee "$report"

@@ -267,10 +267,27 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
         return invalid("kcache_get_stats: set out->struct_size (KCACHE_STATS_INIT)");
     }
     auto s = cache->cache->stats();
-    const std::uint64_t values[] = {s.entries,      s.raw_bytes,    s.stored_bytes,
-                                    s.evictions,    s.corruptions,  s.in_process_hits,
-                                    s.store_hits,   s.pack_hits,    s.aot_hits,
-                                    s.failure_hits, s.jit_compiles, s.jit_failures, s.remote_hits, s.remote_misses, s.remote_errors, s.remote_timeouts, s.remote_corrupt, s.remote_uploads, s.remote_upload_failures};
+    const std::uint64_t values[] = {s.entries,
+                                    s.raw_bytes,
+                                    s.stored_bytes,
+                                    s.evictions,
+                                    s.corruptions,
+                                    s.in_process_hits,
+                                    s.store_hits,
+                                    s.pack_hits,
+                                    s.aot_hits,
+                                    s.failure_hits,
+                                    s.jit_compiles,
+                                    s.jit_failures,
+                                    s.remote_hits,
+                                    s.remote_misses,
+                                    s.remote_errors,
+                                    s.remote_timeouts,
+                                    s.remote_corrupt,
+                                    s.remote_uploads,
+                                    s.remote_upload_failures,
+                                    s.resident_hits,
+                                    s.programs_released};
     // The counters follow struct_size in declaration order, each a uint64_t;
     // copy those the caller's struct has room for.
     static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + sizeof(values));
@@ -295,6 +312,22 @@ void kcache_set_log_handler(kcache_log_handler handler, void* user) {
         const std::string text(message);  // NUL-terminated for C
         handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(), user);
     });
+}
+
+kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, size_t* dropped) try {
+    if (dropped != nullptr) {
+        *dropped = 0;
+    }
+    if (cache == nullptr || context == nullptr) {
+        return invalid("kcache_forget_context: cache and context must not be NULL");
+    }
+    std::size_t n = cache->cache->forget(context);  // noexcept
+    if (dropped != nullptr) {
+        *dropped = n;
+    }
+    return report(kcache::StatusCode::ok, "");
+} catch (...) {
+    return escaped("kcache_forget_context");
 }
 
 const char* kcache_last_error(void) {

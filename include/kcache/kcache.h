@@ -107,11 +107,19 @@ typedef struct kcache_stats {
     uint64_t jit_compiles, jit_failures;
     uint64_t remote_hits, remote_misses, remote_errors, remote_timeouts;
     uint64_t remote_corrupt, remote_uploads, remote_upload_failures;
+    uint64_t resident_hits, programs_released;
 } kcache_stats;
-#define KCACHE_STATS_INIT {sizeof(kcache_stats)} /* the rest zero */
+#define KCACHE_STATS_INIT \
+    { sizeof(kcache_stats) } /* the rest zero */
 
 /* Fills the fields of `*out` that fit in out->struct_size. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
+
+/* Releases every program `cache` keeps for `context` (call it before
+ * releasing a context for good); `*dropped` (may be NULL) gets how many.
+ * Programs the caller holds stay valid. */
+KCACHE_API kcache_status kcache_forget_context(kcache_cache* cache, cl_context context,
+                                               size_t* dropped);
 
 /* The message of this thread's last failed call ("" after a success). */
 KCACHE_API const char* kcache_last_error(void);

@@ -133,6 +133,13 @@ struct Config {
     bool remote_required = false;             // KCACHE_REMOTE_REQUIRED: remote errors are errors
     std::chrono::milliseconds remote_breaker_window{30'000};  // KCACHE_REMOTE_BREAKER_MS
     bool remote_allow_http_token = false;  // KCACHE_REMOTE_ALLOW_HTTP_TOKEN: token over http
+    // KCACHE_MAX_PROGRAMS: built programs kept per Cache for repeat hits, over
+    // all contexts; the least recently used is released first (0: keep none).
+    std::size_t max_programs = 1024;
+    // KCACHE_MAX_RESIDENT_BYTES: decoded, checksum-verified binaries kept in
+    // memory per Cache, so that a new context costs only the driver's load
+    // (bytes; K/M/G suffix; 0: off).
+    std::uint64_t max_resident_bytes = 64ull << 20;
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 
@@ -149,6 +156,10 @@ struct Outcome {
     std::string key;               // hex cache key ("" before it is known)
     std::chrono::microseconds total{0};
     std::chrono::microseconds compile{0};  // helper wall time when a JIT ran
+    // The binary came from this process's memory (no store read, no decode);
+    // `rung` still names the tier that holds it (user_store or pack; jit or
+    // aot only when the user store is read-only).
+    bool resident = false;
 };
 
 // A registry kernel: name or alias plus variant parameters ("dtype" → "f16").
@@ -206,6 +217,9 @@ struct CacheStats {
     // hit), errors, timeouts, corrupt objects, uploads and upload failures.
     std::uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0, remote_timeouts = 0;
     std::uint64_t remote_corrupt = 0, remote_uploads = 0, remote_upload_failures = 0;
+    std::uint64_t resident_hits = 0;  // answered from binaries kept in memory
+    std::uint64_t programs_released =
+        0;  // in-process programs let go (context gone, bound, forget)
 };
 
 class Cache {
@@ -233,6 +247,10 @@ class Cache {
     KCACHE_API CacheStats stats() noexcept;
     // Waits for background compiles started by this object, then for its
     // queued remote uploads (at most `limit` in all).
+    // Releases every program this cache keeps for `context` (call it before
+    // releasing a context for good); returns how many. Programs the caller
+    // holds stay valid; a later request for `context` builds again.
+    KCACHE_API std::size_t forget(cl_context context) noexcept;
     KCACHE_API void drain(std::chrono::milliseconds limit) noexcept;
     KCACHE_API const Config& config() const noexcept;
 

@@ -42,6 +42,8 @@ bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string
 
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);
+// A request for scale_source(`salt`) with entry point "scale".
+SourceRequest scale_request(int salt);
 
 // A SourceRequest named "scale" for scale_source(`salt`), entry point "scale".
 SourceRequest scale_request(int salt);

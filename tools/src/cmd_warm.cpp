@@ -237,7 +237,8 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
     }
     const bool upload_failed = uploads && uploads->second > 0;
     const int needs_action = counts[static_cast<int>(WarmResult::failed)] +
-                             counts[static_cast<int>(WarmResult::not_stored)] + (upload_failed ? 1 : 0);
+                             counts[static_cast<int>(WarmResult::not_stored)] +
+                             (upload_failed ? 1 : 0);
     if (as_json) {
         json summary;
         for (std::size_t k = 0; k < kResults; ++k) {
@@ -247,40 +248,38 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
             summary["remote_uploads"] = uploads->first;
             summary["remote_upload_failures"] = uploads->second;
         }
-        }
-        summary["items"] = items;
-        std::cout << summary.dump(2) << "\n";
-        return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
     }
-    for (const json& item : items) {
-        if (item["result"] == "failed" || item["result"] == "timed out" ||
-            item["result"] == "not stored") {
-            print_item_text(item);
-        }
-        if (uploads) {
-            std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
-                      << " failed\n";
-        }
-    }
-    std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
-              << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
-              << " timed out";
-    if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
-        std::cout << ", " << n << " not stored";
-    }
-    std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
-    if (counts[4] > 0) {
-        std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
-    }
-    if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
-        std::cout << "built kernels that could not be stored are compiled again next time: "
-                     "free space or raise KCACHE_MAX_SIZE\n";
+    summary["items"] = items;
+    std::cout << summary.dump(2) << "\n";
+    return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+for (const json& item : items) {
+    if (item["result"] == "failed" || item["result"] == "timed out" ||
+        item["result"] == "not stored") {
+        print_item_text(item);
     }
     if (uploads) {
         std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
                   << " failed\n";
     }
-    return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
+}
+std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, " << counts[2]
+          << " unsupported, " << counts[3] << " failed, " << counts[4] << " timed out";
+if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
+    std::cout << ", " << n << " not stored";
+}
+std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
+if (counts[4] > 0) {
+    std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
+}
+if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
+    std::cout << "built kernels that could not be stored are compiled again next time: "
+                 "free space or raise KCACHE_MAX_SIZE\n";
+}
+if (uploads) {
+    std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second << " failed\n";
+}
+return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 // The items to build, or prints why not and sets `code`.
@@ -352,8 +351,8 @@ int run(const ParsedArgs& args) {
     if (!store) {
         return code;
     }
-    const std::size_t parallel = jobs->value_or(
-        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxJobs));
+    const std::size_t parallel =
+        jobs->value_or(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxJobs));
     if (config->jit_helpers > 0) {  // one persistent helper per job; 0 keeps one per compile
         config->jit_helpers = parallel;
     }
@@ -406,7 +405,8 @@ Command warm_command() {
          0,
          std::string(kExitOk) +
              "  1  some kernel failed to build (build error, crash), or was built but could\n"
-             "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or an upload failed\n" +
+             "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or an "
+             "upload failed\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
         run};

@@ -1,0 +1,360 @@
+// gpu_bench long-lived: kcache in a process that lives long and creates
+// contexts, measured side by side on one device, per registry kernel
+// (default variant):
+//  1. hit vs floor: one Cache per arm for the whole run, a new context per
+//     sample (created and released untimed), arms rotating: Cache::program
+//     answered from the resident bytes, Cache::program answered by the store
+//     (resident bytes off), and the floor: clCreateProgramWithBinary +
+//     clBuildProgram of the stored bytes with the build options kcache passes.
+//     The Cache arms call forget() (untimed) before releasing their context,
+//     so that every arm destroys its context outside the timing; a fourth arm
+//     (resident, "sweep") leaves that to the cache, as a caller that never
+//     calls forget() does: the next request sweeps it and pays for
+//     destroying it.
+//  2. the store hit's steps, each timed alone in a new context: device probe,
+//     context check, render, key, Store::get (read + decode + checksum),
+//     decode + checksum alone, checksum alone, the two driver calls.
+//  3. the first hit of a fresh process (Cache::open + probe + hit) vs the
+//     floor's first load in a fresh process (this executable as children).
+//  4. resident memory per 1,000 contexts: create, get, release both; kcache
+//     vs the floor's loop without kcache.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "gpu_common.hpp"
+#include "kcache/cache/keys.hpp"
+#include "kcache/device_db/identity.hpp"
+#include "kcache/kernels/registry.hpp"
+#include "kcache/store/codec.hpp"
+#include "kcache/store/store.hpp"
+
+namespace gpu_bench {
+namespace {
+
+namespace kk = kcache::kernels;
+using Bytes = std::vector<std::uint8_t>;
+
+constexpr int kSamples = 20;
+
+double us_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// A context owned by this scope.
+struct Ctx {
+    cl_context c = nullptr;
+    explicit Ctx(const Device& d) {
+        cl_int err = CL_SUCCESS;
+        c = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
+    }
+    ~Ctx() {
+        if (c != nullptr) {
+            clReleaseContext(c);
+        }
+    }
+    Ctx(const Ctx&) = delete;
+    Ctx& operator=(const Ctx&) = delete;
+};
+
+kk::Rendered rendered(const std::string& kernel) {
+    return *kk::render(*kk::make_variant(kernel));
+}
+
+kcache::service::CompileInput input_of(const std::string& kernel) {
+    auto r = rendered(kernel);
+    return {r.variant.id(), r.source, r.options, r.entry_points};
+}
+
+std::unique_ptr<kcache::Cache> open_at(const std::filesystem::path& dir, bool resident) {
+    auto c = config_at(dir);
+    if (!resident) {
+        c.max_resident_bytes = 0;
+    }
+    return kcache::Cache::open(c);
+}
+
+kcache::KernelRequest request_of(const std::string& kernel) {
+    return {kernel, {}, std::chrono::milliseconds(120'000), kcache::Mode::blocking};
+}
+
+// The floor on `ctx`: create + build; returns µs (negative on failure), and
+// the create call's share in `create_us` when given.
+double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::string& options,
+                double* create_us = nullptr) {
+    const unsigned char* data = bytes.data();
+    std::size_t size = bytes.size();
+    cl_int err = CL_SUCCESS;
+    const auto t0 = Clock::now();
+    cl_program p = clCreateProgramWithBinary(ctx, 1, &d.device, &size, &data, nullptr, &err);
+    if (create_us != nullptr) {
+        *create_us = us_since(t0);
+    }
+    const bool ok = err == CL_SUCCESS && clBuildProgram(p, 1, &d.device, options.c_str(), nullptr,
+                                                        nullptr) == CL_SUCCESS;
+    const double t = us_since(t0);
+    if (p != nullptr) {
+        clReleaseProgram(p);
+    }
+    return ok ? t : -1;
+}
+
+// The stored bytes of `kernel` on `d` (JIT-built into `dir` first when needed).
+Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel) {
+    auto cache = open_at(dir, false);
+    auto p = cache ? cache->program(d.context, d.device, request_of(kernel)) : kcache::Program();
+    if (!p.ok()) {
+        std::printf("%s: %s\n", kernel.c_str(), p.outcome().message.c_str());
+        return {};
+    }
+    auto id = kcache::device_db::probe(d.device);
+    auto store = kcache::store::Store::open(dir);
+    auto e = store->get(kcache::service::jit_key_fields(*id, input_of(kernel)));
+    return e ? e->bytes : Bytes{};
+}
+
+void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
+    std::printf("\n1. hit vs floor, long-lived Cache, new context per sample (%d samples, µs)\n",
+                kSamples);
+    std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s\n", "kernel", "resident", "store", "floor",
+                "sweep", "res/floor", "sto/floor", "swp/floor");
+    for (const auto& k : kk::kernels()) {
+        const Bytes bytes = stored_bytes(d, dir, k.name);
+        if (bytes.empty()) {
+            continue;
+        }
+        const std::string options = rendered(k.name).options;
+        auto resident = open_at(dir, true), stored = open_at(dir, false);
+        auto sweeping = open_at(dir, true);
+        std::vector<double> t[4];
+        bool wrong = false;
+        auto via = [&](kcache::Cache& cache, bool from_memory, bool forget,
+                       std::vector<double>& out) {
+            Ctx ctx(d);
+            const auto t0 = Clock::now();
+            auto p = cache.program(ctx.c, d.device, request_of(k.name));
+            out.push_back(us_since(t0));
+            wrong |= !p.ok() || p.outcome().resident != from_memory;
+            p = kcache::Program();
+            if (forget) {
+                cache.forget(ctx.c);
+            }
+        };
+        const std::function<void()> arms[] = {
+            [&] { via(*resident, true, true, t[0]); }, [&] { via(*stored, false, true, t[1]); },
+            [&] {
+                Ctx ctx(d);
+                t[2].push_back(floor_us(d, ctx.c, bytes, options));
+            },
+            [&] { via(*sweeping, true, false, t[3]); }};
+        for (auto* c : {resident.get(), sweeping.get()}) {
+            Ctx warm(d);
+            c->program(warm.c, d.device, request_of(k.name));
+            c->forget(warm.c);
+        }
+        for (int i = 0; i < kSamples; ++i) {
+            for (int j = 0; j < 4; ++j) {
+                arms[(i + j) % 4]();
+            }
+        }
+        const double r = median(t[0]), s = median(t[1]), f = median(t[2]), w = median(t[3]);
+        std::printf("%-16s %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx %8.2fx%s\n", k.name.c_str(), r, s,
+                    f, w, r / f, s / f, w / f, wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+    }
+}
+
+void steps(const Device& d, const std::filesystem::path& dir) {
+    std::printf("\n2. store hit steps, each alone, new context per sample (medians, µs)\n");
+    std::printf("%-16s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "kernel", "probe", "ctxcheck",
+                "render", "key", "get", "decode", "checksum", "create", "build");
+    auto id = kcache::device_db::probe(d.device);
+    auto store = kcache::store::Store::open(dir);
+    for (const auto& k : kk::kernels()) {
+        const auto fields = kcache::service::jit_key_fields(*id, input_of(k.name));
+        auto entry = store->get(fields);
+        if (!entry) {
+            continue;
+        }
+        const Bytes raw = entry->bytes;
+        const auto policy = kcache::store::Policy{};
+        const auto encoded =
+            kcache::store::encode(raw, policy.zstd_level, policy.zstd_compress_literals);
+        const auto sum = kcache::store::checksum_of(raw);
+        const std::string options = rendered(k.name).options;
+        std::vector<double> t[9];
+        for (int i = 0; i < kSamples; ++i) {
+            Ctx ctx(d);
+            auto t0 = Clock::now();
+            (void)kcache::device_db::probe(d.device);
+            t[0].push_back(us_since(t0));
+            t0 = Clock::now();
+            cl_uint n = 0;
+            clGetContextInfo(ctx.c, CL_CONTEXT_NUM_DEVICES, sizeof(n), &n, nullptr);
+            std::vector<cl_device_id> devs(n);
+            clGetContextInfo(ctx.c, CL_CONTEXT_DEVICES, n * sizeof(cl_device_id), devs.data(),
+                             nullptr);
+            t[1].push_back(us_since(t0));
+            t0 = Clock::now();
+            auto r = rendered(k.name);
+            t[2].push_back(us_since(t0));
+            t0 = Clock::now();
+            auto key = kcache::store::make_key(kcache::service::jit_key_fields(
+                *id, {r.variant.id(), r.source, r.options, r.entry_points}));
+            t[3].push_back(us_since(t0));
+            t0 = Clock::now();
+            auto got = store->get(key);
+            t[4].push_back(us_since(t0));
+            t0 = Clock::now();
+            auto decoded =
+                kcache::store::decode_verified(encoded.codec, encoded.data, raw.size(), sum);
+            t[5].push_back(us_since(t0));
+            t0 = Clock::now();
+            (void)kcache::store::checksum_of(raw);
+            t[6].push_back(us_since(t0));
+            double create = 0;
+            const double both = floor_us(d, ctx.c, got ? got->bytes : raw, options, &create);
+            t[7].push_back(create);
+            t[8].push_back(both - create);
+        }
+        std::printf("%-16s", k.name.c_str());
+        for (auto& v : t) {
+            std::printf(" %8.1f", median(v));
+        }
+        std::printf("\n");
+    }
+}
+
+std::string self_path() {
+    char buf[4096] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+// Runs this executable with `args`; returns the number it printed (µs), or -1.
+double child_us(const std::string& args) {
+    const std::string cmd = "'" + self_path() + "' " + args;
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (f == nullptr) {
+        return -1;
+    }
+    double us = -1;
+    if (std::fscanf(f, "%lf", &us) != 1) {
+        us = -1;
+    }
+    return ::pclose(f) == 0 ? us : -1;
+}
+
+void first_in_process(const Device& d, const std::filesystem::path& dir) {
+    std::printf(
+        "\n3. first hit in a fresh process (open + probe + hit) vs the floor's first load"
+        " (medians of 7, µs)\n");
+    std::printf("%-16s %10s %10s %10s\n", "kernel", "kcache", "floor", "difference");
+    for (const auto& k : kk::kernels()) {
+        const Bytes bytes = stored_bytes(d, dir, k.name);
+        if (bytes.empty()) {
+            continue;
+        }
+        const auto file = dir / (k.name + ".bin");
+        std::ofstream(file, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()),
+                   static_cast<std::streamsize>(bytes.size()));
+        std::vector<double> hit, floor;
+        for (int i = 0; i < 7; ++i) {
+            hit.push_back(child_us("child-first-hit " + k.name + " '" + dir.string() + "'"));
+            floor.push_back(child_us("child-first-floor " + k.name + " '" + file.string() + "'"));
+        }
+        const double h = median(hit), f = median(floor);
+        std::printf("%-16s %10.1f %10.1f %+10.1f\n", k.name.c_str(), h, f, h - f);
+    }
+}
+
+std::uint64_t resident_kib() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+}
+
+// Resident growth in KiB per 1,000 rounds of `round` (after 20 untimed).
+double kib_per_1000(int rounds, const std::function<bool()>& round) {
+    for (int i = 0; i < 20; ++i) {
+        round();
+    }
+    const auto before = resident_kib();
+    int failed = 0;
+    for (int i = 0; i < rounds; ++i) {
+        failed += round() ? 0 : 1;
+    }
+    const double grown = static_cast<double>(resident_kib()) - static_cast<double>(before);
+    if (failed > 0) {
+        std::printf("   %d of %d rounds failed\n", failed, rounds);
+    }
+    return grown * 1000.0 / rounds;
+}
+
+void context_cycle(const Device& d, const std::filesystem::path& dir) {
+    const char* env = std::getenv("GPU_BENCH_CONTEXTS");
+    const int rounds = env != nullptr ? std::max(10, std::atoi(env)) : 1000;
+    const std::string kernel = "dot";
+    const Bytes bytes = stored_bytes(d, dir, kernel);
+    const std::string options = rendered(kernel).options;
+    auto cache = open_at(dir, true);
+    std::printf(
+        "\n4. resident memory per 1,000 contexts (%d rounds each: create a context, get"
+        " %s, release both)\n",
+        rounds, kernel.c_str());
+    const double floor = kib_per_1000(rounds, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
+    });
+    const double with = kib_per_1000(rounds, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
+    });
+    std::printf(
+        "no kcache: %+.0f KiB per 1,000 contexts; kcache: %+.0f KiB per 1,000 contexts"
+        " (%llu programs released)\n",
+        floor, with, static_cast<unsigned long long>(cache->stats().programs_released));
+}
+
+}  // namespace
+
+int long_lived(const Device& d, const std::filesystem::path& root) {
+    const auto dir = root / "long-lived";
+    std::filesystem::create_directories(dir);
+    hit_vs_floor(d, dir);
+    steps(d, dir);
+    first_in_process(d, dir);
+    context_cycle(d, dir);
+    return 0;
+}
+
+int child_first_hit(const Device& d, const std::string& kernel, const std::filesystem::path& dir) {
+    const auto t0 = Clock::now();
+    auto cache = kcache::Cache::open(config_at(dir));
+    auto p = cache ? cache->program(d.context, d.device, request_of(kernel)) : kcache::Program();
+    const double us = us_since(t0);
+    if (!p.ok() || p.outcome().rung != kcache::Rung::user_store) {
+        return 1;
+    }
+    std::printf("%.1f\n", us);
+    return 0;
+}
+
+int child_first_floor(const Device& d, const std::string& kernel,
+                      const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    const Bytes bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const double us = floor_us(d, d.context, bytes, rendered(kernel).options);
+    if (us < 0) {
+        return 1;
+    }
+    std::printf("%.1f\n", us);
+    return 0;
+}
+
+}  // namespace gpu_bench
