@@ -10,7 +10,7 @@ packages=(
   cmake g++ make pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
   libsqlite3-dev sqlite3 libzstd-dev libboost-filesystem-dev libxxhash-dev libssl-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format minisign
 )
 
 missing=()

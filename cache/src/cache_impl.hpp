@@ -17,6 +17,7 @@
 
 #include "cl_util.hpp"
 #include "kcache/cache/keys.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
@@ -57,6 +58,7 @@ struct Cache::Impl {
     Config config;
     device_db::DeviceDb db;
     store::TieredStore tiers;
+    std::vector<service::RefusedPack> refused_packs;  // kept out by the signature policy
     compiler::JitCompiler jit;
     Counters counters;
 

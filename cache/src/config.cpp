@@ -2,6 +2,7 @@
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
+//            | trusted_keys | require_signed_packs
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -109,6 +110,12 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
         c.jit_helper = value;
+    } else if (key == "trusted_keys") {
+        c.trusted_keys = split_paths(value);
+    } else if (key == "require_signed_packs") {
+        if (!parse_bool(value, c.require_signed_packs)) {
+            return "expected 0, 1, true or false";
+        }
     } else {
         return "unknown setting";
     }
@@ -127,6 +134,8 @@ constexpr Setting kSettings[] = {
     {"readonly", "KCACHE_READONLY"},
     {"packs", "KCACHE_PACKS"},
     {"jit_path", "KCACHE_JIT_PATH"},
+    {"trusted_keys", "KCACHE_TRUSTED_KEYS"},
+    {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"},
 };
 
 std::string env(const char* name) {
@@ -142,6 +151,17 @@ std::filesystem::path default_dir() {
         return std::filesystem::path(h) / ".cache" / "kcache";
     }
     return {};
+}
+
+// Where trusted public keys are looked for without configuration.
+std::vector<std::filesystem::path> default_trusted_key_dirs() {
+    std::vector<std::filesystem::path> dirs{"/etc/kcache/trusted.d"};
+    if (auto x = env("XDG_CONFIG_HOME"); !x.empty()) {
+        dirs.push_back(std::filesystem::path(x) / "kcache" / "trusted.d");
+    } else if (auto h = env("HOME"); !h.empty()) {
+        dirs.push_back(std::filesystem::path(h) / ".config" / "kcache" / "trusted.d");
+    }
+    return dirs;
 }
 
 std::filesystem::path config_file_path() {
@@ -199,6 +219,7 @@ bool read_file(Config& c, std::string& error) {
 bool load_config(Config& out, std::string& error) {
     Config c;
     c.dir = default_dir();
+    c.trusted_key_dirs = default_trusted_key_dirs();
     for (const auto& s : kSettings) {
         c.origins[s.key] = {"", Source::default_value};
     }

@@ -77,6 +77,11 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
             out.misses.emplace_back(rung_of(tier), describe(miss));
         }
     }
+    if (!hit || hit->tier.kind == store::Tier::Kind::Pack) {
+        for (const service::RefusedPack& refused : refused_packs) {
+            out.misses.emplace_back(Rung::pack, service::describe(refused));
+        }
+    }
     if (!plan.aot_target) {
         out.misses.emplace_back(Rung::aot, "no AOT target for this device");
         return std::nullopt;

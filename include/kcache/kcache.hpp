@@ -74,6 +74,14 @@ struct Config {
     bool read_only = false;                          // KCACHE_READONLY
     std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
     std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)
+    // Signed packs: public keys (minisign .pub files) whose pack signatures
+    // are trusted, read from every *.pub of `trusted_key_dirs` (load_config
+    // sets /etc/kcache/trusted.d and $XDG_CONFIG_HOME/kcache/trusted.d) and
+    // from `trusted_keys`; with `require_signed_packs` a pack without a valid
+    // signature by one of them is not used (the outcome's misses say why).
+    std::vector<std::filesystem::path> trusted_keys;      // KCACHE_TRUSTED_KEYS (':'-separated)
+    std::vector<std::filesystem::path> trusted_key_dirs;  // not a setting: see above
+    bool require_signed_packs = false;                    // KCACHE_REQUIRE_SIGNED_PACKS
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 

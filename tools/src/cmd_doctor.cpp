@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
@@ -53,6 +54,20 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }
+    if (name == "require_signed_packs") {
+        return c.require_signed_packs ? "true" : "false";
+    }
+    if (name == "trusted_keys") {
+        std::string dirs;
+        for (const auto& d : c.trusted_key_dirs) {
+            dirs += (dirs.empty() ? "" : ", ") + d.string() + "/*.pub";
+        }
+        std::string files;
+        for (const auto& f : c.trusted_keys) {
+            files += (files.empty() ? "" : ":") + f.string();
+        }
+        return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
+    }
     std::string packs;
     for (const auto& p : c.packs) {
         packs += (packs.empty() ? "" : ":") + p.string();
@@ -68,6 +83,31 @@ void check_config(std::vector<Finding>& out, const Config& config) {
     for (const auto& [name, setting] : config.origins) {
         out.push_back(
             {"config", name, effective(config, name) + "  [" + to_string(setting.second) + "]"});
+    }
+}
+
+// Trusted keys, and each pack the runtime would open with its signature and
+// whether the signature policy lets the runtime use it.
+void check_signatures(std::vector<Finding>& out, const Config& config) {
+    const auto keys = service::trusted_keys(config);
+    for (const store::TrustedKey& k : keys.keys()) {
+        out.push_back({"trust", "key " + store::key_id_hex(k.key.id), k.source.string()});
+    }
+    for (const std::string& problem : keys.problems()) {
+        out.push_back({"trust", "key file", problem + " (not trusted)", Level::problem});
+    }
+    const auto policy = service::signature_policy(config);
+    for (const auto& pack : service::runtime_pack_files(config)) {
+        const auto sig = store::check_pack_signature(pack, keys);
+        const auto refused = store::refusal(sig, policy);
+        Finding f{"packs", pack.string(), std::string(store::to_string(sig.state)) + ": " + sig.detail};
+        if (refused) {
+            f = {"packs", pack.string(), "not used: " + *refused, Level::problem};
+        } else if (sig.state == store::SignatureState::invalid) {
+            f.level = Level::problem;
+            f.value += " (used: signed packs are not required)";
+        }
+        out.push_back(f);
     }
 }
 
@@ -188,6 +228,7 @@ int run(const ParsedArgs& args) {
     std::vector<Finding> findings;
     check_config(findings, *config);
     check_store_dir(findings, config->dir);
+    check_signatures(findings, *config);
     check_icds(findings);
     check_ocloc(findings);
     check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));
@@ -222,7 +263,10 @@ Command doctor_command() {
          "Prints the effective configuration with the origin of every value ([environment],\n"
          "[default …]), the store directory's owner and mode, the OpenCL ICDs registered\n"
          "in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS), ocloc's version, and notes and\n"
-         "quirk rules of the device database for each OpenCL device (probed in a child).\n",
+         "quirk rules of the device database for each OpenCL device (probed in a child).\n"
+         "It lists the trusted public keys and, for every pack the runtime would open, its\n"
+         "signature; a pack the signature policy keeps out (KCACHE_REQUIRE_SIGNED_PACKS)\n"
+         "or whose signature is invalid is a PROBLEM with the reason.\n",
          {{"json", Arity::Flag, "", "print JSON"},
           {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,

@@ -19,6 +19,7 @@
 #include "kcache/store/key.hpp"
 #include "progress.hpp"
 #include "selection.hpp"
+#include "signing.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -234,6 +235,11 @@ int run(const ParsedArgs& args) {
     if (std::filesystem::exists(out)) {
         return report(Exit::usage, kName, out.string() + " already exists; remove it first");
     }
+    int code = 0;
+    std::optional<store::SecretKey> key;  // read first: a bad key fails before the long build
+    if (auto key_path = args.value("sign"); key_path && !(key = load_signing_key(kName, *key_path, code))) {
+        return code;
+    }
     auto db = device_db::DeviceDb::from_environment();
     if (!db) {
         return report(Exit::store_error, kName, db.error().message);
@@ -277,7 +283,9 @@ int run(const ParsedArgs& args) {
     for (const auto& p : *plans) {
         failures += p->failed;
     }
-    return print_summary(records, *exported, out.string(), failures);
+    const int summary = print_summary(records, *exported, out.string(), failures);
+    const int signed_code = key ? sign_written_pack(kName, out, *key) : 0;
+    return signed_code != 0 ? signed_code : summary;
 }
 
 }  // namespace
@@ -300,7 +308,8 @@ Command prebuild_command() {
               {"jobs", Arity::Value, "N", "parallel ocloc runs (default 1)"},
               {"timeout", Arity::Value, "DUR", "per compile (default 120s)"},
               {"ocloc", Arity::Value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
-              {"quiet", Arity::Flag, "", "no progress output"}},
+              {"quiet", Arity::Flag, "", "no progress output"},
+              {"sign", Arity::Value, "KEY", "sign the pack (PACK.minisig; see `kcache sign`)"}},
              0,
              0,
              std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +

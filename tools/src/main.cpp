@@ -15,7 +15,8 @@ using namespace kcache::cli;
 std::vector<Command> commands() {
     return {devices_command(), warm_command(),   prebuild_command(), get_command(),
             ls_command(),      stats_command(),  verify_command(),   explain_command(),
-            gc_command(),      export_command(), import_command(),   doctor_command()};
+            gc_command(),      export_command(), import_command(),   doctor_command(),
+            keygen_command(),  sign_command()};
 }
 
 void print_overview(std::ostream& out) {
