@@ -49,7 +49,8 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
             continue;
         }
         if (sig.state == store::SignatureState::invalid) {
-            std::fprintf(stderr, "kcache: warning: pack %s has an invalid signature (%s); used "
+            std::fprintf(stderr,
+                         "kcache: warning: pack %s has an invalid signature (%s); used "
                          "because signed packs are not required\n",
                          f.c_str(), sig.detail.c_str());
         }

@@ -17,9 +17,9 @@
 namespace kcache::test {
 namespace {
 
+using ks::SignaturePolicy;
 using ks::SignatureState;
 using ks::SignErrc;
-using ks::SignaturePolicy;
 
 std::string hex(const std::vector<std::uint8_t>& b) {
     static constexpr char kDigits[] = "0123456789abcdef";
@@ -59,8 +59,9 @@ class StoreSignature : public TempDirTest {
         auto store = ks::Store::open(dir() / ("store-" + name), policy);
         EXPECT_TRUE(store.ok());
         for (int i = 0; i < 3; ++i) {
-            EXPECT_TRUE(store->put(sample_fields(i), binary_like(4000 + 100 * i, i),
-                                   test_provenance()).ok());
+            EXPECT_TRUE(
+                store->put(sample_fields(i), binary_like(4000 + 100 * i, i), test_provenance())
+                    .ok());
         }
         const auto pack = dir() / (name + ".kcpack");
         EXPECT_TRUE(store->export_pack(pack).ok());
@@ -174,8 +175,8 @@ TEST_F(StoreSignature, SignedPackVerifiesAndItsTrustedCommentNamesThePack) {
     auto sig = ks::sign_pack(pack, key);
     ASSERT_TRUE(sig.ok()) << sig.error();
     const auto& c = sig->trusted_comment;
-    for (const char* part : {"schema:2", "entries:3", "producer:", "compiler:", "created:",
-                             "file:p.kcpack"}) {
+    for (const char* part :
+         {"schema:2", "entries:3", "producer:", "compiler:", "created:", "file:p.kcpack"}) {
         EXPECT_NE(c.find(part), std::string::npos) << part << " in " << c;
     }
     EXPECT_NE(c.find(sample_fields(0).compiler_id), std::string::npos) << c;
@@ -198,8 +199,8 @@ TEST_F(StoreSignature, AFlippedByteAnywhereInThePackIsRefused) {
     const ks::SecretKey key = new_key();
     ASSERT_TRUE(ks::sign_pack(pack, key).ok());
     const std::string original = file_bytes(pack);
-    for (std::size_t offset : {std::size_t{0}, original.size() / 3, original.size() / 2,
-                               original.size() - 1}) {
+    for (std::size_t offset :
+         {std::size_t{0}, original.size() / 3, original.size() / 2, original.size() - 1}) {
         flip_byte(pack, offset);
         const auto got = ks::check_pack_signature(pack, trusting(key));
         EXPECT_EQ(got.state, SignatureState::invalid) << "offset " << offset;

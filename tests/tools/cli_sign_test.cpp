@@ -99,8 +99,7 @@ TEST_F(CliSign, MinisignVerifiesWhatKcacheSigns) {
     const std::string key_id = sig["key_id"];
     EXPECT_NE(file_bytes(path("k.pub")).find(key_id), std::string::npos);
     const CliRun text = kcache_trusting({"verify", "--pack", pack.string()}, path("k.pub"));
-    EXPECT_NE(text.out.find("signature: trusted, key " + key_id + " (trusted)"),
-              std::string::npos)
+    EXPECT_NE(text.out.find("signature: trusted, key " + key_id + " (trusted)"), std::string::npos)
         << text.out;
     EXPECT_NE(text.out.find("trusted comment: kcache pack"), std::string::npos);
 
@@ -109,12 +108,13 @@ TEST_F(CliSign, MinisignVerifiesWhatKcacheSigns) {
     bytes[bytes.size() / 2] ^= 0x20;
     std::ofstream(pack, std::ios::binary | std::ios::trunc) << bytes;
     EXPECT_NE(minisign({"-V", "-p", path("k.pub"), "-m", pack.string()}).code, 0);
-    const CliRun bad = kcache_trusting({"verify", "--pack", pack.string(), "--json"}, path("k.pub"));
+    const CliRun bad =
+        kcache_trusting({"verify", "--pack", pack.string(), "--json"}, path("k.pub"));
     EXPECT_EQ(bad.code, 1);
     EXPECT_EQ(bad.json()["signature"]["state"], "invalid");
-    EXPECT_NE(bad.json()["signature"]["detail"].get<std::string>().find(
-                  "does not match its signature"),
-              std::string::npos);
+    EXPECT_NE(
+        bad.json()["signature"]["detail"].get<std::string>().find("does not match its signature"),
+        std::string::npos);
 }
 
 TEST_F(CliSign, KcacheVerifiesWhatMinisignSignsWithEveryKindOfKey) {
@@ -147,8 +147,8 @@ TEST_F(CliSign, KcacheVerifiesWhatMinisignSignsWithEveryKindOfKey) {
     EXPECT_EQ(enc.code, 2);
     EXPECT_NE(enc.err.find("encrypted secret key"), std::string::npos) << enc.err;
     // Signed by a key that is not trusted: reported, and refused under the policy.
-    const CliRun other = kcache_trusting({"verify", "--pack", pack.string(), "--json"},
-                                         path("e.pub"));
+    const CliRun other =
+        kcache_trusting({"verify", "--pack", pack.string(), "--json"}, path("e.pub"));
     EXPECT_EQ(other.code, 0);
     EXPECT_EQ(other.json()["signature"]["state"], "untrusted_key");
     EXPECT_EQ(other.json()["signature"]["trusted"], false);

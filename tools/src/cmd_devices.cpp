@@ -215,8 +215,9 @@ Command devices_command() {
              "killed after --timeout, since platform initialisation can hang; sysfs GPUs are\n"
              "listed without loading any driver. Coverage says, per device, whether prebuilt\n"
              "binaries exist for each kernel in the installed packs (<prefix>/share/kcache/packs"
-             ") or\nwhy the runtime will compile just in time. Packs the signature policy keeps\n"
-             "out (KCACHE_REQUIRE_SIGNED_PACKS) count for nothing and are listed with the reason.\n",
+             ") or\nwhy the runtime will compile just in time. Packs the signature policy\n"
+             "keeps out (KCACHE_REQUIRE_SIGNED_PACKS) count for nothing; each is listed\n"
+             "with the reason.\n",
              {{"json", Arity::Flag, "", "print JSON"},
               {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"},
               {"pack", Arity::Value, "FILE", "judge coverage against this pack instead"}},

@@ -100,7 +100,8 @@ void check_signatures(std::vector<Finding>& out, const Config& config) {
     for (const auto& pack : service::runtime_pack_files(config)) {
         const auto sig = store::check_pack_signature(pack, keys);
         const auto refused = store::refusal(sig, policy);
-        Finding f{"packs", pack.string(), std::string(store::to_string(sig.state)) + ": " + sig.detail};
+        Finding f{"packs", pack.string(),
+                  std::string(store::to_string(sig.state)) + ": " + sig.detail};
         if (refused) {
             f = {"packs", pack.string(), "not used: " + *refused, Level::problem};
         } else if (sig.state == store::SignatureState::invalid) {

@@ -237,7 +237,8 @@ int run(const ParsedArgs& args) {
     }
     int code = 0;
     std::optional<store::SecretKey> key;  // read first: a bad key fails before the long build
-    if (auto key_path = args.value("sign"); key_path && !(key = load_signing_key(kName, *key_path, code))) {
+    if (auto key_path = args.value("sign");
+        key_path && !(key = load_signing_key(kName, *key_path, code))) {
         return code;
     }
     auto db = device_db::DeviceDb::from_environment();

@@ -27,8 +27,8 @@ int run_keygen(const ParsedArgs& args) {
     if (!key) {
         return report(Exit::action_needed, "keygen", key.error().message);
     }
-    auto written = store::write_text_file(secret, store::format_secret_key(*key), 0600,
-                                          store::Replace::no);
+    auto written =
+        store::write_text_file(secret, store::format_secret_key(*key), 0600, store::Replace::no);
     if (written) {
         written = store::write_text_file(pub, store::format_public_key(key->public_key()), 0644,
                                          store::Replace::no);
@@ -79,7 +79,8 @@ std::optional<store::SecretKey> load_signing_key(std::string_view command, const
 int sign_written_pack(std::string_view command, const fs::path& pack, const store::SecretKey& key) {
     auto sig = store::sign_pack(pack, key);
     if (!sig) {
-        return report(Exit::store_error, command, "cannot sign " + pack.string() + ": " + sig.error());
+        return report(Exit::store_error, command,
+                      "cannot sign " + pack.string() + ": " + sig.error());
     }
     std::cout << "signed " << pack.string() << " with key " << store::key_id_hex(key.id) << ": "
               << store::signature_path(pack).string() << "\n"
@@ -110,12 +111,14 @@ nlohmann::json report_pack_signature(const fs::path& pack, const Config& config,
     std::cout << "signature: " << store::to_string(sig.state);
     if (sig.key_id) {
         std::cout << ", key " << store::key_id_hex(*sig.key_id)
-                  << (sig.state == store::SignatureState::trusted ? " (trusted)" : " (not trusted)");
+                  << (sig.state == store::SignatureState::trusted ? " (trusted)"
+                                                                  : " (not trusted)");
     }
     std::cout << "\n  " << sig.detail << "\n";
     if (sig.key_id) {
-        std::cout << "trusted comment" << (sig.state == store::SignatureState::trusted ? "" : " (unverified)")
-                  << ": " << sig.trusted_comment << "\n";
+        std::cout << "trusted comment"
+                  << (sig.state == store::SignatureState::trusted ? "" : " (unverified)") << ": "
+                  << sig.trusted_comment << "\n";
     }
     if (refused) {
         std::cout << "the runtime does not use this pack (signed packs are required): " << *refused
@@ -144,25 +147,25 @@ Command keygen_command() {
 }
 
 Command sign_command() {
-    return {{"sign",
-             "PACK --key KEY",
-             "sign a pack: writes PACK.minisig (minisign format)",
-             "The signature is Ed25519 over the BLAKE2b-512 hash of the pack (minisign's\n"
-             "\"ED\" algorithm); `minisign -Vm PACK -p KEY.pub` verifies it. Its trusted\n"
-             "comment names the pack's schema version, producers, compiler identities\n"
-             "(ocloc, or the driver), creation time and file name. KEY is an unencrypted\n"
-             "secret key: from `kcache keygen` or `minisign -G -W`. An existing\n"
-             "PACK.minisig is replaced.\n",
-             {{"key", Arity::Value, "KEY", "the secret key file"}},
-             1,
-             1,
-             std::string(kExitOk) + "  2  usage error, or KEY is not an unencrypted secret key\n" +
-                 kExitNotFound +
-                 "  4  the pack is malformed, or the signature cannot be written\n"},
-            [](const ParsedArgs& a) {
-                return a.has("key") ? run_sign(a)
-                                    : report(Exit::usage, "sign", "--key KEY is required");
-            }};
+    return {
+        {"sign",
+         "PACK --key KEY",
+         "sign a pack: writes PACK.minisig (minisign format)",
+         "The signature is Ed25519 over the BLAKE2b-512 hash of the pack (minisign's\n"
+         "\"ED\" algorithm); `minisign -Vm PACK -p KEY.pub` verifies it. Its trusted\n"
+         "comment names the pack's schema version, producers, compiler identities\n"
+         "(ocloc, or the driver), creation time and file name. KEY is an unencrypted\n"
+         "secret key: from `kcache keygen` or `minisign -G -W`. An existing\n"
+         "PACK.minisig is replaced.\n",
+         {{"key", Arity::Value, "KEY", "the secret key file"}},
+         1,
+         1,
+         std::string(kExitOk) + "  2  usage error, or KEY is not an unencrypted secret key\n" +
+             kExitNotFound + "  4  the pack is malformed, or the signature cannot be written\n"},
+        [](const ParsedArgs& a) {
+            return a.has("key") ? run_sign(a)
+                                : report(Exit::usage, "sign", "--key KEY is required");
+        }};
 }
 
 }  // namespace kcache::cli

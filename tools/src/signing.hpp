@@ -16,8 +16,7 @@ namespace kcache::cli {
 // Reads the unencrypted secret key at `path` for `command`, or prints why not
 // and sets `exit_code` (not_found: no such file; usage: not a usable key).
 std::optional<store::SecretKey> load_signing_key(std::string_view command,
-                                                 const std::filesystem::path& path,
-                                                 int& exit_code);
+                                                 const std::filesystem::path& path, int& exit_code);
 
 // Signs `pack` with `key` (writing PACK.minisig) and prints what was signed;
 // returns 0, or prints why not and returns store_error.

@@ -13,10 +13,9 @@ namespace {
 constexpr std::size_t kBlock = 128;
 
 // The initialization vector: SHA-512's (RFC 7693 section 2.6).
-constexpr std::uint64_t kIv[8] = {0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull,
-                                  0x3c6ef372fe94f82bull, 0xa54ff53a5f1d36f1ull,
-                                  0x510e527fade682d1ull, 0x9b05688c2b3e6c1full,
-                                  0x1f83d9abfb41bd6bull, 0x5be0cd19137e2179ull};
+constexpr std::uint64_t kIv[8] = {
+    0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull, 0xa54ff53a5f1d36f1ull,
+    0x510e527fade682d1ull, 0x9b05688c2b3e6c1full, 0x1f83d9abfb41bd6bull, 0x5be0cd19137e2179ull};
 
 // Message word schedule per round (section 2.7); rounds 10 and 11 reuse 0 and 1.
 constexpr std::uint8_t kSigma[10][16] = {

@@ -52,8 +52,8 @@ std::string utc(std::time_t t) {
 
 Result<std::string, StoreError> pack_trusted_comment(const fs::path& pack) {
     auto opened = Pack::open(pack);
-    auto entries = opened ? opened->list()
-                          : Result<std::vector<EntryInfo>, StoreError>(fail(opened.error()));
+    auto entries =
+        opened ? opened->list() : Result<std::vector<EntryInfo>, StoreError>(fail(opened.error()));
     if (!entries) {
         return fail(entries.error());
     }
@@ -79,12 +79,13 @@ Result<Signature, std::string> sign_pack(const fs::path& pack, const SecretKey& 
     if (!comment) {
         return fail(comment.error().message);
     }
-    auto sig = sign_file(pack, key, *comment,
-                         "signature from kcache secret key " + key_id_hex(key.id));
+    auto sig =
+        sign_file(pack, key, *comment, "signature from kcache secret key " + key_id_hex(key.id));
     if (!sig) {
         return fail(sig.error().message);
     }
-    auto written = write_text_file(signature_path(pack), format_signature(*sig), 0644, Replace::yes);
+    auto written =
+        write_text_file(signature_path(pack), format_signature(*sig), 0644, Replace::yes);
     if (!written) {
         return fail(written.error().message);
     }

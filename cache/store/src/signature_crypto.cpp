@@ -91,7 +91,8 @@ Result<std::array<std::uint8_t, kSignatureBytes>, SignError> ed25519_sign(
     MdCtx ctx(EVP_MD_CTX_new());
     std::array<std::uint8_t, kSignatureBytes> sig{};
     std::size_t len = sig.size();
-    if (!pkey || !ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, pkey.get()) != 1 ||
+    if (!pkey || !ctx ||
+        EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, pkey.get()) != 1 ||
         EVP_DigestSign(ctx.get(), sig.data(), &len, message.data(), message.size()) != 1 ||
         len != sig.size()) {
         return crypto_error("make an Ed25519 signature");
@@ -102,13 +103,12 @@ Result<std::array<std::uint8_t, kSignatureBytes>, SignError> ed25519_sign(
 // True when `sig` is `key`'s signature of `message`.
 bool ed25519_verify(const PublicKey& key, std::span<const std::uint8_t> message,
                     const std::array<std::uint8_t, kSignatureBytes>& sig) {
-    Pkey pkey(EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, key.key.data(),
-                                          key.key.size()));
+    Pkey pkey(
+        EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, key.key.data(), key.key.size()));
     MdCtx ctx(EVP_MD_CTX_new());
     return pkey && ctx &&
            EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, pkey.get()) == 1 &&
-           EVP_DigestVerify(ctx.get(), sig.data(), sig.size(), message.data(), message.size()) ==
-               1;
+           EVP_DigestVerify(ctx.get(), sig.data(), sig.size(), message.data(), message.size()) == 1;
 }
 
 // signature ‖ trusted comment: what the global signature covers.
@@ -171,7 +171,8 @@ Result<SecretKey, SignError> generate_key() {
 Result<Signature, SignError> sign_file(const fs::path& path, const SecretKey& key,
                                        std::string_view trusted_comment,
                                        std::string_view untrusted_comment) {
-    const std::size_t longest = std::max(trusted_comment.size() + 17, untrusted_comment.size() + 19);
+    const std::size_t longest =
+        std::max(trusted_comment.size() + 17, untrusted_comment.size() + 19);
     if (!one_line(trusted_comment) || !one_line(untrusted_comment) || longest > kMaxCommentLine) {
         return fail(SignError{SignErrc::malformed,
                               "a comment must be one line of at most about 1000 bytes"});

@@ -145,8 +145,7 @@ Result<std::string, SignError> comment(std::string_view line, std::string_view p
 }
 
 // The base64 payload of line `n`, which must decode to `size` bytes.
-Result<Bytes, SignError> payload(std::string_view line, std::size_t size, int n,
-                                 const char* what) {
+Result<Bytes, SignError> payload(std::string_view line, std::size_t size, int n, const char* what) {
     auto bytes = base64_decode(line);
     if (!bytes) {
         return malformed("line " + std::to_string(n) + ": not base64");
@@ -208,6 +207,22 @@ Result<SecretKey, SignError> secret_from_blob(const Bytes& b) {
         return malformed("line 2: the public half does not belong to the secret seed");
     }
     return key;
+}
+
+// The checked base64 payload of a two-line key file: `size` bytes starting "Ed".
+Result<Bytes, SignError> key_blob(std::string_view text, std::size_t size, const char* what) {
+    auto lines = split_lines(text, 2);
+    if (!lines) {
+        return fail(lines.error());
+    }
+    if (auto c = comment((*lines)[0], kUntrusted, 1); !c) {
+        return fail(c.error());
+    }
+    auto b = payload((*lines)[1], size, 2, what);
+    if (b && ((*b)[0] != 'E' || (*b)[1] != 'd')) {
+        return malformed("line 2: signature algorithm is not Ed25519 ('Ed')");
+    }
+    return b;
 }
 
 Result<std::string, SignError> read_small_file(const fs::path& path) {
@@ -275,19 +290,9 @@ const char* to_string(SignErrc code) {
 }
 
 Result<PublicKey, SignError> parse_public_key(std::string_view text) {
-    auto lines = split_lines(text, 2);
-    if (!lines) {
-        return fail(lines.error());
-    }
-    if (auto c = comment((*lines)[0], kUntrusted, 1); !c) {
-        return fail(c.error());
-    }
-    auto b = payload((*lines)[1], 2 + kKeyIdBytes + kPublicKeyBytes, 2, "a public key");
+    auto b = key_blob(text, 2 + kKeyIdBytes + kPublicKeyBytes, "a public key");
     if (!b) {
         return fail(b.error());
-    }
-    if ((*b)[0] != 'E' || (*b)[1] != 'd') {
-        return malformed("line 2: signature algorithm is not Ed25519 ('Ed')");
     }
     PublicKey key;
     copy_to(key.id, *b, 2);
@@ -296,21 +301,8 @@ Result<PublicKey, SignError> parse_public_key(std::string_view text) {
 }
 
 Result<SecretKey, SignError> parse_secret_key(std::string_view text) {
-    auto lines = split_lines(text, 2);
-    if (!lines) {
-        return fail(lines.error());
-    }
-    if (auto c = comment((*lines)[0], kUntrusted, 1); !c) {
-        return fail(c.error());
-    }
-    auto b = payload((*lines)[1], kSecretBlobBytes, 2, "a secret key");
-    if (!b) {
-        return fail(b.error());
-    }
-    if ((*b)[0] != 'E' || (*b)[1] != 'd') {
-        return malformed("line 2: signature algorithm is not Ed25519 ('Ed')");
-    }
-    return secret_from_blob(*b);
+    auto b = key_blob(text, kSecretBlobBytes, "a secret key");
+    return b ? secret_from_blob(*b) : fail(b.error());
 }
 
 Result<Signature, SignError> parse_signature(std::string_view text) {

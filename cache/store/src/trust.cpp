@@ -7,7 +7,8 @@
 namespace kcache::store {
 namespace fs = std::filesystem;
 
-TrustedKeys TrustedKeys::load(const std::vector<fs::path>& dirs, const std::vector<fs::path>& files) {
+TrustedKeys TrustedKeys::load(const std::vector<fs::path>& dirs,
+                              const std::vector<fs::path>& files) {
     TrustedKeys out;
     std::vector<fs::path> paths;
     for (const fs::path& dir : dirs) {
@@ -73,8 +74,8 @@ PackSignature check_pack_signature(const fs::path& pack, const TrustedKeys& keys
     auto invalid = [&](const SignError& e) {
         out.state = SignatureState::invalid;
         out.error = e.code;
-        out.detail = e.code == SignErrc::malformed ? "malformed signature file " + e.message
-                                                   : e.message;
+        out.detail =
+            e.code == SignErrc::malformed ? "malformed signature file " + e.message : e.message;
         return out;
     };
     auto sig = read_signature(out.signature_file);
@@ -95,8 +96,8 @@ PackSignature check_pack_signature(const fs::path& pack, const TrustedKeys& keys
         return invalid(ok.error());
     }
     out.state = SignatureState::trusted;
-    out.detail = "signed by trusted key " + key_id_hex(sig->key_id) + " (" +
-                 key->source.string() + ")";
+    out.detail =
+        "signed by trusted key " + key_id_hex(sig->key_id) + " (" + key->source.string() + ")";
     return out;
 }
 

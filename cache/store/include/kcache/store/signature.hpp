@@ -49,9 +49,9 @@ enum class SignatureAlgorithm { prehashed, legacy };
 struct Signature {
     SignatureAlgorithm algorithm = SignatureAlgorithm::prehashed;
     KeyId key_id{};
-    std::array<std::uint8_t, kSignatureBytes> signature{};  // over the file (or its hash)
-    std::string untrusted_comment;                          // after "untrusted comment: "
-    std::string trusted_comment;                            // after "trusted comment: "
+    std::array<std::uint8_t, kSignatureBytes> signature{};         // over the file (or its hash)
+    std::string untrusted_comment;                                 // after "untrusted comment: "
+    std::string trusted_comment;                                   // after "trusted comment: "
     std::array<std::uint8_t, kSignatureBytes> global_signature{};  // over signature‖trusted
 };
 

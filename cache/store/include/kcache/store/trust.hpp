@@ -56,10 +56,10 @@ const char* to_string(SignatureState state);
 struct PackSignature {
     SignatureState state = SignatureState::unsigned_pack;
     std::filesystem::path signature_file;
-    std::optional<KeyId> key_id;       // when the .minisig parsed
-    std::string trusted_comment;       // when the .minisig parsed (verified only if trusted)
-    std::optional<SignErrc> error;     // why it is invalid
-    std::string detail;                // for people: why it is not trusted
+    std::optional<KeyId> key_id;    // when the .minisig parsed
+    std::string trusted_comment;    // when the .minisig parsed (verified only if trusted)
+    std::optional<SignErrc> error;  // why it is invalid
+    std::string detail;             // for people: why it is not trusted
 };
 
 // Checks the signature beside `pack` against `keys`. Never fails: a problem
