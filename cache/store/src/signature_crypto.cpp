@@ -76,10 +76,11 @@ Result<std::vector<std::uint8_t>, SignError> signed_message(const fs::path& path
                        std::vector<std::uint8_t>(d->begin(), d->end()))
                  : fail(d.error());
     }
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
     std::ifstream in(path, std::ios::binary);
-    std::vector<std::uint8_t> all((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-    if (!in.eof() || in.bad()) {
+    std::vector<std::uint8_t> all(ec ? 0 : size);
+    if (ec || !in.read(reinterpret_cast<char*>(all.data()), static_cast<std::streamsize>(size))) {
         return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
     }
     return all;
