@@ -19,7 +19,10 @@ class PoclSignedPack : public CacheTest {
         CacheTest::SetUp();
         {
             auto cache = open("builder");
-            ASSERT_TRUE(cache->program(context_, device_, request()).ok());
+            auto build = request();
+            build.mode = Mode::blocking;
+            auto built = cache->program(context_, device_, build);
+            ASSERT_TRUE(built.ok()) << built.outcome().message;
         }
         auto builder = store::Store::open(dir() / "builder");
         ASSERT_TRUE(builder);

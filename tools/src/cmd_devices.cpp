@@ -58,7 +58,7 @@ std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args, const Conf
 PackIndex index_packs(const std::vector<std::filesystem::path>& paths, const Config& config) {
     PackIndex index;
     const auto keys = service::trusted_keys(config);
-    for (const auto& path : paths) {
+    for (const auto& path : service::pack_files(paths)) {  // existing files only
         const auto sig = store::check_pack_signature(path, keys);
         if (auto why = store::refusal(sig, service::signature_policy(config))) {
             index.refused.push_back({path, *why});
