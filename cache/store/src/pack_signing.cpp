@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -14,28 +15,31 @@ namespace kcache::store {
 namespace fs = std::filesystem;
 namespace {
 
-// At most this many distinct values per field, so that the comment stays
-// within minisign's line length.
-constexpr std::size_t kMaxListed = 3;
-constexpr std::size_t kMaxValue = 120;
+// At most two distinct values per field, each cut to a length, so that the
+// comment stays within minisign's line length (an ocloc identity with its
+// library digests is about 220 bytes).
+constexpr std::size_t kMaxListed = 2;
+constexpr std::size_t kMaxCompiler = 300;
+constexpr std::size_t kMaxOther = 100;
+constexpr std::size_t kMaxComment = 1000;
 
 // Comments are one line of tab-separated fields: no control characters in a value.
-std::string clean(std::string_view v) {
+std::string clean(std::string_view v, std::size_t max) {
     std::string out;
-    for (char c : v.substr(0, kMaxValue)) {
+    for (char c : v.substr(0, max)) {
         out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
     }
     return out;
 }
 
-std::string listed(const std::set<std::string>& values) {
+std::string listed(const std::set<std::string>& values, std::size_t max) {
     std::string out;
     std::size_t n = 0;
     for (const std::string& v : values) {
         if (n++ == kMaxListed) {
             return out + " +" + std::to_string(values.size() - kMaxListed) + " more";
         }
-        out += (out.empty() ? "" : ", ") + clean(v);
+        out += (out.empty() ? "" : ", ") + clean(v, max);
     }
     return out.empty() ? "-" : out;
 }
@@ -68,10 +72,14 @@ Result<std::string, StoreError> pack_trusted_comment(const fs::path& pack) {
     }
     struct stat st {};
     const std::time_t created = ::stat(pack.c_str(), &st) == 0 ? st.st_mtime : std::time(nullptr);
-    return "kcache pack\tschema:" + std::to_string(schema::kCurrentVersion) +
-           "\tentries:" + std::to_string(entries->size()) + "\tproducer:" + listed(producers) +
-           "\tcompiler:" + listed(compilers) + "\tcreated:" + utc(created) +
-           "\tfile:" + clean(pack.filename().string());
+    std::string comment = "kcache pack\tschema:" + std::to_string(schema::kCurrentVersion) +
+                          "\tentries:" + std::to_string(entries->size()) +
+                          "\tproducer:" + listed(producers, kMaxOther) +
+                          "\tcompiler:" + listed(compilers, kMaxCompiler) +
+                          "\tcreated:" + utc(created) +
+                          "\tfile:" + clean(pack.filename().string(), kMaxOther);
+    comment.resize(std::min(comment.size(), kMaxComment));
+    return comment;
 }
 
 Result<Signature, std::string> sign_pack(const fs::path& pack, const SecretKey& key) {
