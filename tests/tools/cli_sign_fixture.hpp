@@ -27,7 +27,7 @@ class CliSign : public CliTest {
         spec.stdin_data = input;
         spec.env_overrides = {"HOME=" + dir().string()};
         const auto r = compiler::run(spec, compiler::Clock::now() + std::chrono::minutes(2));
-        EXPECT_EQ(r.outcome, compiler::Outcome::exited) << r.err;
+        EXPECT_EQ(r.outcome, compiler::ChildExit::exited) << r.err;
         return {r.exit_code, r.out, r.err};
     }
     // kcache with no trusted keys but `trusted` (and the policy when `require`).

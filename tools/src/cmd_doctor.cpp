@@ -268,8 +268,8 @@ Command doctor_command() {
          "It lists the trusted public keys and, for every pack the runtime would open, its\n"
          "signature; a pack the signature policy keeps out (KCACHE_REQUIRE_SIGNED_PACKS)\n"
          "or whose signature is invalid is a PROBLEM with the reason.\n",
-         {{"json", Arity::Flag, "", "print JSON"},
-          {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
+         {{"json", Arity::flag, "", "print JSON"},
+          {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,
          0,
          std::string(kExitOk) + "  1  a problem was found (lines marked PROBLEM)\n" + kExitUsage},

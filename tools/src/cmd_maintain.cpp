@@ -136,9 +136,9 @@ Command gc_command() {
              "remove old entries and shrink the store to a size",
              "--older-than removes entries not used for that long; --max-size then evicts the\n"
              "least recently used entries until the stored bytes fit. At least one is needed.\n",
-             {{"max-size", Arity::Value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
-              {"older-than", Arity::Value, "DUR", "remove entries unused for DUR (30d, 12h)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"max-size", Arity::value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
+              {"older-than", Arity::value, "DUR", "remove entries unused for DUR (30d, 12h)"},
+              {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitStore},
@@ -152,8 +152,8 @@ Command export_command() {
              "Every entry is checksum-verified before it is written; the pack is an SQLite\n"
              "file of the store's schema that `kcache import` (or the runtime, as a\n"
              "read-only tier) reads. --sign KEY also writes PACK.minisig (see `kcache sign`).\n",
-             {{"kernel", Arity::Value, "NAME", "only entries of this kernel (name or alias)"},
-              {"sign", Arity::Value, "KEY", "sign the pack with this secret key"}},
+             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or alias)"},
+              {"sign", Arity::value, "KEY", "sign the pack with this secret key"}},
              1,
              1,
              std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},
@@ -168,7 +168,7 @@ Command import_command() {
              "counted. A pack written by a newer kcache (newer schema) is refused. With\n"
              "KCACHE_REQUIRE_SIGNED_PACKS a pack without a valid signature by a trusted key\n"
              "(PACK.minisig; see `kcache verify --pack`) is refused as the runtime refuses it.\n",
-             {{"json", Arity::Flag, "", "print JSON"}},
+             {{"json", Arity::flag, "", "print JSON"}},
              1,
              1,
              std::string(kExitOk) + "  1  some entries were corrupt and skipped\n" + kExitUsage +

@@ -136,7 +136,7 @@ Command keygen_command() {
              "signs with it and `minisign -V -p NAME.pub` verifies. Neither file may exist.\n"
              "Packs signed with the key are trusted where NAME.pub is in\n"
              "/etc/kcache/trusted.d/, $XDG_CONFIG_HOME/kcache/trusted.d/ or KCACHE_TRUSTED_KEYS.\n",
-             {{"output", Arity::Value, "NAME", "write NAME.key and NAME.pub"}},
+             {{"output", Arity::value, "NAME", "write NAME.key and NAME.pub"}},
              0,
              0,
              std::string(kExitOk) + "  1  the key files could not be written\n" + kExitUsage},
@@ -157,7 +157,7 @@ Command sign_command() {
          "(ocloc, or the driver), creation time and file name. KEY is an unencrypted\n"
          "secret key: from `kcache keygen` or `minisign -G -W`. An existing\n"
          "PACK.minisig is replaced.\n",
-         {{"key", Arity::Value, "KEY", "the secret key file"}},
+         {{"key", Arity::value, "KEY", "the secret key file"}},
          1,
          1,
          std::string(kExitOk) + "  2  usage error, or KEY is not an unencrypted secret key\n" +

@@ -84,8 +84,8 @@ int run(const ParsedArgs& args) {
             state = to_string(kat.state);
             detail = kat.detail;
             if (kat.state == KatState::passed || kat.state == KatState::failed) {
-                const auto result = kat.state == KatState::passed ? store::Verification::Passed
-                                                                  : store::Verification::Failed;
+                const auto result = kat.state == KatState::passed ? store::Verification::passed
+                                                                  : store::Verification::failed;
                 (void)store->set_verified(e.key, result);
                 corrupt += kat.state == KatState::failed ? 1 : 0;
             }
@@ -130,9 +130,9 @@ Command verify_command() {
              "reports its key id, its trusted comment and whether the key is trusted\n"
              "(trusted.d directories, KCACHE_TRUSTED_KEYS) and the runtime uses the pack\n"
              "(KCACHE_REQUIRE_SIGNED_PACKS).\n",
-             {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
-              {"pack", Arity::Value, "FILE", "check this pack instead (checksums, signature)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"run", Arity::flag, "", "also run known-answer tests on the device"},
+              {"pack", Arity::value, "FILE", "check this pack instead (checksums, signature)"},
+              {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) +
