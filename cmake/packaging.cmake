@@ -1,5 +1,7 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack.
+# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack,
+# with its signature PACK.minisig beside it when KCACHE_PACK_SIGNING_KEY is set
+# (cmake/aot_pack.cmake installs both; minisign verifies it without kcache).
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)
@@ -11,6 +13,6 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd, minisign")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -11,7 +11,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
   libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format
-  libcurl4-openssl-dev nginx-light openssl
+  libcurl4-openssl-dev nginx-light openssl minisign
 )
 
 missing=()

@@ -9,6 +9,7 @@
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/log.hpp"
 
@@ -28,25 +29,34 @@ Program failed_program(StatusCode s, std::string message) {
     return p;
 }
 
-// Every pack file named by `paths` (files, or directories of *.kcpack).
-std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& paths) {
-    std::vector<std::filesystem::path> files;
-    for (const auto& p : paths) {
-        std::error_code ec;
-        if (std::filesystem::is_directory(p, ec)) {
-            for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
-                if (e.path().extension() == ".kcpack") {
-                    files.push_back(e.path());
-                }
-            }
-        } else if (std::filesystem::exists(p, ec)) {
-            files.push_back(p);
-        }
-    }
-    std::sort(files.begin(), files.end());
-    files.erase(std::unique(files.begin(), files.end()), files.end());
+// Opens every pack file of `files` that the signature policy admits; the
+// others go to `refused` with the reason, for the ladder's misses.
+std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& files,
+                                    const Config& config,
+                                    std::vector<service::RefusedPack>& refused) {
+    const auto policy = service::signature_policy(config);
+    std::optional<store::TrustedKeys> keys;
     std::vector<store::Pack> packs;
     for (const auto& f : files) {
+        if (!keys) {  // read only when there is a pack to judge
+            keys = service::trusted_keys(config);
+            for (const std::string& problem : keys->problems()) {
+                std::fprintf(stderr, "kcache: warning: trusted key not loaded: %s\n",
+                             problem.c_str());
+            }
+        }
+        const auto sig = store::check_pack_signature(f, *keys);
+        if (auto why = store::refusal(sig, policy)) {
+            refused.push_back({f, *why});
+            std::fprintf(stderr, "kcache: warning: %s\n", describe(refused.back()).c_str());
+            continue;
+        }
+        if (sig.state == store::SignatureState::invalid) {
+            std::fprintf(stderr,
+                         "kcache: warning: pack %s has an invalid signature (%s); used "
+                         "because signed packs are not required\n",
+                         f.c_str(), sig.detail.c_str());
+        }
         auto pack = store::Pack::open(f);
         if (pack) {
             packs.push_back(std::move(*pack));
@@ -116,17 +126,15 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
             out = failed(StatusCode::store_error, user.error().message);
             return nullptr;
         }
-        auto pack_paths = config.packs;
         for (const auto& p : config.packs) {
             if (std::error_code ec; !std::filesystem::exists(p, ec)) {
-                std::fprintf(stderr, "kcache: warning: KCACHE_PACKS entry %s does not exist\n",
-                             p.c_str());
+                store::log_message(store::LogLevel::warning,
+                                   "KCACHE_PACKS entry " + p.string() + " does not exist");
             }
         }
-        for (auto& d : service::installed_pack_dirs()) {
-            pack_paths.push_back(std::move(d));
-        }
-        store::TieredStore tiers(std::move(*user), open_packs(pack_paths));
+        std::vector<service::RefusedPack> refused;
+        auto packs = open_packs(service::runtime_pack_files(config), config, refused);
+        store::TieredStore tiers(std::move(*user), std::move(packs));
         compiler::JitConfig jc;
         jc.helper_path = config.jit_helper;
         auto remote = service::open_remote(config);
@@ -136,6 +144,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         }
         auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers), jc);
         impl->remote = std::move(*remote);
+        impl->refused_packs = std::move(refused);
         Impl* raw = impl.get();
         impl->jit = compiler::JitCompiler(compiler::JitConfig{
             jc.helper_path.empty() ? compiler::default_helper_path() : jc.helper_path,

@@ -15,6 +15,7 @@
 
 #include "cl_util.hpp"
 #include "kcache/cache/keys.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
@@ -61,6 +62,7 @@ struct Cache::Impl {
     Config config;
     device_db::DeviceDb db;
     store::TieredStore tiers;
+    std::vector<service::RefusedPack> refused_packs;  // kept out by the signature policy
     compiler::JitCompiler jit;
     Counters counters;
 

@@ -7,6 +7,7 @@
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
 //              | max_programs | max_resident_bytes
+//              | trusted_keys | require_signed_packs
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -166,118 +167,138 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
     } else if (key == "jit_idle_ms") {
         if (!parse_ms(value, kDayMs, c.jit_idle)) {
             return "expected milliseconds between 1 and 86400000";
-        } else if (key == "max_programs") {
-            auto n = service::parse_size(value);
-            if (!n || value.back() < '0' || value.back() > '9' || *n > 1'000'000) {
-                return "expected a count between 0 and 1000000";
-            }
-            c.max_programs = static_cast<std::size_t>(*n);
-        } else if (key == "max_resident_bytes") {
-            auto n = service::parse_size(value);
-            if (!n) {
-                return "expected a size such as 67108864, 64M or 0 (off)";
-            }
-            c.max_resident_bytes = *n;
-        } else {
-            return "unknown setting";
         }
-        return {};
+    } else if (key == "max_programs") {
+        auto n = service::parse_size(value);
+        if (!n || value.back() < '0' || value.back() > '9' || *n > 1'000'000) {
+            return "expected a count between 0 and 1000000";
+        }
+        c.max_programs = static_cast<std::size_t>(*n);
+    } else if (key == "max_resident_bytes") {
+        auto n = service::parse_size(value);
+        if (!n) {
+            return "expected a size such as 67108864, 64M or 0 (off)";
+        }
+        c.max_resident_bytes = *n;
+    } else if (key == "trusted_keys") {
+        c.trusted_keys = split_paths(value);
+    } else if (key == "require_signed_packs") {
+        if (!parse_bool(value, c.require_signed_packs)) {
+            return "expected 0, 1, true or false";
+        }
+    } else {
+        return "unknown setting";
     }
+    return {};
+}
 
-    struct Setting {
-        const char* key;
-        const char* env;
-    };
-    constexpr Setting kSettings[] = {
-        {"dir", "KCACHE_DIR"},
-        {"max_size", "KCACHE_MAX_SIZE"},
-        {"jit_timeout_ms", "KCACHE_JIT_TIMEOUT_MS"},
-        {"disable", "KCACHE_DISABLE"},
-        {"readonly", "KCACHE_READONLY"},
-        {"packs", "KCACHE_PACKS"},
-        {"jit_path", "KCACHE_JIT_PATH"},
-        {"jit_helpers", "KCACHE_JIT_HELPERS"},
-        {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
-        {"remote", "KCACHE_REMOTE"},
-        {"remote_readonly", "KCACHE_REMOTE_READONLY"},
-        {"remote_timeout_ms", "KCACHE_REMOTE_TIMEOUT_MS"},
-        {"remote_connect_timeout_ms", "KCACHE_REMOTE_CONNECT_TIMEOUT_MS"},
-        {"remote_token_file", "KCACHE_REMOTE_TOKEN_FILE"},
-        {"remote_netrc", "KCACHE_REMOTE_NETRC"},
-        {"remote_ca", "KCACHE_REMOTE_CA"},
-        {"remote_required", "KCACHE_REMOTE_REQUIRED"},
-        {"remote_breaker_ms", "KCACHE_REMOTE_BREAKER_MS"},
-        {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
-        {"max_programs", "KCACHE_MAX_PROGRAMS"},
-        {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
-    };
+struct Setting {
+    const char* key;
+    const char* env;
+};
+constexpr Setting kSettings[] = {
+    {"dir", "KCACHE_DIR"},
+    {"max_size", "KCACHE_MAX_SIZE"},
+    {"jit_timeout_ms", "KCACHE_JIT_TIMEOUT_MS"},
+    {"disable", "KCACHE_DISABLE"},
+    {"readonly", "KCACHE_READONLY"},
+    {"packs", "KCACHE_PACKS"},
+    {"jit_path", "KCACHE_JIT_PATH"},
+    {"jit_helpers", "KCACHE_JIT_HELPERS"},
+    {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
+    {"remote", "KCACHE_REMOTE"},
+    {"remote_readonly", "KCACHE_REMOTE_READONLY"},
+    {"remote_timeout_ms", "KCACHE_REMOTE_TIMEOUT_MS"},
+    {"remote_connect_timeout_ms", "KCACHE_REMOTE_CONNECT_TIMEOUT_MS"},
+    {"remote_token_file", "KCACHE_REMOTE_TOKEN_FILE"},
+    {"remote_netrc", "KCACHE_REMOTE_NETRC"},
+    {"remote_ca", "KCACHE_REMOTE_CA"},
+    {"remote_required", "KCACHE_REMOTE_REQUIRED"},
+    {"remote_breaker_ms", "KCACHE_REMOTE_BREAKER_MS"},
+    {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
+    {"max_programs", "KCACHE_MAX_PROGRAMS"},
+    {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
+    {"trusted_keys", "KCACHE_TRUSTED_KEYS"},
+    {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"},
+};
 
-    std::string env(const char* name) {
-        const char* v = std::getenv(name);
-        return v ? v : "";
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+std::filesystem::path default_dir() {
+    if (auto x = env("XDG_CACHE_HOME"); !x.empty()) {
+        return std::filesystem::path(x) / "kcache";
     }
-
-    std::filesystem::path default_dir() {
-        if (auto x = env("XDG_CACHE_HOME"); !x.empty()) {
-            return std::filesystem::path(x) / "kcache";
-        }
-        if (auto h = env("HOME"); !h.empty()) {
-            return std::filesystem::path(h) / ".cache" / "kcache";
-        }
-        return {};
+    if (auto h = env("HOME"); !h.empty()) {
+        return std::filesystem::path(h) / ".cache" / "kcache";
     }
+    return {};
+}
 
-    std::filesystem::path config_file_path() {
-        if (auto p = env("KCACHE_CONFIG"); !p.empty()) {
-            return p;
-        }
-        if (auto x = env("XDG_CONFIG_HOME"); !x.empty()) {
-            return std::filesystem::path(x) / "kcache" / "config";
-        }
-        if (auto h = env("HOME"); !h.empty()) {
-            return std::filesystem::path(h) / ".config" / "kcache" / "config";
-        }
-        return {};
+// Where trusted public keys are looked for without configuration.
+std::vector<std::filesystem::path> default_trusted_key_dirs() {
+    std::vector<std::filesystem::path> dirs{"/etc/kcache/trusted.d"};
+    if (auto x = env("XDG_CONFIG_HOME"); !x.empty()) {
+        dirs.push_back(std::filesystem::path(x) / "kcache" / "trusted.d");
+    } else if (auto h = env("HOME"); !h.empty()) {
+        dirs.push_back(std::filesystem::path(h) / ".config" / "kcache" / "trusted.d");
     }
+    return dirs;
+}
 
-    // Reads the config file (absent is fine unless named by KCACHE_CONFIG).
-    bool read_file(Config & c, std::string & error) {
-        auto path = config_file_path();
-        if (path.empty()) {
-            return true;
-        }
-        auto text = read_regular_file(path, kMaxConfigBytes);
-        if (!text) {
-            if (text.error().code == ReadErrc::not_found && env("KCACHE_CONFIG").empty()) {
-                return true;
-            }
-            error = (env("KCACHE_CONFIG").empty() ? "config file " : "KCACHE_CONFIG: ") +
-                    service::printable(text.error().message);
-            return false;
-        }
-        std::istringstream in(*text);
-        std::string line;
-        for (int n = 1; std::getline(in, line); ++n) {
-            std::string t = trim(line);
-            if (t.empty() || t[0] == '#') {
-                continue;
-            }
-            auto eq = t.find('=');
-            std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
-            std::string where = service::printable(path.string()) + ":" + std::to_string(n) + ": ";
-            if (eq == std::string::npos) {
-                error = where + "expected `key = value`";
-                return false;
-            }
-            std::string value = trim(t.substr(eq + 1));
-            if (auto why = apply(c, key, value); !why.empty()) {
-                error = where + service::printable(key) + ": " + service::printable(why);
-                return false;
-            }
-            c.origins[key] = {value, Source::config_file};
-        }
+std::filesystem::path config_file_path() {
+    if (auto p = env("KCACHE_CONFIG"); !p.empty()) {
+        return p;
+    }
+    if (auto x = env("XDG_CONFIG_HOME"); !x.empty()) {
+        return std::filesystem::path(x) / "kcache" / "config";
+    }
+    if (auto h = env("HOME"); !h.empty()) {
+        return std::filesystem::path(h) / ".config" / "kcache" / "config";
+    }
+    return {};
+}
+
+// Reads the config file (absent is fine unless named by KCACHE_CONFIG).
+bool read_file(Config& c, std::string& error) {
+    auto path = config_file_path();
+    if (path.empty()) {
         return true;
     }
+    auto text = read_regular_file(path, kMaxConfigBytes);
+    if (!text) {
+        if (text.error().code == ReadErrc::not_found && env("KCACHE_CONFIG").empty()) {
+            return true;
+        }
+        error = (env("KCACHE_CONFIG").empty() ? "config file " : "KCACHE_CONFIG: ") +
+                service::printable(text.error().message);
+        return false;
+    }
+    std::istringstream in(*text);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        std::string t = trim(line);
+        if (t.empty() || t[0] == '#') {
+            continue;
+        }
+        auto eq = t.find('=');
+        std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
+        std::string where = service::printable(path.string()) + ":" + std::to_string(n) + ": ";
+        if (eq == std::string::npos) {
+            error = where + "expected `key = value`";
+            return false;
+        }
+        std::string value = trim(t.substr(eq + 1));
+        if (auto why = apply(c, key, value); !why.empty()) {
+            error = where + service::printable(key) + ": " + service::printable(why);
+            return false;
+        }
+        c.origins[key] = {value, Source::config_file};
+    }
+    return true;
+}
 
 }  // namespace
 
@@ -287,6 +308,7 @@ namespace {
 bool resolve_config(Config& out, std::string& error) {
     Config c;
     c.dir = default_dir();
+    c.trusted_key_dirs = default_trusted_key_dirs();
     for (const auto& s : kSettings) {
         c.origins[s.key] = {"", Source::default_value};
     }

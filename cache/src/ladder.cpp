@@ -134,6 +134,11 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
             return got;
         }
     }
+    if (!hit || hit->tier.kind == store::Tier::Kind::pack) {
+        for (const service::RefusedPack& refused : refused_packs) {
+            out.misses.emplace_back(Rung::pack, MissCause::skipped, service::describe(refused));
+        }
+    }
     if (!plan.aot_target) {
         out.misses.emplace_back(Rung::aot, MissCause::no_aot_target,
                                 "no AOT target for this device");

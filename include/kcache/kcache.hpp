@@ -140,6 +140,14 @@ struct Config {
     // memory per Cache, so that a new context costs only the driver's load
     // (bytes; K/M/G suffix; 0: off).
     std::uint64_t max_resident_bytes = 64ull << 20;
+    // Signed packs: public keys (minisign .pub files) whose pack signatures
+    // are trusted, read from every *.pub of `trusted_key_dirs` (load_config
+    // sets /etc/kcache/trusted.d and $XDG_CONFIG_HOME/kcache/trusted.d) and
+    // from `trusted_keys`; with `require_signed_packs` a pack without a valid
+    // signature by one of them is not used (the outcome's misses say why).
+    std::vector<std::filesystem::path> trusted_keys;      // KCACHE_TRUSTED_KEYS (':'-separated)
+    std::vector<std::filesystem::path> trusted_key_dirs;  // not a setting: see above
+    bool require_signed_packs = false;                    // KCACHE_REQUIRE_SIGNED_PACKS
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 

@@ -20,7 +20,7 @@ class ConfigTest : public TempDirTest {
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
               "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG",
               "KCACHE_JIT_HELPERS", "KCACHE_JIT_IDLE_MS", "KCACHE_MAX_PROGRAMS",
-              "KCACHE_MAX_RESIDENT_BYTES"}) {
+              "KCACHE_MAX_RESIDENT_BYTES", "KCACHE_TRUSTED_KEYS", "KCACHE_REQUIRE_SIGNED_PACKS"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
@@ -129,6 +129,36 @@ TEST_F(ConfigTest, MalformedFileLineIsReported) {
     ::setenv("KCACHE_CONFIG", (dir() / "missing").c_str(), 1);
     EXPECT_FALSE(load_config(c, err));
     EXPECT_NE(err.find("KCACHE_CONFIG"), std::string::npos) << err;
+}
+
+TEST_F(ConfigTest, SignedPackSettingsAndTheTrustedKeyDirectories) {
+    kcache::Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_FALSE(c.require_signed_packs);
+    EXPECT_TRUE(c.trusted_keys.empty());
+    const std::vector<std::filesystem::path> dirs{"/etc/kcache/trusted.d",
+                                                  dir() / "xdg" / "kcache" / "trusted.d"};
+    EXPECT_EQ(c.trusted_key_dirs, dirs);
+
+    std::filesystem::create_directories(dir() / "xdg" / "kcache");
+    std::ofstream(dir() / "xdg" / "kcache" / "config")
+        << "require_signed_packs = yes\ntrusted_keys = /k/a.pub\n";
+    ::setenv("KCACHE_TRUSTED_KEYS", "/k/b.pub::/k/c.pub", 1);
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_TRUE(c.require_signed_packs);
+    EXPECT_EQ(c.origins["require_signed_packs"].second, Source::config_file);
+    const std::vector<std::filesystem::path> keys{"/k/b.pub", "/k/c.pub"};
+    EXPECT_EQ(c.trusted_keys, keys);
+    EXPECT_EQ(c.origins["trusted_keys"].second, Source::environment);
+
+    ::setenv("KCACHE_REQUIRE_SIGNED_PACKS", "perhaps", 1);
+    EXPECT_FALSE(load_config(c, err));
+    EXPECT_NE(err.find("KCACHE_REQUIRE_SIGNED_PACKS"), std::string::npos) << err;
+    ::unsetenv("KCACHE_REQUIRE_SIGNED_PACKS");
+    std::ofstream(dir() / "xdg" / "kcache" / "config") << "\nrequire_signed_packs = 2\n";
+    EXPECT_FALSE(load_config(c, err));
+    EXPECT_NE(err.find("config:2: require_signed_packs"), std::string::npos) << err;
 }
 
 TEST_F(ConfigTest, OpenDefaultReportsConfigError) {

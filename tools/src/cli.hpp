@@ -55,6 +55,8 @@ Command gc_command();
 Command export_command();
 Command import_command();
 Command doctor_command();
+Command keygen_command();
+Command sign_command();
 
 // Prints "kcache `command`: `message`" to stderr and returns `code` as an int.
 int report(Exit code, std::string_view command, std::string_view message);

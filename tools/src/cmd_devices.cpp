@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -25,6 +26,7 @@ struct PackIndex {
     std::map<std::string, std::map<std::string, int>> variants;  // target → kernel → count
     std::vector<store::AotCoverage> coverage;
     std::vector<std::string> packs;
+    std::vector<service::RefusedPack> refused;  // kept out by the signature policy
 };
 
 // The pack given by --pack, else the runtime's: KCACHE_PACKS (files or
@@ -53,9 +55,15 @@ std::vector<std::filesystem::path> pack_paths(const ParsedArgs& args, const Conf
     return paths;
 }
 
-PackIndex index_packs(const std::vector<std::filesystem::path>& paths) {
+PackIndex index_packs(const std::vector<std::filesystem::path>& paths, const Config& config) {
     PackIndex index;
-    for (const auto& path : paths) {
+    const auto keys = service::trusted_keys(config);
+    for (const auto& path : service::pack_files(paths)) {  // existing files only
+        const auto sig = store::check_pack_signature(path, keys);
+        if (auto why = store::refusal(sig, service::signature_policy(config))) {
+            index.refused.push_back({path, *why});
+            continue;
+        }
         auto pack = store::Pack::open(path);
         auto listed =
             pack ? pack->list()
@@ -118,6 +126,10 @@ json match_json(const device_db::DeviceMatch& m) {
 }
 
 void print_text(const json& j) {
+    for (const json& r : j["refused_packs"]) {
+        std::cout << "pack " << r["pack"].get<std::string>()
+                  << " not used (signature policy): " << r["reason"].get<std::string>() << "\n";
+    }
     std::cout << "OpenCL devices";
     if (j.contains("probe_error")) {
         std::cout << ": probe failed: " << j["probe_error"].get<std::string>() << "\n";
@@ -157,8 +169,12 @@ int run(const ParsedArgs& args) {
     if (!config) {
         return code;
     }
-    const PackIndex packs = index_packs(pack_paths(args, *config));
+    const PackIndex packs = index_packs(pack_paths(args, *config), *config);
     json out = {{"opencl", json::array()}, {"sysfs", json::array()}, {"packs", packs.packs}};
+    out["refused_packs"] = json::array();
+    for (const service::RefusedPack& r : packs.refused) {
+        out["refused_packs"].push_back({{"pack", r.pack.string()}, {"reason", r.reason}});
+    }
     auto probed = probe_devices(timeout->value_or(kDefaultProbeTimeout));
     if (probed) {
         for (const device_db::DeviceIdentity& id : *probed) {
@@ -199,7 +215,9 @@ Command devices_command() {
              "killed after --timeout, since platform initialisation can hang; sysfs GPUs are\n"
              "listed without loading any driver. Coverage says, per device, whether prebuilt\n"
              "binaries exist for each kernel in the installed packs (<prefix>/share/kcache/packs"
-             ") or\nwhy the runtime will compile just in time.\n",
+             ") or\nwhy the runtime will compile just in time. Packs the signature policy\n"
+             "keeps out (KCACHE_REQUIRE_SIGNED_PACKS) count for nothing; each is listed\n"
+             "with the reason.\n",
              {{"json", Arity::flag, "", "print JSON"},
               {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"},
               {"pack", Arity::value, "FILE", "judge coverage against this pack instead"}},

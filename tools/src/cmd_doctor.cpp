@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
@@ -70,6 +71,20 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }
+    if (name == "require_signed_packs") {
+        return c.require_signed_packs ? "true" : "false";
+    }
+    if (name == "trusted_keys") {
+        std::string dirs;
+        for (const auto& d : c.trusted_key_dirs) {
+            dirs += (dirs.empty() ? "" : ", ") + d.string() + "/*.pub";
+        }
+        std::string files;
+        for (const auto& f : c.trusted_keys) {
+            files += (files.empty() ? "" : ":") + f.string();
+        }
+        return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
+    }
     std::string packs;
     for (const auto& p : c.packs) {
         packs += (packs.empty() ? "" : ":") + p.string();
@@ -94,6 +109,32 @@ void check_config(std::vector<Finding>& out, const Config& config) {
                                         "skips it with a warning)",
                            Level::problem});
         }
+    }
+}
+
+// Trusted keys, and each pack the runtime would open with its signature and
+// whether the signature policy lets the runtime use it.
+void check_signatures(std::vector<Finding>& out, const Config& config) {
+    const auto keys = service::trusted_keys(config);
+    for (const store::TrustedKey& k : keys.keys()) {
+        out.push_back({"trust", "key " + store::key_id_hex(k.key.id), k.source.string()});
+    }
+    for (const std::string& problem : keys.problems()) {
+        out.push_back({"trust", "key file", problem + " (not trusted)", Level::problem});
+    }
+    const auto policy = service::signature_policy(config);
+    for (const auto& pack : service::runtime_pack_files(config)) {
+        const auto sig = store::check_pack_signature(pack, keys);
+        const auto refused = store::refusal(sig, policy);
+        Finding f{"packs", pack.string(),
+                  std::string(store::to_string(sig.state)) + ": " + sig.detail};
+        if (refused) {
+            f = {"packs", pack.string(), "not used: " + *refused, Level::problem};
+        } else if (sig.state == store::SignatureState::invalid) {
+            f.level = Level::problem;
+            f.value += " (used: signed packs are not required)";
+        }
+        out.push_back(f);
     }
 }
 
@@ -214,6 +255,7 @@ int run(const ParsedArgs& args) {
     std::vector<Finding> findings;
     check_config(findings, *config);
     check_store_dir(findings, config->dir);
+    check_signatures(findings, *config);
     check_icds(findings);
     check_ocloc(findings);
     check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));
@@ -255,7 +297,10 @@ Command doctor_command() {
          "With a remote tier (KCACHE_REMOTE), each server is probed: GET and HEAD of a\n"
          "probe key for everyone, PUT and DELETE of a probe object for writers; an open\n"
          "circuit breaker is shown.\n"
-         "A KCACHE_PACKS entry that does not exist is a problem.\n",
+         "A KCACHE_PACKS entry that does not exist is a problem.\n"
+         "It lists the trusted public keys and, for every pack the runtime would open, its\n"
+         "signature; a pack the signature policy keeps out (KCACHE_REQUIRE_SIGNED_PACKS)\n"
+         "or whose signature is invalid is a PROBLEM with the reason.\n",
          {{"json", Arity::flag, "", "print JSON"},
           {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,

@@ -7,7 +7,9 @@
 
 #include "cli.hpp"
 #include "entries.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "signing.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -75,6 +77,12 @@ int run_export(const ParsedArgs& args) {
         return report(problem->code, "export", problem->message);
     }
     int code = 0;
+    std::optional<store::SecretKey> key;
+    if (auto key_path = args.value("sign")) {
+        if (!(key = load_signing_key("export", *key_path, code))) {
+            return code;
+        }
+    }
     auto store = open_user_store("export", code);
     if (!store) {
         return code;
@@ -102,7 +110,7 @@ int run_export(const ParsedArgs& args) {
         return report(exit_for(exported.error()), "export", exported.error().message);
     }
     std::cout << "exported " << *exported << " entries to " << out.string() << "\n";
-    return 0;
+    return key ? sign_written_pack("export", out, *key) : 0;
 }
 
 int run_import(const ParsedArgs& args) {
@@ -111,9 +119,18 @@ int run_import(const ParsedArgs& args) {
         return report(problem->code, "import", problem->message);
     }
     int code = 0;
-    auto store = open_user_store("import", code);
+    auto config = load_cli_config("import", code);
+    auto store = config ? open_user_store("import", code) : std::nullopt;
     if (!store) {
         return code;
+    }
+    const auto sig = store::check_pack_signature(pack, service::trusted_keys(*config));
+    if (auto why = store::refusal(sig, service::signature_policy(*config))) {
+        return report(Exit::store_error, "import", "refusing " + pack + ": " + *why);
+    }
+    if (sig.state == store::SignatureState::invalid) {
+        std::cerr << "kcache import: warning: " << pack << " has an invalid signature ("
+                  << sig.detail << "); imported because signed packs are not required\n";
     }
     auto imported = store->import_pack(pack);
     if (!imported) {
@@ -160,8 +177,9 @@ Command export_command() {
              "write entries of the user store to a new pack file",
              "Every entry is checksum-verified before it is written; the pack is an SQLite\n"
              "file of the store's schema that `kcache import` (or the runtime, as a\n"
-             "read-only tier) reads.\n",
-             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or alias)"}},
+             "read-only tier) reads. --sign KEY also writes PACK.minisig (see `kcache sign`).\n",
+             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or alias)"},
+              {"sign", Arity::value, "KEY", "sign the pack with this secret key"}},
              1,
              1,
              std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},
@@ -173,14 +191,16 @@ Command import_command() {
              "[options] PACK",
              "copy the entries of a pack into the user store",
              "Each entry's checksum is verified; entries that do not verify are skipped and\n"
-             "counted. A pack written by a newer kcache (newer schema) is refused.\n",
+             "counted. A pack written by a newer kcache (newer schema) is refused. With\n"
+             "KCACHE_REQUIRE_SIGNED_PACKS a pack without a valid signature by a trusted key\n"
+             "(PACK.minisig; see `kcache verify --pack`) is refused as the runtime refuses it.\n",
              {{"json", Arity::flag, "", "print JSON"}},
              1,
              1,
              std::string(kExitOk) + "  1  some entries were corrupt and skipped\n" + kExitUsage +
                  kExitNotFound +
-                 "  4  the pack is malformed or of a newer schema, or the store "
-                 "is unusable\n"},
+                 "  4  the pack is malformed, of a newer schema or refused by the signature\n"
+                 "     policy, or the store is unusable\n"},
             run_import};
 }
 

@@ -19,6 +19,7 @@
 #include "kcache/store/key.hpp"
 #include "progress.hpp"
 #include "selection.hpp"
+#include "signing.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -235,6 +236,11 @@ int run(const ParsedArgs& args) {
         return report(problem->code, kName, problem->message);
     }
     int db_code = 0;
+    std::optional<store::SecretKey> key;  // read first: a bad key fails before the long build
+    if (auto key_path = args.value("sign");
+        key_path && !(key = load_signing_key(kName, *key_path, db_code))) {
+        return db_code;
+    }
     auto db = load_device_db(kName, db_code);
     if (!db) {
         return db_code;
@@ -283,7 +289,9 @@ int run(const ParsedArgs& args) {
     for (const auto& p : *plans) {
         failures += p->failed;
     }
-    return print_summary(records, *exported, out.string(), failures);
+    const int summary = print_summary(records, *exported, out.string(), failures);
+    const int signed_code = key ? sign_written_pack(kName, out, *key) : 0;
+    return signed_code != 0 ? signed_code : summary;
 }
 
 }  // namespace
@@ -309,7 +317,8 @@ Command prebuild_command() {
               {"jobs", Arity::value, "N", "parallel ocloc runs, 1 to 256 (default 1)"},
               {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
               {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
-              {"quiet", Arity::flag, "", "no progress output"}},
+              {"quiet", Arity::flag, "", "no progress output"},
+              {"sign", Arity::value, "KEY", "sign the pack (PACK.minisig; see `kcache sign`)"}},
              0,
              0,
              std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +

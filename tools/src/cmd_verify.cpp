@@ -8,6 +8,7 @@
 #include "cli.hpp"
 #include "kat.hpp"
 #include "kcache/store/pack.hpp"
+#include "signing.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -18,6 +19,13 @@ int verify_pack(const std::string& path, bool as_json) {
     if (auto problem = input_file_problem(path)) {
         return report(problem->code, "verify", problem->message);
     }
+    int code = 0;
+    auto config = load_cli_config("verify", code);
+    if (!config) {
+        return code;
+    }
+    bool signature_needs_action = false;
+    auto signature = report_pack_signature(path, *config, as_json, signature_needs_action);
     auto pack = store::Pack::open(path);
     if (!pack) {
         return report(Exit::store_error, "verify", pack.error().message);
@@ -28,12 +36,17 @@ int verify_pack(const std::string& path, bool as_json) {
         return report(Exit::store_error, "verify", bad.error().message);
     }
     if (as_json) {
-        std::cout << json{{"checked", good + *bad}, {"ok", good}, {"corrupt", *bad}}.dump() << "\n";
+        std::cout << json{{"checked", good + *bad},
+                          {"ok", good},
+                          {"corrupt", *bad},
+                          {"signature", signature}}
+                         .dump()
+                  << "\n";
     } else {
         std::cout << "checked " << good + *bad << " entries: " << good << " ok, " << *bad
                   << " corrupt\n";
     }
-    return *bad > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return *bad > 0 || signature_needs_action ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 int run(const ParsedArgs& args) {
@@ -112,13 +125,19 @@ Command verify_command() {
              "ok, corrupt, kat_passed, kat_failed (with the first mismatch and the largest\n"
              "error, or the OpenCL step that failed), no_kat (not a registry kernel, e.g.\n"
              "a --manifest one, or built from another kcache version's source),\n"
-             "device_absent; each with a detail (\"detail\" in --json).\n",
+             "device_absent; each with a detail (\"detail\" in --json).\n"
+             "--pack also checks the pack's signature (PACK.minisig) when there is one and\n"
+             "reports its key id, its trusted comment and whether the key is trusted\n"
+             "(trusted.d directories, KCACHE_TRUSTED_KEYS) and the runtime uses the pack\n"
+             "(KCACHE_REQUIRE_SIGNED_PACKS).\n",
              {{"run", Arity::flag, "", "also run known-answer tests on the device"},
-              {"pack", Arity::value, "FILE", "check this pack instead (checksums only)"},
+              {"pack", Arity::value, "FILE", "check this pack instead (checksums, signature)"},
               {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
-             std::string(kExitOk) + "  1  an entry is corrupt or failed its known-answer test\n" +
+             std::string(kExitOk) +
+                 "  1  an entry is corrupt or failed its known-answer test, or the pack's\n"
+                 "     signature is invalid or refused by the signature policy\n" +
                  kExitUsage + kExitNotFound + kExitStore},
             run};
 }

@@ -23,7 +23,7 @@ std::vector<Command> commands() {
     return {devices_command(), warm_command(),   prebuild_command(), get_command(),
             ls_command(),      stats_command(),  verify_command(),   explain_command(),
             gc_command(),      export_command(), import_command(),   doctor_command(),
-            push_command(),    pull_command()};
+            push_command(),    pull_command(),   keygen_command(),   sign_command()};
 }
 
 void print_overview(std::ostream& out) {

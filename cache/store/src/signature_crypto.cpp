@@ -1,0 +1,257 @@
+// The cryptography of minisign signatures through OpenSSL: Ed25519 keys,
+// signing and verifying, BLAKE2b-512 file hashes; and writing key and
+// signature files so that they are complete or absent.
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "kcache/common/unique_fd.hpp"
+#include "kcache/store/signature.hpp"
+#include "signature_internal.hpp"
+
+namespace kcache::store {
+namespace fs = std::filesystem;
+namespace {
+
+struct PkeyFree {
+    void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
+};
+struct MdCtxFree {
+    void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
+};
+struct PkeyCtxFree {
+    void operator()(EVP_PKEY_CTX* c) const noexcept { EVP_PKEY_CTX_free(c); }
+};
+using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
+
+Unexpected<SignError> crypto_error(const std::string& what) {
+    return fail(SignError{SignErrc::crypto, "OpenSSL failed to " + what});
+}
+
+using Digest = std::array<std::uint8_t, 64>;
+
+// BLAKE2b-512 of the file at `path`, read in 1 MiB pieces.
+Result<Digest, SignError> hash_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    MdCtx ctx(EVP_MD_CTX_new());
+    if (!in) {
+        return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
+    }
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_blake2b512(), nullptr) != 1) {
+        return crypto_error("start a BLAKE2b-512 hash");
+    }
+    std::vector<char> buf(1 << 20);
+    while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        if (in.gcount() > 0) {
+            EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
+        }
+    }
+    Digest d{};
+    unsigned int n = 0;
+    if (in.bad()) {
+        return fail(SignError{SignErrc::io, path.string() + ": read error"});
+    }
+    if (EVP_DigestFinal_ex(ctx.get(), d.data(), &n) != 1 || n != d.size()) {
+        return crypto_error("finish a BLAKE2b-512 hash");
+    }
+    return d;
+}
+
+// The bytes an "ED" signature covers (the hash) or an "Ed" one (the file).
+Result<std::vector<std::uint8_t>, SignError> signed_message(const fs::path& path,
+                                                            SignatureAlgorithm alg) {
+    if (alg == SignatureAlgorithm::prehashed) {
+        auto d = hash_file(path);
+        return d ? Result<std::vector<std::uint8_t>, SignError>(
+                       std::vector<std::uint8_t>(d->begin(), d->end()))
+                 : fail(d.error());
+    }
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    std::ifstream in(path, std::ios::binary);
+    std::vector<std::uint8_t> all(ec ? 0 : size);
+    if (ec || !in.read(reinterpret_cast<char*>(all.data()), static_cast<std::streamsize>(size))) {
+        return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
+    }
+    return all;
+}
+
+Result<std::array<std::uint8_t, kSignatureBytes>, SignError> ed25519_sign(
+    const SecretKey& key, std::span<const std::uint8_t> message) {
+    Pkey pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, key.key.data(), 32));
+    MdCtx ctx(EVP_MD_CTX_new());
+    std::array<std::uint8_t, kSignatureBytes> sig{};
+    std::size_t len = sig.size();
+    if (!pkey || !ctx ||
+        EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, pkey.get()) != 1 ||
+        EVP_DigestSign(ctx.get(), sig.data(), &len, message.data(), message.size()) != 1 ||
+        len != sig.size()) {
+        return crypto_error("make an Ed25519 signature");
+    }
+    return sig;
+}
+
+// True when `sig` is `key`'s signature of `message`.
+bool ed25519_verify(const PublicKey& key, std::span<const std::uint8_t> message,
+                    const std::array<std::uint8_t, kSignatureBytes>& sig) {
+    Pkey pkey(
+        EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, key.key.data(), key.key.size()));
+    MdCtx ctx(EVP_MD_CTX_new());
+    return pkey && ctx &&
+           EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, pkey.get()) == 1 &&
+           EVP_DigestVerify(ctx.get(), sig.data(), sig.size(), message.data(), message.size()) == 1;
+}
+
+// signature ‖ trusted comment: what the global signature covers.
+std::vector<std::uint8_t> global_message(const Signature& sig) {
+    std::vector<std::uint8_t> m(sig.signature.begin(), sig.signature.end());
+    m.insert(m.end(), sig.trusted_comment.begin(), sig.trusted_comment.end());
+    return m;
+}
+
+bool one_line(std::string_view s) {
+    return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::optional<std::array<std::uint8_t, kPublicKeyBytes>> public_key_of_seed(
+    std::span<const std::uint8_t, 32> seed) {
+    Pkey pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size()));
+    std::array<std::uint8_t, kPublicKeyBytes> pk{};
+    std::size_t len = pk.size();
+    if (!pkey || EVP_PKEY_get_raw_public_key(pkey.get(), pk.data(), &len) != 1 ||
+        len != pk.size()) {
+        return std::nullopt;
+    }
+    return pk;
+}
+
+std::array<std::uint8_t, 32> secret_key_checksum(const SecretKey& key) {
+    std::vector<std::uint8_t> in = {'E', 'd'};
+    in.insert(in.end(), key.id.begin(), key.id.end());
+    in.insert(in.end(), key.key.begin(), key.key.end());
+    const auto d = blake2b(in, 32);
+    std::array<std::uint8_t, 32> out{};
+    std::copy(d.begin(), d.end(), out.begin());
+    return out;
+}
+
+}  // namespace detail
+
+Result<SecretKey, SignError> generate_key() {
+    std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree> ctx(EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nullptr));
+    EVP_PKEY* raw = nullptr;
+    if (!ctx || EVP_PKEY_keygen_init(ctx.get()) != 1 || EVP_PKEY_keygen(ctx.get(), &raw) != 1) {
+        return crypto_error("generate an Ed25519 key");
+    }
+    Pkey pkey(raw);
+    SecretKey key;
+    std::size_t seed_len = 32;
+    std::size_t pk_len = 32;
+    if (EVP_PKEY_get_raw_private_key(pkey.get(), key.key.data(), &seed_len) != 1 ||
+        EVP_PKEY_get_raw_public_key(pkey.get(), key.key.data() + 32, &pk_len) != 1 ||
+        seed_len != 32 || pk_len != 32 || RAND_bytes(key.id.data(), key.id.size()) != 1) {
+        return crypto_error("export an Ed25519 key");
+    }
+    return key;
+}
+
+Result<Signature, SignError> sign_file(const fs::path& path, const SecretKey& key,
+                                       std::string_view trusted_comment,
+                                       std::string_view untrusted_comment) {
+    const std::size_t longest =
+        std::max(trusted_comment.size() + 17, untrusted_comment.size() + 19);
+    if (!one_line(trusted_comment) || !one_line(untrusted_comment) || longest > kMaxCommentLine) {
+        return fail(SignError{SignErrc::malformed,
+                              "a comment must be one line of at most about 1000 bytes"});
+    }
+    Signature sig;
+    sig.algorithm = SignatureAlgorithm::prehashed;
+    sig.key_id = key.id;
+    sig.trusted_comment = trusted_comment;
+    sig.untrusted_comment = untrusted_comment;
+    auto message = signed_message(path, sig.algorithm);
+    if (!message) {
+        return fail(message.error());
+    }
+    auto s = ed25519_sign(key, *message);
+    if (!s) {
+        return fail(s.error());
+    }
+    sig.signature = *s;
+    auto g = ed25519_sign(key, global_message(sig));
+    if (!g) {
+        return fail(g.error());
+    }
+    sig.global_signature = *g;
+    return sig;
+}
+
+Status<SignError> verify_file(const fs::path& path, const Signature& sig, const PublicKey& key) {
+    if (sig.key_id != key.id) {
+        return fail(SignError{SignErrc::wrong_key, "signed by key " + key_id_hex(sig.key_id) +
+                                                       ", not by key " + key_id_hex(key.id)});
+    }
+    auto message = signed_message(path, sig.algorithm);
+    if (!message) {
+        return fail(message.error());
+    }
+    if (!ed25519_verify(key, *message, sig.signature)) {
+        return fail(SignError{SignErrc::altered_content,
+                              path.string() +
+                                  " does not match its signature: the file was altered or "
+                                  "replaced after signing, or the signature is of another file"});
+    }
+    if (!ed25519_verify(key, global_message(sig), sig.global_signature)) {
+        return fail(SignError{SignErrc::altered_comment,
+                              "the trusted comment does not match its global signature: it was "
+                              "edited after signing"});
+    }
+    return Ok{};
+}
+
+Status<SignError> write_text_file(const fs::path& path, std::string_view text, unsigned mode,
+                                  Replace replace) {
+    auto io = [&](const std::string& what) -> Status<SignError> {
+        return fail(SignError{SignErrc::io, path.string() + ": " + what});
+    };
+    std::error_code ec;
+    if (replace == Replace::no && fs::symlink_status(path, ec).type() != fs::file_type::not_found) {
+        return io("exists; remove it first");
+    }
+    const fs::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+    fs::remove(tmp, ec);
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+    if (!fd.valid()) {
+        return io("cannot create " + tmp.string());
+    }
+    bool ok = ::fchmod(fd.get(), mode) == 0;  // the umask may have narrowed `mode`
+    for (std::size_t done = 0; ok && done < text.size();) {
+        const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+        ok = n > 0;
+        done += ok ? static_cast<std::size_t>(n) : 0;
+    }
+    ok = ok && ::fsync(fd.get()) == 0;
+    fd.reset();
+    // link() fails when `path` exists, so Replace::no never overwrites a file
+    // that appeared since the check above.
+    ok = ok && (replace == Replace::yes ? ::rename(tmp.c_str(), path.c_str())
+                                        : ::link(tmp.c_str(), path.c_str())) == 0;
+    fs::remove(tmp, ec);
+    return ok ? Status<SignError>(Ok{}) : io("cannot be written");
+}
+
+}  // namespace kcache::store
