@@ -133,7 +133,7 @@ Result<JitPool::Slot, JitError> JitPool::acquire(const std::string& device,
                                           helper ? "the JIT helper pool is shut down"
                                                  : "cannot start kcache-jit: " +
                                                        std::string(std::strerror(helper.error())) +
-                                                       " (helper " + config_.helper_path +
+                                                       " (helper " + spec_.program +
                                                        "; KCACHE_JIT_PATH names another "
                                                        "kcache-jit executable)"));
             }
