@@ -8,6 +8,12 @@
 
 namespace kcache::cli {
 
+std::vector<Command> all_commands() {
+    return {devices_command(), warm_command(),   prebuild_command(), get_command(),
+            ls_command(),      stats_command(),  verify_command(),   explain_command(),
+            gc_command(),      export_command(), import_command(),   doctor_command()};
+}
+
 int report(Exit code, std::string_view command, std::string_view message) {
     std::cerr << "kcache " << command << ": " << message << "\n";
     return static_cast<int>(code);
