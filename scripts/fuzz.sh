@@ -43,6 +43,9 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" 
 cmake --build "$dir" -j "$(nproc)" --target "fuzz_${name}"
 
 source scripts/sanitizers/env.sh
+# The harnesses write their inputs to files (packs, stores, manifests): in
+# memory when there is a tmpfs, so that disk syncs do not set the pace.
+[ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 mkdir -p "$dir/corpus/$name" "$dir/findings/$name"
 exec "$dir/fuzz/fuzz_${name}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$dir/findings/$name/" "$@" \
