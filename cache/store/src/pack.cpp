@@ -64,10 +64,6 @@ Result<Pack, StoreError> Pack::open(const fs::path& path) {
     if (!db.ok()) {
         return fail(schema::to_store_error(db.error(), p));
     }
-    // A pack may come from anywhere (`kcache import`, KCACHE_PACKS).
-    if (auto st = db.value().defend_untrusted(); !st.ok()) {
-        return fail(schema::to_store_error(st.error(), p));
-    }
     if (auto st = schema::check_readable(db.value(), p); !st.ok()) {
         return fail(st.error());
     }

@@ -102,17 +102,6 @@ Res<Db> Db::open(const std::string& uri, int flags, int busy_timeout_ms) {
     return db;
 }
 
-Stat Db::defend_untrusted() {
-    int rc = sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-    }
-    if (rc != SQLITE_OK) {
-        return fail(error(rc));
-    }
-    return exec("PRAGMA cell_size_check = ON; PRAGMA query_only = ON;");
-}
-
 Res<StmtRef> Db::cached(const char* sql) {
     auto it = cache_.find(sql);
     if (it == cache_.end()) {

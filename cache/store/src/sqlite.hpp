@@ -103,12 +103,6 @@ class Db {
     // Opens `uri` (a file: URI) with `flags` (SQLITE_OPEN_* | SQLITE_OPEN_URI added).
     static Res<Db> open(const std::string& uri, int flags, int busy_timeout_ms);
 
-    // Treats the file as hostile (a pack from elsewhere): no schema-defined
-    // functions or virtual tables run, no writes to the schema or the file,
-    // and every cell's size is checked as pages are read. Fails when SQLite
-    // refuses a setting.
-    Stat defend_untrusted();
-
     // Returns the cached statement for `sql` (a string literal), preparing it once.
     Res<StmtRef> cached(const char* sql);
     // Prepares, runs and finalizes a statement without parameters or rows.
