@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(positionals >= spec.min_positionals && positionals <= spec.max_positionals,
           "a parse accepted a positional count outside the command's bounds");
     for (const OptionSpec& option : spec.options) {
-        if (option.arity == Arity::Value) {
+        if (option.arity == Arity::value) {
             read_values(*parsed, option);
         } else {
             check(!parsed->has(option.name) || parsed->value(option.name)->empty(),

@@ -51,12 +51,12 @@ void read_all(Store& store) {
 void write_some(Store& store, const fs::path& dir) {
     const KeyFields fields = probe_fields();
     const std::vector<std::uint8_t> bytes(300, 0x5a);
-    auto put = store.put(fields, bytes, Provenance{"fuzz", Origin::Jit, 1, "log"});
+    auto put = store.put(fields, bytes, Provenance{"fuzz", Origin::jit, 1, "log"});
     if (put) {
         auto back = store.get(fields);
         check(!back.ok() || back->bytes == bytes, "an entry read back differs from what was put");
-        (void)store.set_verified(put->key, Verification::Passed);
-        (void)store.record_failure(put->key, FailureKind::Timeout, "fuzz");
+        (void)store.set_verified(put->key, Verification::passed);
+        (void)store.record_failure(put->key, FailureKind::timeout, "fuzz");
         (void)store.clear_failures(put->key);
     }
     (void)store.export_pack(dir / "out.kcpack");

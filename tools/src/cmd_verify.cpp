@@ -71,8 +71,8 @@ int run(const ParsedArgs& args) {
             state = to_string(kat.state);
             detail = kat.detail;
             if (kat.state == KatState::passed || kat.state == KatState::failed) {
-                const auto result = kat.state == KatState::passed ? store::Verification::Passed
-                                                                  : store::Verification::Failed;
+                const auto result = kat.state == KatState::passed ? store::Verification::passed
+                                                                  : store::Verification::failed;
                 (void)store->set_verified(e.key, result);
                 corrupt += kat.state == KatState::failed ? 1 : 0;
             }
@@ -113,9 +113,9 @@ Command verify_command() {
              "error, or the OpenCL step that failed), no_kat (not a registry kernel, e.g.\n"
              "a --manifest one, or built from another kcache version's source),\n"
              "device_absent; each with a detail (\"detail\" in --json).\n",
-             {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
-              {"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"run", Arity::flag, "", "also run known-answer tests on the device"},
+              {"pack", Arity::value, "FILE", "check this pack instead (checksums only)"},
+              {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) + "  1  an entry is corrupt or failed its known-answer test\n" +

@@ -69,7 +69,7 @@ KatOutcome run_kat(const std::vector<OpenedDevice>& devices, const store::Entry&
     if (!kat || !rendered || !tolerance) {
         return no_kat;
     }
-    if (f.source_digest != store::sha256_hex(rendered->source)) {
+    if (f.source_digest != kcache::sha256_hex(rendered->source)) {
         // Another kcache version's source (or a library's own kernel of that
         // name): this KAT tests the ABI of the registry's source only.
         return {KatState::no_kat, f.kernel_name + " was built from other source text than " +

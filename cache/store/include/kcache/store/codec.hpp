@@ -23,12 +23,12 @@ inline constexpr std::uint64_t kMaxRawSize = 1ull << 30;
 Checksum checksum_of(std::span<const std::uint8_t> raw);
 
 struct Encoded {
-    Codec codec = Codec::None;
+    Codec codec = Codec::none;
     Bytes data;
 };
 
 // Returns `raw` as one zstd frame at `level`, with its literals Huffman-coded
-// only when `compress_literals`, or unchanged (Codec::None) when zstd does not
+// only when `compress_literals`, or unchanged (Codec::none) when zstd does not
 // make it smaller (or cannot be set up).
 Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals = false);
 
