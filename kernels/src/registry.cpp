@@ -143,7 +143,8 @@ Result<Variant, KernelError> make_variant(std::string_view name_or_alias, const 
     if (!found)
         return fail(found.error());
     const KernelInfo& kernel = **found;
-    for (const auto& [name, value] : params) {
+    for (const auto& param : params) {
+        const std::string& name = param.first;  // clang 14 cannot capture a structured binding
         const bool known = std::any_of(kernel.params.begin(), kernel.params.end(),
                                        [&](const Param& p) { return p.name == name; });
         if (!known) {

@@ -111,6 +111,23 @@ TEST_F(Store, ZstdFrameWithGarbageBodyIsCorruptMiss) {
     });
 }
 
+// A row and a tiny frame that agree on an enormous size (a hostile pack can
+// hold any): refused before anything that size is allocated.
+TEST_F(Store, ZstdFrameDeclaringHugeSizeIsCorruptMiss) {
+    const std::uint64_t declared = std::uint64_t{1} << 40;
+    expect_corrupt_then_recovered(*this, db_path(), true, [&] {
+        // Magic, descriptor (single segment, 8-byte content size), the size,
+        // then one last RLE block of one byte.
+        std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xe0};
+        for (int i = 0; i < 8; ++i) {
+            frame.push_back(static_cast<std::uint8_t>(declared >> (8 * i)));
+        }
+        frame.insert(frame.end(), {0x0b, 0x00, 0x00, 0x41});
+        raw_sql_blob(db_path(), "UPDATE blobs SET data = ?", frame);
+        raw_sql(db_path(), "UPDATE entries SET raw_size = " + std::to_string(declared));
+    });
+}
+
 TEST_F(Store, GarbageDatabaseFileIsMovedAsideAndReplaced) {
     std::filesystem::create_directories(store_dir());
     std::filesystem::permissions(store_dir(), std::filesystem::perms::owner_all,

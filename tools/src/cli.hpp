@@ -57,6 +57,8 @@ Command import_command();
 Command doctor_command();
 Command keygen_command();
 Command sign_command();
+// Every subcommand, in the order `kcache --help` lists them.
+std::vector<Command> all_commands();
 
 // Prints "kcache `command`: `message`" to stderr and returns `code` as an int.
 int report(Exit code, std::string_view command, std::string_view message);

@@ -19,17 +19,10 @@ namespace {
 
 using namespace kcache::cli;
 
-std::vector<Command> commands() {
-    return {devices_command(), warm_command(),   prebuild_command(), get_command(),
-            ls_command(),      stats_command(),  verify_command(),   explain_command(),
-            gc_command(),      export_command(), import_command(),   doctor_command(),
-            push_command(),    pull_command(),   keygen_command(),   sign_command()};
-}
-
 void print_overview(std::ostream& out) {
     out << "usage: kcache COMMAND [options]   (kcache COMMAND --help for details)\n\n"
            "A kernel compilation cache for OpenCL operator libraries.\n\ncommands:\n";
-    for (const Command& c : commands()) {
+    for (const Command& c : all_commands()) {
         out << "  " << c.spec.name << std::string(10 - c.spec.name.size(), ' ') << c.spec.summary
             << "\n";
     }
@@ -54,7 +47,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (args.size() == 2 && args[0] == "devices" && args[1] == kProbeChildFlag) {
         return run_probe_child();
     }
-    for (const Command& c : commands()) {
+    for (const Command& c : all_commands()) {
         if (c.spec.name != args[0]) {
             continue;
         }

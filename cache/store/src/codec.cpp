@@ -29,6 +29,10 @@ ZSTD_DCtx* decompress_context() {
     return ctx.get();
 }
 
+// A zstd block regenerates at most 128 KiB from at least 4 bytes (an RLE
+// block: 3-byte header, 1 byte), so no frame expands more than this.
+constexpr std::uint64_t kMaxZstdExpansion = 32 * 1024;
+
 }  // namespace
 
 Checksum checksum_of(std::span<const std::uint8_t> raw) {
@@ -75,6 +79,10 @@ Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uin
         return fail(std::string("checksum column has ") + std::to_string(checksum.size()) +
                     " bytes, expected 16");
     }
+    if (raw_size > kMaxRawSize) {
+        return fail("raw size " + std::to_string(raw_size) + " exceeds the limit of " +
+                    std::to_string(kMaxRawSize));
+    }
     Bytes raw;
     if (codec == Codec::none) {
         if (stored.size() != raw_size) {
@@ -87,6 +95,11 @@ Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uin
         if (declared != raw_size) {
             return fail("zstd frame header does not declare " + std::to_string(raw_size) +
                         " bytes");
+        }
+        // Checked before allocating: a hostile row may declare any size.
+        if (raw_size / kMaxZstdExpansion > stored.size()) {
+            return fail("a zstd frame of " + std::to_string(stored.size()) + " bytes cannot hold " +
+                        std::to_string(raw_size));
         }
         raw.resize(raw_size);
         std::size_t n = ZSTD_decompressDCtx(decompress_context(), raw.data(), raw.size(),

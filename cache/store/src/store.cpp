@@ -159,6 +159,11 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
                                    "entry point name '" + name + "' is empty or has whitespace"});
         }
     }
+    if (bytes.size() > kMaxRawSize) {
+        return fail(StoreError{StoreErrc::too_large, "entry of " + std::to_string(bytes.size()) +
+                                                         " bytes exceeds the largest entry, " +
+                                                         std::to_string(kMaxRawSize)});
+    }
     // Compress and hash before taking any lock: the write transaction stays short.
     EntryInfo info;
     info.fields = normalized(fields);

@@ -15,6 +15,10 @@ namespace kcache::store {
 // XXH3-128 of the raw bytes, in XXH's canonical (big-endian) byte order.
 using Checksum = std::array<std::uint8_t, 16>;
 
+// The largest entry (raw bytes) the store writes or reads back; device
+// binaries stay far below it. A row declaring more is corrupt.
+inline constexpr std::uint64_t kMaxRawSize = 1ull << 30;
+
 // Returns the XXH3-128 checksum of `raw`.
 Checksum checksum_of(std::span<const std::uint8_t> raw);
 

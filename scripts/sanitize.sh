@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds kcache with sanitizers in a build directory of their own and runs
+# tests there (gcc or clang, whichever CMake picks; -O1, debug info).
+#   scripts/sanitize.sh [address] [CTEST_ARGS...]
+#       ASan + UBSan (+ LSan) in build-asan/. Without CTEST_ARGS: the CI set,
+#       the store, compiler, device database, service (cache), CLI and
+#       fuzz-corpus tests (labels store compiler device_db pocl cli fuzz;
+#       not slow, not GPU).
+#   scripts/sanitize.sh thread [CTEST_ARGS...]
+#       TSan in build-tsan/: the service's threads (single-flight, background
+#       compiles, the in-process map: tests/cache, labels pocl and slow).
+#   KCACHE_SANITIZE_TARGETS="t1 t2"   build these test targets instead
+# Only the test targets needed are built. Suppressions and run-time options:
+# scripts/sanitizers/ (OpenCL driver frames only). OpenCL runs on PoCL alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=address
+if [ $# -ge 1 ] && { [ "$1" = address ] || [ "$1" = thread ]; }; then
+  mode=$1
+  shift
+fi
+fuzz_targets="fuzz_wire_replay fuzz_key_replay fuzz_pack_replay fuzz_store_replay
+  fuzz_manifest_replay fuzz_config_replay fuzz_device_db_replay fuzz_cli_replay"
+if [ "$mode" = address ]; then
+  dir=build-asan
+  flags=address,undefined
+  targets="store_test compiler_runner_test compiler_protocol_test compiler_helper_test
+    compiler_jit_test device_db_tests cache_api_test cache_ladder_test cli_tests cli_pocl_tests
+    $fuzz_targets"
+  default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'slow|GPU')
+else
+  dir=build-tsan
+  flags=thread
+  targets="cache_concurrency_test cache_api_test cache_ladder_test"
+  default_args=(-L pocl)
+fi
+targets=${KCACHE_SANITIZE_TARGETS:-$targets}
+[ $# -gt 0 ] || set -- "${default_args[@]}"
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DKCACHE_SANITIZE="$flags" -DKCACHE_WERROR=ON \
+  -DKCACHE_BUILD_BENCH=OFF -DKCACHE_AOT_PACK=OFF "${launcher[@]}" >/dev/null
+# shellcheck disable=SC2086 # a list of target names
+cmake --build "$dir" -j "$(nproc)" --target $targets
+
+source scripts/sanitizers/env.sh
+# The Intel ICD dlopens its compiler with RTLD_DEEPBIND, which the
+# sanitizers' interceptors cannot work with: the ICD loader sees PoCL alone.
+if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
+  mkdir -p "$dir/icd"
+  cp /etc/OpenCL/vendors/pocl.icd "$dir/icd/"
+  export OCL_ICD_VENDORS=$PWD/$dir/icd
+fi
+ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" "$@"
