@@ -2,10 +2,7 @@
 // What gpu_bench's modes share: the device, a config on a given store,
 // medians, a program's binary.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
 
 #include <algorithm>
 #include <chrono>

@@ -2,10 +2,7 @@
 // Contexts whose destruction a test can observe, and the process's resident
 // memory, for the context-cycling tests.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "kcache/opencl.h"
 
 #include <atomic>
 #include <cstdint>
