@@ -1,5 +1,6 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack.
+# pkg-config files, the CLI, kcache-jit, kcache-verify and (with
+# KCACHE_AOT_PACK) the pack.
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)
