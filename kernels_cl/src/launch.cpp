@@ -4,6 +4,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "kcache/cl/program.hpp"
@@ -84,8 +85,24 @@ Launched marker(const LaunchTarget& target) {
     return EventHandle(done);
 }
 
-Launched invalid(const std::string& what) {
-    return fail(LaunchError{CL_INVALID_VALUE, what + ": " + cl_error_name(CL_INVALID_VALUE)});
+// The error of launcher `fn` called without a local size, or with a shape
+// that fails its check (`why` says how); nullopt when the call is fine.
+std::optional<LaunchError> bad_call(const LaunchTarget& target, const char* fn, bool shape_ok,
+                                    const char* why) {
+    if (target.local_size == 0) {
+        return LaunchError{CL_INVALID_WORK_GROUP_SIZE,
+                           std::string(fn) + ": no local size (see variant_local_size): " +
+                               cl_error_name(CL_INVALID_WORK_GROUP_SIZE)};
+    }
+    if (!shape_ok) {
+        return LaunchError{CL_INVALID_VALUE,
+                           std::string(fn) + ": " + why + ": " + cl_error_name(CL_INVALID_VALUE)};
+    }
+    return std::nullopt;
+}
+
+bool non_negative(const kernels::BatchnormShape& shape) {
+    return shape.n >= 0 && shape.c >= 0 && shape.hw >= 0;
 }
 
 }  // namespace
@@ -106,8 +123,9 @@ std::size_t dot_partial_bytes(std::size_t n, std::size_t rows, std::size_t local
 Launched launch_dot(const LaunchTarget& target, std::size_t n, std::size_t rows,
                     const DotBuffers& buffers) {
     constexpr std::size_t kMax = std::numeric_limits<std::uint32_t>::max();
-    if (n > kMax || rows > kMax) {
-        return invalid("launch_dot: n or rows exceeds 32 bits");
+    if (auto bad = bad_call(target, "launch_dot", n <= kMax && rows <= kMax,
+                            "n or rows exceeds 32 bits")) {
+        return fail(*bad);
     }
     if (rows == 0) {  // a zero-sized dimension is not a valid launch
         return marker(target);
@@ -127,8 +145,8 @@ Launched launch_dot(const LaunchTarget& target, std::size_t n, std::size_t rows,
 
 Launched launch_conv2d(const LaunchTarget& target, const kernels::Conv2dShape& shape,
                        const Conv2dBuffers& buffers) {
-    if (!shape.valid()) {
-        return invalid("launch_conv2d: shape out of range");
+    if (auto bad = bad_call(target, "launch_conv2d", shape.valid(), "shape out of range")) {
+        return fail(*bad);
     }
     const auto args = kernels::conv2d_shape_args(shape);
     const std::size_t ls = target.local_size;
@@ -144,8 +162,9 @@ Launched launch_conv2d(const LaunchTarget& target, const kernels::Conv2dShape& s
 
 Launched launch_qconv_pointwise(const LaunchTarget& target, const kernels::QconvShape& shape,
                                 const QconvBuffers& buffers) {
-    if (shape.n < 0 || shape.c < 0 || shape.k < 0 || shape.hw < 0) {
-        return invalid("launch_qconv_pointwise: negative dimension");
+    const bool shape_ok = shape.n >= 0 && shape.c >= 0 && shape.k >= 0 && shape.hw >= 0;
+    if (auto bad = bad_call(target, "launch_qconv_pointwise", shape_ok, "negative dimension")) {
+        return fail(*bad);
     }
     const std::size_t ls = target.local_size;
     const std::int32_t has_bias = buffers.bias != nullptr ? 1 : 0;
@@ -160,8 +179,9 @@ Launched launch_qconv_pointwise(const LaunchTarget& target, const kernels::Qconv
 Launched launch_batchnorm_inference(const LaunchTarget& target,
                                     const kernels::BatchnormShape& shape,
                                     const BatchnormBuffers& buffers) {
-    if (shape.n < 0 || shape.c < 0 || shape.hw < 0) {
-        return invalid("launch_batchnorm_inference: negative dimension");
+    if (auto bad = bad_call(target, "launch_batchnorm_inference", non_negative(shape),
+                            "negative dimension")) {
+        return fail(*bad);
     }
     const std::size_t ls = target.local_size;
     return enqueue(target, "batchnorm_inference",
@@ -173,8 +193,9 @@ Launched launch_batchnorm_inference(const LaunchTarget& target,
 
 Launched launch_batchnorm_stats(const LaunchTarget& target, const kernels::BatchnormShape& shape,
                                 const BatchnormBuffers& buffers) {
-    if (shape.n < 0 || shape.c < 0 || shape.hw < 0) {
-        return invalid("launch_batchnorm_stats: negative dimension");
+    if (auto bad =
+            bad_call(target, "launch_batchnorm_stats", non_negative(shape), "negative dimension")) {
+        return fail(*bad);
     }
     if (shape.c == 0) {  // one work-group per channel; none is not a valid launch
         return marker(target);

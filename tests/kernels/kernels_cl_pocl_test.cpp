@@ -76,6 +76,12 @@ TEST_F(Pocl, LaunchersReportTheFailingCallAndItsErrorName) {
     auto invalid = cl::launch_conv2d(t, bad, {});
     ASSERT_FALSE(invalid.ok());
     EXPECT_EQ(invalid.error().code, CL_INVALID_VALUE);
+    EXPECT_EQ(invalid.error().message, "launch_conv2d: shape out of range: CL_INVALID_VALUE");
+
+    t.local_size = 0;  // e.g. a variant_local_size error ignored
+    auto no_local = cl::launch_batchnorm_inference(t, {1, 1, 1}, {});
+    ASSERT_FALSE(no_local.ok());
+    EXPECT_EQ(no_local.error().code, CL_INVALID_WORK_GROUP_SIZE);
 }
 
 // Nothing to compute (no rows, no channels): a marker event that completes.

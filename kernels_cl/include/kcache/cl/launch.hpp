@@ -10,8 +10,9 @@
 // The kernels bound-check their index, so empty tensors are fine: a launcher
 // with nothing to do enqueues a marker and returns its event.
 //
-// Every failure is a returned LaunchError; the functions throw nothing but
-// std::bad_alloc (from building a message).
+// Every failure is a returned LaunchError (CL_INVALID_WORK_GROUP_SIZE for a
+// target without a local size, CL_INVALID_VALUE for a shape out of range);
+// the functions throw nothing but std::bad_alloc (from building a message).
 
 #include <cstddef>
 #include <cstdint>
