@@ -107,7 +107,7 @@ bool non_negative(const kernels::BatchnormShape& shape) {
 
 }  // namespace
 
-Result<std::size_t, kernels::Error> variant_local_size(const kernels::Variant& variant) {
+Result<std::size_t, kernels::KernelError> variant_local_size(const kernels::Variant& variant) {
     auto rendered = kernels::render(variant);
     if (!rendered) {
         return fail(rendered.error());
