@@ -1,7 +1,8 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack,
-# with its signature PACK.minisig beside it when KCACHE_PACK_SIGNING_KEY is set
-# (cmake/aot_pack.cmake installs both; minisign verifies it without kcache).
+# pkg-config files, the CLI, kcache-jit, kcache-verify and (with
+# KCACHE_AOT_PACK) the pack, with its signature PACK.minisig beside it when
+# KCACHE_PACK_SIGNING_KEY is set (cmake/aot_pack.cmake installs both; minisign
+# verifies it without kcache).
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string_view>
 
+// Installed API: exported from libkcache.so (built with hidden visibility).
+#pragma GCC visibility push(default)
+
 namespace kcache::kernels {
 
 // Most work-groups dot_partial uses per row; more adds little but pass-2 work.
@@ -82,3 +85,5 @@ Int4 batchnorm_shape_arg(const BatchnormShape& shape);
 std::size_t batchnorm_work_items(const BatchnormShape& shape);
 
 }  // namespace kcache::kernels
+
+#pragma GCC visibility pop

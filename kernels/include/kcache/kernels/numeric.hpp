@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+// Installed API: exported from libkcache.so (built with hidden visibility).
+#pragma GCC visibility push(default)
+
 namespace kcache::kernels {
 
 // Element type of a float kernel's tensors; accumulation is always f32.
@@ -62,3 +65,5 @@ Tolerance tolerance(DType dtype);
 bool within(const Tolerance& tol, double got, const RefValue& ref);
 
 }  // namespace kcache::kernels
+
+#pragma GCC visibility pop

@@ -13,6 +13,9 @@
 #include "kcache/kernels/numeric.hpp"
 #include "kcache/kernels/registry.hpp"
 
+// Installed API: exported from libkcache.so (built with hidden visibility).
+#pragma GCC visibility push(default)
+
 namespace kcache::kernels {
 
 // Returns the tolerance results of `variant` are checked with: tolerance(dtype),
@@ -77,3 +80,5 @@ std::vector<float> qconv_pointwise_reference(const QconvShape& shape, const Qcon
                                              QuantOutput out, Activation act);
 
 }  // namespace kcache::kernels
+
+#pragma GCC visibility pop

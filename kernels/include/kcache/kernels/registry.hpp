@@ -14,6 +14,9 @@
 
 #include "kcache/common/result.hpp"
 
+// Installed API: exported from libkcache.so (built with hidden visibility).
+#pragma GCC visibility push(default)
+
 namespace kcache::kernels {
 
 enum class KernelErrc {
@@ -122,3 +125,5 @@ Status<KernelError> check_support(const Variant& variant,
 Result<std::string_view, KernelError> embedded_source(std::string_view name);
 
 }  // namespace kcache::kernels
+
+#pragma GCC visibility pop
