@@ -201,7 +201,7 @@ class Cache:
     @property
     def config(self) -> Dict[str, Any]:
         """The effective configuration: values plus ``origins`` (key -> (value,
-        where it came from: default_value, environment, config_file, argument))."""
+        where it came from: default, environment, config_file or argument))."""
         return self._core.config()
 
     def drain(self, limit: float = 60.0) -> None:

@@ -13,23 +13,31 @@ import tempfile
 
 import pytest
 
-# Before any OpenCL use: PoCL (here and in kcache-jit, which inherits the
-# environment) caches in a directory of this session only.
-_POCL_CACHE = tempfile.mkdtemp(prefix="kcache-pytest-pocl-")
-os.environ["POCL_CACHE_DIR"] = _POCL_CACHE
-os.environ.pop("KCACHE_DIR", None)
-os.environ.pop("KCACHE_PACKS", None)
-os.environ["KCACHE_CONFIG"] = os.devnull  # no user config file changes a test
-
 sys.path.insert(0, os.path.dirname(__file__))
 
 import pyopencl as cl  # noqa: E402
 
 import kcache  # noqa: E402
 
+_POCL_CACHE = ""
+
+
+def pytest_configure(config):
+    # Before any OpenCL use: PoCL (here and in kcache-jit, which inherits the
+    # environment) caches in a directory of this session only, and no user
+    # store, pack or config file takes part. (Child processes that import this
+    # module for ClEnv keep the environment their test gives them.)
+    global _POCL_CACHE
+    _POCL_CACHE = tempfile.mkdtemp(prefix="kcache-pytest-pocl-")
+    os.environ["POCL_CACHE_DIR"] = _POCL_CACHE
+    os.environ["KCACHE_DIR"] = os.path.join(_POCL_CACHE, "unused-default-store")
+    os.environ.pop("KCACHE_PACKS", None)
+    os.environ["KCACHE_CONFIG"] = os.devnull
+
 
 def pytest_unconfigure(config):
-    shutil.rmtree(_POCL_CACHE, ignore_errors=True)
+    if _POCL_CACHE:
+        shutil.rmtree(_POCL_CACHE, ignore_errors=True)
 
 
 def platform_name() -> str:

@@ -19,8 +19,8 @@ def refs(obj, info) -> int:
 
 def test_program_outlives_the_cache_and_holds_one_reference(store, ocl):
     ctx = cl.Context([ocl.device])  # a context of this test alone
-    queue = cl.CommandQueue(ctx)
     base = refs(ctx, cl.context_info)
+    queue = cl.CommandQueue(ctx)
     c = kcache.Cache(dir=store)
     prg = c.program(ctx, ocl.device, "dot", dtype="f32", ls=256)
     assert refs(ctx, cl.context_info) > base  # the program holds its context

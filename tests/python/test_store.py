@@ -53,10 +53,10 @@ def test_binary_is_the_stored_program_as_bytes(cache, ocl):
     assert isinstance(data, bytes) and len(data) > 1000
     assert data.kcache_outcome.rung == "jit"
     again = cache.binary(ocl.context, ocl.device, "dot", dtype="bf16")
-    assert again.kcache_outcome.rung == "user_store"
+    assert again.kcache_outcome.rung in ("in_process", "user_store")
     assert bytes(again) == bytes(data)
     s = cache.stats()
-    assert s["entries"] == 1 and s["raw_bytes"] >= len(data)
+    assert s["entries"] == 1 and s["raw_bytes"] >= len(data) and s["jit_compiles"] == 1
 
 
 def test_config_names_each_value_and_where_it_came_from(store):
@@ -66,7 +66,7 @@ def test_config_names_each_value_and_where_it_came_from(store):
     assert cfg["jit_timeout"] == 7.5
     assert cfg["origins"]["dir"] == (store, "argument")
     assert cfg["origins"]["jit_timeout_ms"] == ("7500", "argument")
-    assert cfg["origins"]["max_size"][1] == "default_value"
+    assert cfg["origins"]["max_size"][1] == "default"
 
 
 def test_python_m_kcache_runs_the_cli(cache, store, ocl):
