@@ -1,5 +1,6 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit and (with KCACHE_AOT_PACK) the pack.
+# pkg-config files, the CLI, kcache-jit, (with KCACHE_AOT_PACK) the pack and
+# (with KCACHE_PYTHON) the Python package for the system Python.
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)
@@ -12,5 +13,11 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd")
+if(KCACHE_PYTHON)
+  # The extension is built for one Python minor version (its ABI tag).
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+      "python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
+  string(APPEND CPACK_DEBIAN_PACKAGE_SUGGESTS ", python3-pyopencl, python3-numpy")
+endif()
 set(CPACK_STRIP_FILES ON)
 include(CPack)

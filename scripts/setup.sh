@@ -11,6 +11,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
   libsqlite3-dev sqlite3 libzstd-dev libboost-filesystem-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
 )
 
 missing=()
