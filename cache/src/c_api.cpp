@@ -197,12 +197,30 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
         return invalid("kcache_get_stats: cache and out must not be NULL");
     }
     auto s = cache->cache->stats();
-    *out = kcache_stats{s.entries,     s.raw_bytes,       s.stored_bytes, s.evictions,
-                        s.corruptions, s.in_process_hits, s.store_hits,   s.pack_hits,
-                        s.aot_hits,    s.failure_hits,    s.jit_compiles, s.jit_failures};
+    *out = kcache_stats{s.entries,       s.raw_bytes,        s.stored_bytes, s.evictions,
+                        s.corruptions,   s.in_process_hits,  s.store_hits,   s.pack_hits,
+                        s.aot_hits,      s.failure_hits,     s.jit_compiles, s.jit_failures,
+                        s.resident_hits, s.programs_released};
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
     return report(kcache::StatusCode::internal_error, "kcache_get_stats: unexpected exception");
+}
+
+kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, size_t* dropped) try {
+    if (dropped != nullptr) {
+        *dropped = 0;
+    }
+    if (cache == nullptr || context == nullptr) {
+        return invalid("kcache_forget_context: cache and context must not be NULL");
+    }
+    std::size_t n = cache->cache->forget(context);  // noexcept
+    if (dropped != nullptr) {
+        *dropped = n;
+    }
+    return report(kcache::StatusCode::ok, "");
+} catch (...) {
+    return report(kcache::StatusCode::internal_error,
+                  "kcache_forget_context: unexpected exception");
 }
 
 const char* kcache_last_error(void) {

@@ -79,7 +79,12 @@ cl_program Program::release() {
 }
 
 Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j)
-    : config(std::move(c)), db(std::move(d)), tiers(std::move(t)), jit(std::move(j)) {}
+    : config(std::move(c)),
+      db(std::move(d)),
+      tiers(std::move(t)),
+      jit(std::move(j)),
+      programs(config.max_programs),
+      resident(config.max_resident_bytes) {}
 
 Cache::Impl::~Impl() {
     join_workers();
@@ -141,6 +146,21 @@ std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) {
     return open(c, outcome);
 }
 
+std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id device,
+                                               const std::string& signature) {
+    auto hit = programs.find_signature(context, device, signature);
+    if (!hit) {
+        return std::nullopt;
+    }
+    Program p;
+    p.program_ = hit->first;  // already the caller's own reference
+    p.outcome_.status = StatusCode::ok;
+    p.outcome_.rung = Rung::in_process;
+    p.outcome_.key = hit->second.hex();
+    counters.in_process++;
+    return p;
+}
+
 namespace {
 
 // Checks the handles, identifies the device and applies its quirks; fills
@@ -184,10 +204,9 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
     return failed(StatusCode::ok, "");
 }
 
-void finish(Cache::Impl& impl, Plan& plan, const device_db::DeviceIdentity& id) {
+void finish(Plan& plan, const device_db::DeviceIdentity& id) {
     plan.fields = service::jit_key_fields(id, plan.input);
     plan.key = store::make_key(plan.fields);
-    (void)impl;
 }
 
 template <class F>
@@ -203,65 +222,6 @@ Program guarded(SteadyClock::time_point start, F&& body) {
     return p;
 }
 
-}  // namespace
-
-namespace {
-
-// What identifies a request as the caller gave it, for the repeat-hit path.
-std::string request_signature(const KernelRequest& r) {
-    std::string s = "K" + r.kernel;
-    for (const auto& [k, v] : r.params) {  // std::map: already in a canonical order
-        s += '\0' + k + '=' + v;
-    }
-    return s;
-}
-
-std::string request_signature(const SourceRequest& r) {
-    std::string s = "S" + r.source + '\0' + r.options + '\0';
-    for (const auto& e : r.entry_points) {
-        s += e + '\1';
-    }
-    return s + '\0' + std::to_string(r.warmup_local_size);
-}
-
-}  // namespace
-
-std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id device,
-                                               const std::string& signature) {
-    std::lock_guard g(mu);
-    auto per_device = resolved.find({context, device});
-    if (per_device == resolved.end()) {
-        return std::nullopt;
-    }
-    auto key = per_device->second.find(signature);
-    if (key == per_device->second.end()) {
-        return std::nullopt;
-    }
-    auto it = programs.find({context, device, key->second});
-    if (it == programs.end()) {
-        return std::nullopt;
-    }
-    Program p;
-    clRetainProgram(it->second.get());  // the caller's own reference
-    p.program_ = it->second.get();
-    p.outcome_.status = StatusCode::ok;
-    p.outcome_.rung = Rung::in_process;
-    p.outcome_.key = key->second.hex();
-    counters.in_process++;
-    return p;
-}
-
-void Cache::Impl::remember(cl_context context, cl_device_id device, std::string signature,
-                           const Program& answered, const store::Key& key) {
-    if (!answered.ok()) {
-        return;
-    }
-    std::lock_guard g(mu);
-    resolved[{context, device}].insert_or_assign(std::move(signature), key);
-}
-
-namespace {
-
 // The repeat-hit path first (null handles and KCACHE_DISABLE still answer as
 // the full path would), then `full`, remembering what it resolved.
 template <class Request, class Full>
@@ -270,13 +230,15 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
     if (context == nullptr || device == nullptr || impl.config.disabled) {
         return full(nullptr);
     }
-    std::string signature = request_signature(request);
+    std::string signature = service::request_signature(request);
     if (auto hit = impl.repeat_hit(context, device, signature)) {
         return std::move(*hit);
     }
     store::Key key;
     Program p = full(&key);
-    impl.remember(context, device, std::move(signature), p, key);
+    if (p.ok()) {
+        impl.programs.remember(context, device, std::move(signature), key);
+    }
     return p;
 }
 
@@ -309,7 +271,7 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
             plan.input = {variant->id(), rendered->source, rendered->options,
                           rendered->entry_points};
             plan.warmup_local_size = rendered->local_size;
-            finish(*impl_, plan, id);
+            finish(plan, id);
             if (resolved_key != nullptr) {
                 *resolved_key = plan.key;
             }
@@ -333,7 +295,7 @@ Program Cache::program(cl_context context, cl_device_id device, const SourceRequ
             plan.input = {request.name, request.source, request.options, request.entry_points};
             plan.warmup_local_size = request.warmup_local_size;
             plan.aot_target.reset();  // AOT packs hold registry kernels only
-            finish(*impl_, plan, id);
+            finish(plan, id);
             if (resolved_key != nullptr) {
                 *resolved_key = plan.key;
             }
@@ -377,6 +339,8 @@ CacheStats Cache::stats() {
     s.failure_hits = c.failure;
     s.jit_compiles = c.jit_compiles;
     s.jit_failures = c.jit_failures;
+    s.resident_hits = c.resident;
+    s.programs_released = impl_->programs.released();
     if (auto* user = impl_->tiers.user()) {
         if (auto st = user->stats(); st) {
             s.entries = st->entries;
@@ -387,6 +351,10 @@ CacheStats Cache::stats() {
         }
     }
     return s;
+}
+
+std::size_t Cache::forget(cl_context context) noexcept {
+    return impl_->programs.forget(context);
 }
 
 void Cache::drain(std::chrono::milliseconds limit) {

@@ -12,8 +12,6 @@
 #include <optional>
 #include <set>
 #include <thread>
-#include <tuple>
-#include <unordered_map>
 
 #include "cl_util.hpp"
 #include "kcache/cache/keys.hpp"
@@ -21,6 +19,8 @@
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/store/pack.hpp"
+#include "program_cache.hpp"
+#include "resident_bytes.hpp"
 
 namespace kcache {
 
@@ -51,6 +51,7 @@ struct Compiled {
 struct Counters {
     std::atomic<std::uint64_t> in_process{0}, store{0}, pack{0}, aot{0}, failure{0};
     std::atomic<std::uint64_t> jit_compiles{0}, jit_failures{0};
+    std::atomic<std::uint64_t> resident{0};  // binaries loaded from ResidentBytes
 };
 
 struct Cache::Impl {
@@ -60,14 +61,11 @@ struct Cache::Impl {
     compiler::JitCompiler jit;
     Counters counters;
 
+    service::ProgramCache programs;   // the in-process rung (own lock)
+    service::ResidentBytes resident;  // loaded binaries, for new contexts (own lock)
+
     std::mutex mu;  // guards everything below
     std::map<cl_device_id, device_db::DeviceIdentity> identities;
-    std::map<std::tuple<cl_context, cl_device_id, store::Key>, service::ProgramRef> programs;
-    // The in-process rung's fast path: a request as the caller gave it (see
-    // request_signature) → the key it resolved to, so a repeat request skips
-    // rendering, probing and hashing.
-    std::map<std::pair<cl_context, cl_device_id>, std::unordered_map<std::string, store::Key>>
-        resolved;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;
@@ -83,12 +81,12 @@ struct Cache::Impl {
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
     std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
                                       const std::string& signature);
-    void remember(cl_context context, cl_device_id device, std::string signature,
-                  const Program& answered, const store::Key& key);
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);
     Program run_ladder(cl_context context, cl_device_id device, Plan& plan);
+    std::optional<service::ProgramRef> try_resident(cl_context context, cl_device_id device,
+                                                    const Plan& plan, Outcome& out);
     std::optional<service::ProgramRef> try_stored(cl_context context, cl_device_id device,
                                                   Plan& plan, Outcome& out);
 

@@ -2,6 +2,7 @@
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
+//            | max_programs | max_resident_bytes
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -109,6 +110,16 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
         c.jit_helper = value;
+    } else if (key == "max_programs") {
+        std::uint64_t n = 0;
+        if (!parse_size(value, n) || value.back() < '0' || value.back() > '9' || n > 1'000'000) {
+            return "expected a count between 0 and 1000000";
+        }
+        c.max_programs = static_cast<std::size_t>(n);
+    } else if (key == "max_resident_bytes") {
+        if (!parse_size(value, c.max_resident_bytes)) {
+            return "expected a size such as 67108864, 64M or 0 (off)";
+        }
     } else {
         return "unknown setting";
     }
@@ -127,6 +138,8 @@ constexpr Setting kSettings[] = {
     {"readonly", "KCACHE_READONLY"},
     {"packs", "KCACHE_PACKS"},
     {"jit_path", "KCACHE_JIT_PATH"},
+    {"max_programs", "KCACHE_MAX_PROGRAMS"},
+    {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
 };
 
 std::string env(const char* name) {

@@ -14,6 +14,15 @@ Rung rung_of(const store::Tier& tier) {
     return tier.kind == store::Tier::Kind::User ? Rung::user_store : Rung::pack;
 }
 
+// The rung to report for bytes kept in memory: where a later process would
+// find them (JIT results and promoted AOT binaries are in a writable user store).
+Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
+    const store::Store* user = tiers.user();
+    const bool writable = user != nullptr && user->mode() == store::OpenMode::ReadWrite;
+    return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
+                                                                        : produced;
+}
+
 std::string describe(const store::Miss& miss) {
     std::string s = store::to_string(miss.reason);
     return miss.detail.empty() ? s : s + ": " + miss.detail;
@@ -47,6 +56,30 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
     return *id;
 }
 
+// Binaries this process already loaded (see resident_bytes.hpp): the outcome
+// names the rung they first came from, with `resident` set. Only callers that
+// may use stored bytes come here; verify_before_use keeps its own path.
+std::optional<service::ProgramRef> Cache::Impl::try_resident(cl_context context,
+                                                             cl_device_id device, const Plan& plan,
+                                                             Outcome& out) {
+    if (plan.verified_only) {
+        return std::nullopt;
+    }
+    auto hit = resident.find(plan.key);
+    if (!hit) {
+        return std::nullopt;
+    }
+    auto prog = service::program_from_binary(context, device, *hit->bytes, plan.input.options);
+    if (!prog) {
+        resident.erase(plan.key);  // the store path below records the rejection
+        return std::nullopt;
+    }
+    out.rung = hit->origin;
+    out.resident = true;
+    counters.resident++;
+    return std::move(*prog);
+}
+
 std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, cl_device_id device,
                                                            Plan& plan, Outcome& out) {
     store::Store* user = tiers.user();
@@ -63,6 +96,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         if (prog) {
             out.rung = rung_of(hit->tier);
             (out.rung == Rung::user_store ? counters.store : counters.pack)++;
+            if (!plan.verified_only) {
+                resident.put(plan.key, std::move(hit->entry.bytes), out.rung);
+            }
             return std::move(*prog);
         }
         out.misses.emplace_back(rung_of(hit->tier), "driver rejected the binary: " + prog.error());
@@ -112,6 +148,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
     }
     out.rung = Rung::aot;
     counters.aot++;
+    if (!plan.verified_only) {
+        resident.put(plan.key, std::move(aot->entry.bytes), persisted_rung(tiers, Rung::aot));
+    }
     return std::move(*prog);
 }
 
@@ -119,22 +158,20 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     Program p;
     Outcome& out = p.outcome_;
     out.key = plan.key.hex();
-    auto slot = std::make_tuple(context, device, plan.key);
-    {
-        std::lock_guard g(mu);
-        if (auto it = programs.find(slot); it != programs.end()) {
-            clRetainProgram(it->second.get());  // the caller's own reference
-            p.program_ = it->second.get();
-            out.status = StatusCode::ok;
-            out.rung = Rung::in_process;
-            counters.in_process++;
-            return p;
-        }
+    if (cl_program kept = programs.find(context, device, plan.key)) {
+        p.program_ = kept;  // already the caller's own reference
+        out.status = StatusCode::ok;
+        out.rung = Rung::in_process;
+        counters.in_process++;
+        return p;
     }
-    out.misses.emplace_back(Rung::in_process, "not built in this process");
+    out.misses.emplace_back(Rung::in_process, "not built in this process for this context");
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
-        prog = try_stored(context, device, plan, out);
+        prog = try_resident(context, device, plan, out);
+        if (!prog) {
+            prog = try_stored(context, device, plan, out);
+        }
     } else {
         out.misses.emplace_back(Rung::user_store, "skipped: quirk no_cached_binaries");
     }
@@ -194,11 +231,11 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         }
         prog = std::move(*built);
         out.message = c.message;
+        if (plan.use_stored && !plan.verified_only) {
+            resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
+        }
     }
-    std::lock_guard g(mu);
-    auto [it, inserted] = programs.emplace(slot, std::move(*prog));
-    clRetainProgram(it->second.get());
-    p.program_ = it->second.get();
+    p.program_ = programs.insert(context, device, plan.key, std::move(*prog));
     out.status = StatusCode::ok;
     return p;
 }

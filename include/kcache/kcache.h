@@ -88,9 +88,15 @@ typedef struct kcache_stats {
     uint64_t entries, raw_bytes, stored_bytes, evictions, corruptions;
     uint64_t in_process_hits, store_hits, pack_hits, aot_hits, failure_hits;
     uint64_t jit_compiles, jit_failures;
+    uint64_t resident_hits, programs_released;
 } kcache_stats;
 
 kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
+
+/* Releases every program `cache` keeps for `context` (call it before
+ * releasing a context for good); `*dropped` (may be NULL) gets how many.
+ * Programs the caller holds stay valid. */
+kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, size_t* dropped);
 
 /* The message of this thread's last failed call ("" after a success). */
 const char* kcache_last_error(void);

@@ -74,6 +74,13 @@ struct Config {
     bool read_only = false;                          // KCACHE_READONLY
     std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
     std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)
+    // KCACHE_MAX_PROGRAMS: built programs kept per Cache for repeat hits, over
+    // all contexts; the least recently used is released first (0: keep none).
+    std::size_t max_programs = 1024;
+    // KCACHE_MAX_RESIDENT_BYTES: decoded, checksum-verified binaries kept in
+    // memory per Cache, so that a new context costs only the driver's load
+    // (bytes; K/M/G suffix; 0: off).
+    std::uint64_t max_resident_bytes = 64ull << 20;
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 
@@ -90,6 +97,10 @@ struct Outcome {
     std::string key;                                   // hex cache key ("" before it is known)
     std::chrono::microseconds total{0};
     std::chrono::microseconds compile{0};  // helper wall time when a JIT ran
+    // The binary came from this process's memory (no store read, no decode);
+    // `rung` still names the tier that holds it (user_store or pack; jit or
+    // aot only when the user store is read-only).
+    bool resident = false;
 };
 
 // A registry kernel: name or alias plus variant parameters ("dtype" → "f16").
@@ -143,6 +154,9 @@ struct CacheStats {
     std::uint64_t entries = 0, raw_bytes = 0, stored_bytes = 0, evictions = 0, corruptions = 0;
     std::uint64_t in_process_hits = 0, store_hits = 0, pack_hits = 0, aot_hits = 0;
     std::uint64_t failure_hits = 0, jit_compiles = 0, jit_failures = 0;
+    std::uint64_t resident_hits = 0;  // answered from binaries kept in memory
+    std::uint64_t programs_released =
+        0;  // in-process programs let go (context gone, bound, forget)
 };
 
 class Cache {
@@ -162,6 +176,10 @@ class Cache {
     Binary binary(cl_context context, cl_device_id device, const KernelRequest& request);
     // Counters of this process plus the store's sizes.
     CacheStats stats();
+    // Releases every program this cache keeps for `context` (call it before
+    // releasing a context for good); returns how many. Programs the caller
+    // holds stay valid; a later request for `context` builds again.
+    std::size_t forget(cl_context context) noexcept;
     // Waits for background compiles started by this object (at most `limit`).
     void drain(std::chrono::milliseconds limit);
     const Config& config() const;

@@ -87,6 +87,14 @@ std::string scale_source(int salt) {
            std::to_string(salt) + ".0f;\n}\n";
 }
 
+SourceRequest scale_request(int salt) {
+    SourceRequest r;
+    r.name = "scale";
+    r.source = scale_source(salt);
+    r.entry_points = {"scale"};
+    return r;
+}
+
 float run_scale(cl_context context, cl_device_id device, cl_program program, float k) {
     const std::size_t n = 64;
     std::vector<float> in(n, 2.0f), out(n, 0.0f);

@@ -42,6 +42,8 @@ std::vector<std::uint8_t> tgllp_binary(const std::filesystem::path& dir, const s
 
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);
+// A request for scale_source(`salt`) with entry point "scale".
+SourceRequest scale_request(int salt);
 
 // Runs kernel "scale" of `program` over 64 items; returns out[63] or NaN.
 float run_scale(cl_context context, cl_device_id device, cl_program program, float k);

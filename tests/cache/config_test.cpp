@@ -18,7 +18,8 @@ class ConfigTest : public TempDirTest {
         TempDirTest::SetUp();
         for (const char* v :
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
-              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG"}) {
+              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG",
+              "KCACHE_MAX_PROGRAMS", "KCACHE_MAX_RESIDENT_BYTES"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
@@ -33,6 +34,25 @@ TEST_F(ConfigTest, DefaultsAndWhereTheyCameFrom) {
     EXPECT_EQ(c.dir, dir() / "cache" / "kcache");
     EXPECT_EQ(c.max_bytes, 1ull << 30);
     EXPECT_EQ(c.origins["max_size"].second, Source::default_value);
+    EXPECT_EQ(c.max_programs, 1024u);
+    EXPECT_EQ(c.max_resident_bytes, 64ull << 20);
+    EXPECT_EQ(c.origins["max_programs"].second, Source::default_value);
+    EXPECT_EQ(c.origins["max_resident_bytes"].second, Source::default_value);
+}
+
+TEST_F(ConfigTest, InProcessBoundsFromFileAndEnvironment) {
+    std::filesystem::create_directories(dir() / "xdg" / "kcache");
+    std::ofstream(dir() / "xdg" / "kcache" / "config")
+        << "max_programs = 16\nmax_resident_bytes = 8M\n";
+    ::setenv("KCACHE_MAX_RESIDENT_BYTES", "0", 1);
+    kcache::Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_EQ(c.max_programs, 16u);
+    EXPECT_EQ(c.origins["max_programs"].second, Source::config_file);
+    EXPECT_EQ(c.max_resident_bytes, 0u);
+    EXPECT_EQ(c.origins["max_resident_bytes"].second, Source::environment);
+    ::unsetenv("KCACHE_MAX_RESIDENT_BYTES");
 }
 
 TEST_F(ConfigTest, EnvironmentBeatsFileBeatsDefault) {
@@ -59,6 +79,11 @@ TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
         {"KCACHE_DISABLE", "maybe"},
         {"KCACHE_READONLY", "2"},
         {"KCACHE_DIR", ""},
+        {"KCACHE_MAX_PROGRAMS", "many"},
+        {"KCACHE_MAX_PROGRAMS", "1K"},
+        {"KCACHE_MAX_PROGRAMS", "2000000"},
+        {"KCACHE_MAX_RESIDENT_BYTES", "-1"},
+        {"KCACHE_MAX_RESIDENT_BYTES", "64Q"},
     };
     for (const auto& [var, value] : bad) {
         ::setenv(var, value, 1);

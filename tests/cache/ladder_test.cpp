@@ -17,14 +17,6 @@ namespace {
 using Pocl = CacheTest;
 using std::chrono::milliseconds;
 
-SourceRequest scale_request(int salt) {
-    SourceRequest r;
-    r.name = "scale";
-    r.source = scale_source(salt);
-    r.entry_points = {"scale"};
-    return r;
-}
-
 bool missed_with(const Outcome& o, Rung rung, const std::string& text) {
     for (const auto& [r, why] : o.misses) {
         if (r == rung && why.find(text) != std::string::npos) {

@@ -47,6 +47,12 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "jit_timeout_ms") {
         return std::to_string(c.jit_timeout.count());
     }
+    if (name == "max_programs") {
+        return std::to_string(c.max_programs);
+    }
+    if (name == "max_resident_bytes") {
+        return std::to_string(c.max_resident_bytes) + " (" + human_size(c.max_resident_bytes) + ")";
+    }
     if (name == "disable" || name == "readonly") {
         return (name == "disable" ? c.disabled : c.read_only) ? "true" : "false";
     }

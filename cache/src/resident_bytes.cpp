@@ -1,0 +1,50 @@
+#include "resident_bytes.hpp"
+
+namespace kcache::service {
+
+std::optional<ResidentBytes::Hit> ResidentBytes::find(const store::Key& key) {
+    std::lock_guard g(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+        return std::nullopt;
+    }
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->hit;
+}
+
+void ResidentBytes::put(const store::Key& key, store::Bytes bytes, Rung origin) {
+    if (bytes.empty() || bytes.size() > max_bytes_) {
+        return;
+    }
+    auto kept = std::make_shared<const store::Bytes>(std::move(bytes));
+    std::lock_guard g(mu_);
+    if (auto it = index_.find(key); it != index_.end()) {
+        unlink(it->second);
+    }
+    lru_.push_front(Item{key, Hit{kept, origin}});
+    index_.emplace(key, lru_.begin());
+    bytes_ += kept->size();
+    while (bytes_ > max_bytes_) {
+        unlink(std::prev(lru_.end()));
+    }
+}
+
+void ResidentBytes::erase(const store::Key& key) {
+    std::lock_guard g(mu_);
+    if (auto it = index_.find(key); it != index_.end()) {
+        unlink(it->second);
+    }
+}
+
+std::uint64_t ResidentBytes::size() const {
+    std::lock_guard g(mu_);
+    return bytes_;
+}
+
+void ResidentBytes::unlink(std::list<Item>::iterator it) {
+    bytes_ -= it->hit.bytes->size();
+    index_.erase(it->key);
+    lru_.erase(it);
+}
+
+}  // namespace kcache::service

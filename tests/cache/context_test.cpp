@@ -1,0 +1,181 @@
+// Contexts come and go: the in-process rung lets go of a context's programs
+// when the context is gone (or forgotten), stays within its bound (least
+// recently used first), and a new context for a key already loaded in this
+// process answers from memory without reading the store. Real PoCL contexts;
+// a context's death is observed through its destructor callback.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "cache_fixture.hpp"
+#include "context_support.hpp"
+#include "kcache/kcache.h"
+#include "kcache/store/store.hpp"
+
+namespace kcache::test {
+namespace {
+
+using Pocl = CacheTest;
+
+KernelRequest dot_f32(Mode mode = Mode::blocking) {
+    return KernelRequest{"dot", {{"dtype", "f32"}}, {}, mode};
+}
+
+TEST_F(Pocl, ForgetReleasesTheContextButNotTheCallersProgram) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    std::atomic<int> destroyed{0};
+    cl_context ctx = watched_context(device_, destroyed);
+    Program p = cache->program(ctx, device_, scale_request(11));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    clReleaseContext(ctx);  // the caller's program and the cache's keep it alive
+    EXPECT_EQ(destroyed.load(), 0);
+
+    EXPECT_EQ(cache->forget(ctx), 1u);
+    EXPECT_EQ(cache->forget(ctx), 0u);
+    EXPECT_EQ(destroyed.load(), 0);  // the caller still holds its program
+    cl_context owner = nullptr;
+    ASSERT_EQ(clGetProgramInfo(p.get(), CL_PROGRAM_CONTEXT, sizeof(owner), &owner, nullptr),
+              CL_SUCCESS);
+    EXPECT_FLOAT_EQ(run_scale(owner, device_, p.get(), 3.0f), 2.0f * 3.0f + 11.0f);
+    p = Program();
+    EXPECT_EQ(destroyed.load(), 1);
+    EXPECT_EQ(cache->stats().programs_released, 1u);
+}
+
+TEST_F(Pocl, ForgetThroughTheCApi) {
+    ::setenv("KCACHE_DIR", (dir() / "store").c_str(), 1);
+    ::setenv("KCACHE_JIT_PATH", jit_helper_path(), 1);
+    ::unsetenv("KCACHE_DISABLE");
+    kcache_cache* cache = nullptr;
+    ASSERT_EQ(kcache_open(&cache), KCACHE_OK) << kcache_last_error();
+    std::size_t dropped = 99;
+    EXPECT_EQ(kcache_forget_context(nullptr, context_, &dropped), KCACHE_INVALID_ARGUMENT);
+    EXPECT_EQ(dropped, 0u);
+    EXPECT_EQ(kcache_forget_context(cache, nullptr, nullptr), KCACHE_INVALID_ARGUMENT);
+    EXPECT_STRNE(kcache_last_error(), "");
+
+    std::atomic<int> destroyed{0};
+    cl_context ctx = watched_context(device_, destroyed);
+    cl_program prog = nullptr;
+    ASSERT_EQ(kcache_get_program(cache, ctx, device_, "dot", nullptr, 0, KCACHE_MODE_BLOCKING,
+                                 &prog, nullptr),
+              KCACHE_OK)
+        << kcache_last_error();
+    clReleaseProgram(prog);
+    clReleaseContext(ctx);
+    EXPECT_EQ(destroyed.load(), 0);  // kept alive by the cache's program
+    ASSERT_EQ(kcache_forget_context(cache, ctx, &dropped), KCACHE_OK);
+    EXPECT_EQ(dropped, 1u);
+    EXPECT_EQ(destroyed.load(), 1);
+    kcache_stats st{};
+    ASSERT_EQ(kcache_get_stats(cache, &st), KCACHE_OK);
+    EXPECT_EQ(st.programs_released, 1u);
+    kcache_close(cache);
+}
+
+TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedByTheNextLoad) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    std::atomic<int> first_gone{0}, second_gone{0};
+    cl_context first = watched_context(device_, first_gone);
+    ASSERT_TRUE(cache->program(first, device_, scale_request(12)).ok());
+    clReleaseContext(first);
+    EXPECT_EQ(first_gone.load(), 0);  // only the cache holds it now
+
+    cl_context second = watched_context(device_, second_gone);
+    Program p = cache->program(second, device_, scale_request(12));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(first_gone.load(), 1);   // the load swept it
+    EXPECT_EQ(second_gone.load(), 0);  // still held by its owner
+    EXPECT_TRUE(p.outcome().resident);
+    auto again = cache->program(second, device_, scale_request(12));
+    EXPECT_EQ(again.outcome().rung, Rung::in_process);  // a live context keeps its programs
+    p = Program();
+    again = Program();
+    clReleaseContext(second);
+    EXPECT_EQ(second_gone.load(), 0);
+    EXPECT_EQ(cache->forget(second), 1u);
+    EXPECT_EQ(second_gone.load(), 1);
+}
+
+TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
+    auto c = config();
+    c.max_programs = 2;
+    Outcome o;
+    auto cache = Cache::open(c, &o);
+    ASSERT_TRUE(cache) << o.message;
+    auto a = cache->program(context_, device_, scale_request(21));
+    auto b = cache->program(context_, device_, scale_request(22));
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(cache->program(context_, device_, scale_request(21)).outcome().rung,
+              Rung::in_process);  // a is now the most recent; b the least
+    auto cprog = cache->program(context_, device_, scale_request(23));  // releases b
+    ASSERT_TRUE(cprog.ok());
+    EXPECT_EQ(cache->stats().programs_released, 1u);
+    EXPECT_EQ(cache->program(context_, device_, scale_request(21)).outcome().rung,
+              Rung::in_process);
+    auto b2 = cache->program(context_, device_, scale_request(22));  // loads again, releases c
+    EXPECT_NE(b2.outcome().rung, Rung::in_process);
+    EXPECT_TRUE(b2.outcome().resident);
+    EXPECT_NE(cache->program(context_, device_, scale_request(23)).outcome().rung,
+              Rung::in_process);
+    // A program the caller holds outlives its release from the cache.
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, b.get(), 1.0f), 2.0f + 22.0f);
+    EXPECT_EQ(cache->stats().jit_compiles, 3u);
+}
+
+TEST_F(Pocl, NewContextLoadsFromMemoryWithoutReadingTheStore) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    auto first = cache->program(context_, device_, dot_f32());
+    ASSERT_TRUE(first.ok()) << first.outcome().message;
+    const auto reads = cache->stats().store_hits;
+    {  // the row goes: only memory can answer now
+        auto st = store::Store::open(dir() / "store");
+        ASSERT_TRUE(st);
+        store::Key key;
+        ASSERT_TRUE(key.parse_hex(first.outcome().key));
+        ASSERT_TRUE(st->remove(key));
+    }
+    std::atomic<int> gone{0};
+    cl_context other = watched_context(device_, gone);
+    auto p = cache->program(other, device_, dot_f32());
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_TRUE(p.outcome().resident);
+    EXPECT_EQ(p.outcome().rung, Rung::user_store);
+    EXPECT_EQ(cache->stats().store_hits, reads);
+    EXPECT_EQ(cache->stats().resident_hits, 1u);
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);
+
+    auto fresh = open();  // another process would miss: the row is really gone
+    auto miss = fresh->program(other, device_, dot_f32(Mode::fail_fast));
+    EXPECT_EQ(miss.outcome().status, StatusCode::not_cached);
+    p = Program();
+    cache->forget(other);
+    clReleaseContext(other);
+    EXPECT_EQ(gone.load(), 1);
+}
+
+TEST_F(Pocl, ResidentBytesOffReadsTheStore) {
+    auto c = config();
+    c.max_resident_bytes = 0;
+    Outcome o;
+    auto cache = Cache::open(c, &o);
+    ASSERT_TRUE(cache) << o.message;
+    ASSERT_TRUE(cache->program(context_, device_, scale_request(31)).ok());
+    std::atomic<int> gone{0};
+    cl_context other = watched_context(device_, gone);
+    auto p = cache->program(other, device_, scale_request(31));
+    ASSERT_TRUE(p.ok());
+    EXPECT_FALSE(p.outcome().resident);
+    EXPECT_EQ(p.outcome().rung, Rung::user_store);
+    EXPECT_EQ(cache->stats().store_hits, 1u);
+    p = Program();
+    cache->forget(other);
+    clReleaseContext(other);
+}
+
+}  // namespace
+}  // namespace kcache::test
