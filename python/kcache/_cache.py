@@ -27,10 +27,14 @@ def _mode(mode: str) -> str:
     return mode
 
 
-def _params(kernel: Any, params: Dict[str, Any]) -> Dict[str, str]:
+def _kernel_args(context: Handle, device: Handle, kernel: Any, params: Dict[str, Any]) -> tuple:
+    """(context, device, kernel, params) of a registry-kernel request, checked."""
+    ctx = _handles.handle(context, "context")
+    dev = _handles.handle(device, "device")
     if not isinstance(kernel, str):
         raise TypeError(f"kernel name must be a str, not {type(kernel).__qualname__}")
-    return {k: _handles.param_value(k, v) for k, v in params.items() if v is not None}
+    values = {k: _handles.param_value(k, v) for k, v in params.items() if v is not None}
+    return ctx, dev, kernel, values
 
 
 def _wrap(handle: ProgramHandle, what: str) -> Any:
@@ -117,10 +121,8 @@ class Cache:
         answered. Raises a kcache.Error subclass (Timeout, Unsupported,
         UnknownKernel, ...) carrying the outcome when no program comes back.
         """
-        ctx = _handles.handle(context, "context")
-        dev = _handles.handle(device, "device")
-        p = _params(kernel, dict(params, dtype=dtype, act=act))
-        h = self._core.program(ctx, dev, kernel, p, _handles.deadline_ms(deadline), _mode(mode))
+        args = _kernel_args(context, device, kernel, dict(params, dtype=dtype, act=act))
+        h = self._core.program(*args, _handles.deadline_ms(deadline), _mode(mode))
         return _wrap(h, kernel)
 
     def program_source(
@@ -181,12 +183,8 @@ class Cache:
         """Returns the device binary of a registry kernel as bytes (a Binary, with
         ``.kcache_outcome``); nothing is built in `context`. Arguments and
         exceptions as :meth:`program`."""
-        ctx = _handles.handle(context, "context")
-        dev = _handles.handle(device, "device")
-        p = _params(kernel, dict(params, dtype=dtype, act=act))
-        data, outcome = self._core.binary(
-            ctx, dev, kernel, p, _handles.deadline_ms(deadline), _mode(mode)
-        )
+        args = _kernel_args(context, device, kernel, dict(params, dtype=dtype, act=act))
+        data, outcome = self._core.binary(*args, _handles.deadline_ms(deadline), _mode(mode))
         if not outcome.ok:
             raise error_for(kernel, outcome)
         result = Binary(data)
@@ -195,8 +193,16 @@ class Cache:
 
     def stats(self) -> Dict[str, int]:
         """Returns this process's counters (in_process_hits, store_hits,
-        jit_compiles, ...) plus the store's sizes (entries, raw_bytes, ...)."""
+        resident_hits, jit_compiles, programs_released, ...) plus the store's
+        sizes (entries, raw_bytes, ...)."""
         return self._core.stats()
+
+    def forget(self, context: Handle) -> int:
+        """Releases every program this cache keeps for `context` and returns how
+        many. Call it before dropping a context for good in a process that
+        cycles through contexts; programs you hold stay valid, and a later
+        request for `context` builds again (from the store)."""
+        return self._core.forget(_handles.handle(context, "context"))
 
     @property
     def config(self) -> Dict[str, Any]:

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -61,48 +62,29 @@ class CacheCore {
     py::object program(HandleInt ctx, HandleInt dev, const std::string& kernel, Params params,
                        std::optional<std::int64_t> deadline_ms, const std::string& mode) {
         KernelRequest r{kernel, std::move(params), deadline_of(deadline_ms), mode_of(mode)};
-        auto cache = get();
-        Program p;
-        {
-            py::gil_scoped_release unlocked;
-            p = cache->program(context_of(ctx), device_of(dev), r);
-        }
-        return make_handle(std::move(p));
+        return make_handle(
+            without_gil([&](Cache& c) { return c.program(context_of(ctx), device_of(dev), r); }));
     }
 
     py::object program_source(HandleInt ctx, HandleInt dev, SourceRequest r,
                               std::optional<std::int64_t> deadline_ms, const std::string& mode) {
         r.deadline = deadline_of(deadline_ms);
         r.mode = mode_of(mode);
-        auto cache = get();
-        Program p;
-        {
-            py::gil_scoped_release unlocked;
-            p = cache->program(context_of(ctx), device_of(dev), r);
-        }
-        return make_handle(std::move(p));
+        return make_handle(
+            without_gil([&](Cache& c) { return c.program(context_of(ctx), device_of(dev), r); }));
     }
 
     py::tuple binary(HandleInt ctx, HandleInt dev, const std::string& kernel, Params params,
                      std::optional<std::int64_t> deadline_ms, const std::string& mode) {
         KernelRequest r{kernel, std::move(params), deadline_of(deadline_ms), mode_of(mode)};
-        auto cache = get();
-        Binary b;
-        {
-            py::gil_scoped_release unlocked;
-            b = cache->binary(context_of(ctx), device_of(dev), r);
-        }
+        Binary b =
+            without_gil([&](Cache& c) { return c.binary(context_of(ctx), device_of(dev), r); });
         py::bytes bytes(reinterpret_cast<const char*>(b.bytes.data()), b.bytes.size());
         return py::make_tuple(std::move(bytes), std::move(b.outcome));
     }
 
     py::dict stats() {
-        auto cache = get();
-        CacheStats s;
-        {
-            py::gil_scoped_release unlocked;
-            s = cache->stats();
-        }
+        const CacheStats s = without_gil([](Cache& c) { return c.stats(); });
         py::dict d;
         d["entries"] = s.entries;
         d["raw_bytes"] = s.raw_bytes;
@@ -116,13 +98,20 @@ class CacheCore {
         d["failure_hits"] = s.failure_hits;
         d["jit_compiles"] = s.jit_compiles;
         d["jit_failures"] = s.jit_failures;
+        d["resident_hits"] = s.resident_hits;
+        d["programs_released"] = s.programs_released;
         return d;
     }
 
+    std::size_t forget(HandleInt ctx) {
+        return without_gil([&](Cache& c) { return c.forget(context_of(ctx)); });
+    }
+
     void drain(std::int64_t limit_ms) {
-        auto cache = get();
-        py::gil_scoped_release unlocked;
-        cache->drain(std::chrono::milliseconds(limit_ms));
+        without_gil([&](Cache& c) {
+            c.drain(std::chrono::milliseconds(limit_ms));
+            return 0;
+        });
     }
 
     py::dict config() const {
@@ -146,11 +135,24 @@ class CacheCore {
         d["read_only"] = c.read_only;
         d["packs"] = packs;
         d["jit_helper"] = c.jit_helper;
+        d["max_programs"] = c.max_programs;
+        d["max_resident_bytes"] = c.max_resident_bytes;
         d["origins"] = origins;
         return d;
     }
 
   private:
+    // Returns `f(cache)`, run without the GIL on this call's own reference
+    // (dropped before the GIL is taken again: it may be the last one).
+    template <class F>
+    std::invoke_result_t<F, Cache&> without_gil(F&& f) const {
+        auto cache = get();
+        py::gil_scoped_release unlocked;
+        auto result = f(*cache);
+        cache.reset();
+        return result;
+    }
+
     static bool interpreter_finalizing() {
 #if PY_VERSION_HEX >= 0x030D0000
         return Py_IsFinalizing() != 0;
@@ -254,6 +256,7 @@ void bind_cache(py::module_& m) {
         .def("binary", &CacheCore::binary, py::arg("context"), py::arg("device"), py::arg("kernel"),
              py::arg("params"), py::arg("deadline_ms"), py::arg("mode"))
         .def("stats", &CacheCore::stats)
+        .def("forget", &CacheCore::forget, py::arg("context"))
         .def("drain", &CacheCore::drain, py::arg("limit_ms"))
         .def("config", &CacheCore::config)
         .def("close", &CacheCore::close);

@@ -29,7 +29,8 @@ std::string repr(const Outcome& o) {
     std::string s = std::string("Outcome(status='") + to_string(o.status) + "', rung='" +
                     to_string(o.rung) + "', key='" + o.key +
                     "', total=" + std::to_string(seconds(o.total)) +
-                    ", compile=" + std::to_string(seconds(o.compile)) + ", misses=";
+                    ", compile=" + std::to_string(seconds(o.compile)) +
+                    (o.resident ? ", resident=True" : "") + ", misses=";
     return s + py::str(misses_of(o)).cast<std::string>() + ")";
 }
 
@@ -84,6 +85,9 @@ void bind_outcome(py::module_& m) {
         .def_property_readonly(
             "compile", [](const Outcome& o) { return seconds(o.compile); },
             "Seconds of helper wall time when a JIT ran, else 0.")
+        .def_readonly("resident", &Outcome::resident,
+                      "True when the binary came from this process's memory (no store "
+                      "read); `rung` still names the tier that holds it.")
         .def("__repr__", &repr);
 
     py::class_<ProgramHandle>(m, "ProgramHandle",

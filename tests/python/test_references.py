@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pyopencl as cl
+import pytest
 
 import kcache
 from conftest import child_env
@@ -126,3 +127,21 @@ def test_without_pyopencl_a_program_handle_owns_one_reference(store):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().endswith("ok")
+
+
+def test_forget_releases_what_the_cache_keeps_for_a_context(store, ocl):
+    ctx = cl.Context([ocl.device])
+    with kcache.Cache(dir=store) as c:
+        prg = c.program(ctx, ocl.device, "dot", dtype="f32")
+        held = refs(prg, cl.program_info)
+        assert held == 2  # ours, and the one the cache keeps for repeat hits
+        assert c.forget(ctx) == 1
+        assert refs(prg, cl.program_info) == 1
+        assert c.forget(ctx.int_ptr) == 0  # nothing left to release
+        again = c.program(ctx, ocl.device, "dot", dtype="f32")
+        assert again.kcache_outcome.rung == "user_store"  # built again, not a repeat hit
+        assert c.stats()["programs_released"] >= 1
+        with pytest.raises(TypeError, match="context must be"):
+            c.forget(ocl.device)
+        with pytest.raises(kcache.InvalidArgument, match="context is None"):
+            c.forget(None)
