@@ -1,6 +1,6 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit, (with KCACHE_AOT_PACK) the pack and
-# (with KCACHE_PYTHON) the Python package for the system Python.
+# pkg-config files, the CLI, kcache-jit, kcache-verify, (with KCACHE_AOT_PACK)
+# the pack and (with KCACHE_PYTHON) the Python package for the system Python.
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)

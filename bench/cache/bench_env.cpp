@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "kcache/cl/program.hpp"
 #include "kcache/kernels/launch.hpp"
 
 namespace kcache::bench {
@@ -228,16 +229,11 @@ std::chrono::nanoseconds first_launch(cl_context context, cl_program program,
 
 ProgramHandle program_from_bytes(cl_context context, const std::vector<std::uint8_t>& bytes,
                                  const std::string& options) {
-    cl_device_id d = pocl_device();
-    const unsigned char* data = bytes.data();
-    const std::size_t size = bytes.size();
-    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-    ProgramHandle p(clCreateProgramWithBinary(context, 1, &d, &size, &data, &status, &err));
-    if (!p || err != CL_SUCCESS || status != CL_SUCCESS ||
-        clBuildProgram(p.get(), 1, &d, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
-        die("the driver floor failed to load the stored binary");
+    auto p = cl::program_from_binary(context, pocl_device(), bytes, options);
+    if (!p) {
+        die("the driver floor failed to load the stored binary: " + p.error());
     }
-    return p;
+    return std::move(*p);
 }
 
 std::string run_child(const std::vector<std::string>& args, const std::vector<std::string>& env) {

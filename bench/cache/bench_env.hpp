@@ -10,22 +10,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "kcache/cl/handles.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::bench {
 
-// A context owned by RAII.
-struct ContextDeleter {
-    void operator()(cl_context c) const { clReleaseContext(c); }
-};
-using Context = std::unique_ptr<std::remove_pointer_t<cl_context>, ContextDeleter>;
-
-// A program owned by RAII.
-struct ProgramDeleter {
-    void operator()(cl_program p) const { clReleaseProgram(p); }
-};
-using ProgramHandle = std::unique_ptr<std::remove_pointer_t<cl_program>, ProgramDeleter>;
+// The owners of contexts and programs (kcache/cl/handles.hpp).
+using Context = cl::ContextHandle;
+using ProgramHandle = cl::ProgramHandle;
 
 // The kernels the issue names, each in its default variant.
 const std::vector<std::string>& kernel_names();
@@ -64,7 +57,8 @@ void require_rung(const Program& p, Rung rung, const char* what);
 std::chrono::nanoseconds first_launch(cl_context context, cl_program program,
                                       const std::string& kernel);
 
-// clCreateProgramWithBinary + clBuildProgram of `bytes` with `options`.
+// clCreateProgramWithBinary + clBuildProgram of `bytes` with `options`
+// (cl::program_from_binary, the loader the lookup ladder uses).
 ProgramHandle program_from_bytes(cl_context context, const std::vector<std::uint8_t>& bytes,
                                  const std::string& options);
 

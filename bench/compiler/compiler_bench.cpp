@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "jit_support.hpp"
-#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/cl/handles.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -65,17 +65,16 @@ BENCHMARK(BM_WatchdogOvershoot)
     ->ComputeStatistics("max", max_of);
 
 void BM_InProcessBuild(benchmark::State& state) {
-    namespace cl = compiler::cl;
     cl_platform_id platform = nullptr;
     cl_device_id dev = nullptr;
     clGetPlatformIDs(1, &platform, nullptr);
     clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
     cl_int e = CL_SUCCESS;
-    cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    cl::ContextHandle ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
     for (auto _ : state) {
         const std::string source = test::axpb_source(next_salt());
         const char* src = source.c_str();
-        cl::Program p(clCreateProgramWithSource(ctx.get(), 1, &src, nullptr, &e));
+        cl::ProgramHandle p(clCreateProgramWithSource(ctx.get(), 1, &src, nullptr, &e));
         if (clBuildProgram(p.get(), 1, &dev, nullptr, nullptr, nullptr) != CL_SUCCESS) {
             state.SkipWithError("in-process build failed");
             break;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "jit_support.hpp"
+#include "kcache/cl/program.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -77,13 +78,11 @@ std::vector<std::uint8_t> binary_of(cl_program p) {
 
 double floor_ms(const Device& d, const std::vector<std::uint8_t>& bytes) {
     auto t0 = Clock::now();
-    const unsigned char* data = bytes.data();
-    std::size_t size = bytes.size();
-    cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithBinary(d.context, 1, &d.device, &size, &data, nullptr, &err);
-    clBuildProgram(p, 1, &d.device, nullptr, nullptr, nullptr);
-    double t = ms_since(t0);
-    clReleaseProgram(p);
+    const auto p = kcache::cl::program_from_binary(d.context, d.device, bytes, "");
+    const double t = ms_since(t0);
+    if (!p) {
+        std::fprintf(stderr, "floor: %s\n", p.error().c_str());
+    }
     return t;
 }
 

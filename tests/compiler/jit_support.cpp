@@ -11,7 +11,8 @@
 
 #include "temp_dir.hpp"
 
-#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/cl/handles.hpp"
+#include "kcache/cl/program.hpp"
 
 namespace kcache::test {
 
@@ -80,7 +81,6 @@ std::string nested_macro_kernel(int levels) {
 }
 
 float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times) {
-    namespace cl = compiler::cl;
     const float nan = std::nanf("");
     cl_platform_id platform = nullptr;
     cl_device_id dev = nullptr;
@@ -89,20 +89,19 @@ float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* 
         return nan;
     }
     cl_int e = CL_SUCCESS;
-    cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
-    cl::Queue queue(clCreateCommandQueueWithProperties(ctx.get(), dev, nullptr, &e));
-    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
-    const std::size_t size = binary.size();
-    cl::Program program(clCreateProgramWithBinary(ctx.get(), 1, &dev, &size, &bytes, nullptr, &e));
-    if (!program || clBuildProgram(program.get(), 1, &dev, nullptr, nullptr, nullptr)) {
+    cl::ContextHandle ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    cl::QueueHandle queue(clCreateCommandQueueWithProperties(ctx.get(), dev, nullptr, &e));
+    const std::vector<std::uint8_t> bytes(binary.begin(), binary.end());
+    auto program = cl::program_from_binary(ctx.get(), dev, bytes, "");
+    if (!program) {
         return nan;
     }
-    cl::Kernel kernel(clCreateKernel(program.get(), "axpb", &e));
+    cl::KernelHandle kernel(clCreateKernel(program->get(), "axpb", &e));
     std::vector<float> a(n, 1.0f), b(n, 3.0f), c(n, 0.0f);
     const auto flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
-    cl::Mem ma(clCreateBuffer(ctx.get(), flags, n * sizeof(float), a.data(), &e));
-    cl::Mem mb(clCreateBuffer(ctx.get(), flags, n * sizeof(float), b.data(), &e));
-    cl::Mem mc(clCreateBuffer(ctx.get(), flags, n * sizeof(float), c.data(), &e));
+    cl::MemHandle ma(clCreateBuffer(ctx.get(), flags, n * sizeof(float), a.data(), &e));
+    cl::MemHandle mb(clCreateBuffer(ctx.get(), flags, n * sizeof(float), b.data(), &e));
+    cl::MemHandle mc(clCreateBuffer(ctx.get(), flags, n * sizeof(float), c.data(), &e));
     if (!kernel || !ma || !mb || !mc) {
         return nan;
     }

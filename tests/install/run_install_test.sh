@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Usage: run_install_test.sh BUILD_DIR CONSUMER_SRC
+# Usage: run_install_test.sh BUILD_DIR CONSUMER_SRC OPS_SRC
 # Fails on the first step that does not work; prints what each run answered.
+# OPS_SRC (examples/ops) is built against the prefix as an outside operator
+# library would be: installed headers and kcache::kcache only.
 set -euo pipefail
 build=$1
 src=$2
+ops_src=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-install-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -11,6 +14,8 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 test -f "$prefix/include/kcache/kcache.hpp"
 test -x "$prefix/libexec/kcache/kcache-jit"
+test -x "$prefix/libexec/kcache/kcache-verify"
+test -f "$prefix/include/kcache/cl/launch.hpp"
 
 cmake -S "$src" -B "$work/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
 cmake --build "$work/b" >"$work/build.log"
@@ -29,3 +34,17 @@ cc -std=c11 -Wall -Werror "$src/consumer_c.c" $(pkg-config --cflags --libs kcach
 third=$(LD_LIBRARY_PATH=$prefix/lib "$work/cc")
 echo "C consumer: $third"
 [ "$third" = "KCACHE_OK 1" ]
+
+# The example operator library, built on its own against the prefix; its demo
+# runs every op on the device through kcache and checks the results against
+# the CPU references (exit 1 on a wrong value). A second process hits the store.
+cmake -S "$ops_src" -B "$work/ops" -DCMAKE_PREFIX_PATH="$prefix" >"$work/ops-configure.log"
+cmake --build "$work/ops" >"$work/ops-build.log"
+demo=$("$work/ops/ops_demo")
+echo "ops_demo: $demo"
+again=$("$work/ops/ops_demo")
+echo "ops_demo again: $again"
+[ "$(grep -c 'ok .*device (kcache: ' <<<"$demo")" = 4 ]
+grep -q 'device (kcache: jit)' <<<"$demo"
+[ "$(grep -c 'ok .*device (kcache: ' <<<"$again")" = 4 ]
+if grep -q 'jit)' <<<"$again"; then exit 1; fi

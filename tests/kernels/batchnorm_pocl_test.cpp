@@ -2,7 +2,7 @@
 // (Welford/Chan statistics, then normalisation) for every dtype.
 
 #include "cl_harness.hpp"
-#include "kcache/kernels/launch.hpp"
+#include "kcache/cl/launch.hpp"
 #include "kcache/kernels/reference.hpp"
 
 namespace kcache::test {
@@ -12,7 +12,6 @@ using kernels::Activation;
 using kernels::BatchnormShape;
 using kernels::DType;
 
-constexpr std::size_t kLocal = 256;
 constexpr float kEps = 1e-5f;
 
 std::string bn_id(DType dtype, Activation act) {
@@ -20,22 +19,12 @@ std::string bn_id(DType dtype, Activation act) {
            ",act=" + (act == Activation::relu ? "relu" : "none");
 }
 
-Buffer floats(const std::vector<float>& v) {
-    return Pocl::buffer(kernels::encode(DType::f32, v));
+cl_mem floats(cl::DeviceRun& run, const std::vector<float>& v) {
+    return run.upload(kernels::encode(DType::f32, v));
 }
 
-// Runs batchnorm_inference with per-channel `mean`, `var`, `gamma`, `beta` buffers.
-std::vector<float> run_inference(DType dtype, Activation act, const BatchnormShape& sh, cl_mem x,
-                                 cl_mem mean, cl_mem var, cl_mem gamma, cl_mem beta) {
-    Kernel k = Pocl::kernel(bn_id(dtype, act), "batchnorm_inference");
-    if (!k)
-        return {};
-    const std::size_t bytes = kernels::batchnorm_work_items(sh) * kernels::element_size(dtype);
-    Buffer y = Pocl::buffer(bytes);
-    set_args(k.get(), x, mean, var, gamma, beta, y.get(), kernels::batchnorm_shape_arg(sh), kEps);
-    Pocl::run(k.get(), {kernels::padded_global_size(kernels::batchnorm_work_items(sh), kLocal)},
-              {kLocal});
-    return kernels::decode(dtype, Pocl::read(y.get(), bytes));
+std::vector<float> read_floats(cl::DeviceRun& run, cl_mem mem, std::size_t count) {
+    return kernels::decode(DType::f32, run.read(mem, count * sizeof(float)));
 }
 
 const BatchnormShape kShapes[] = {{1, 1, 1},     {2, 3, 35}, {4, 16, 1}, {1, 5, 1000},
@@ -49,11 +38,22 @@ void check_inference(DType dtype) {
         const auto var = random_values(DType::f32, sh.c, ++seed, 0.0f, 4.0f);
         const auto gamma = random_values(DType::f32, sh.c, ++seed, 0.5f, 2.0f);
         const auto beta = random_values(DType::f32, sh.c, ++seed);
-        Buffer xb = Pocl::buffer(kernels::encode(dtype, x));
-        Buffer mb = floats(mean), vb = floats(var), gb = floats(gamma), bb = floats(beta);
         for (Activation act : {Activation::none, Activation::relu}) {
+            auto run = Pocl::device_run(bn_id(dtype, act));
+            cl::BatchnormBuffers b;
+            b.x = run->upload(kernels::encode(dtype, x));
+            b.mean = floats(*run, mean);
+            b.var = floats(*run, var);
+            b.gamma = floats(*run, gamma);
+            b.beta = floats(*run, beta);
+            b.y = run->scratch(x.size() * kernels::element_size(dtype));
+            b.eps = kEps;
+            run->launch([&](const cl::LaunchTarget& t) {
+                return cl::launch_batchnorm_inference(t, sh, b);
+            });
             const auto got =
-                run_inference(dtype, act, sh, xb.get(), mb.get(), vb.get(), gb.get(), bb.get());
+                kernels::decode(dtype, run->read(b.y, x.size() * kernels::element_size(dtype)));
+            EXPECT_TRUE(run->ok()) << run->error();
             expect_close(
                 dtype, got,
                 kernels::batchnorm_inference_reference(sh, x, {mean, var, gamma, beta, kEps}, act),
@@ -75,22 +75,28 @@ void check_training(DType dtype, float offset) {
                                      offset - 1.0f, offset + 1.0f);
         const auto gamma = random_values(DType::f32, sh.c, ++seed, 0.5f, 2.0f);
         const auto beta = random_values(DType::f32, sh.c, ++seed);
-        Buffer xb = Pocl::buffer(kernels::encode(dtype, x));
-        Buffer mb = Pocl::buffer(sh.c * sizeof(float)), vb = Pocl::buffer(sh.c * sizeof(float));
-        Buffer gb = floats(gamma), bb = floats(beta);
-        Kernel stats = Pocl::kernel(bn_id(dtype, Activation::relu), "batchnorm_stats");
-        ASSERT_TRUE(stats);
-        set_args(stats.get(), xb.get(), mb.get(), vb.get(), kernels::batchnorm_shape_arg(sh));
-        Pocl::run(stats.get(), {sh.c * kLocal}, {kLocal});
+        const auto c = static_cast<std::size_t>(sh.c);
+        auto run = Pocl::device_run(bn_id(dtype, Activation::relu));
+        cl::BatchnormBuffers b;
+        b.x = run->upload(kernels::encode(dtype, x));
+        b.mean = run->scratch(c * sizeof(float));
+        b.var = run->scratch(c * sizeof(float));
+        b.gamma = floats(*run, gamma);
+        b.beta = floats(*run, beta);
+        b.y = run->scratch(x.size() * kernels::element_size(dtype));
+        b.eps = kEps;
+        run->launch(
+            [&](const cl::LaunchTarget& t) { return cl::launch_batchnorm_training(t, sh, b); });
+        // Statistics are f32 whatever the element type.
+        const auto mean = read_floats(*run, b.mean, c);
+        const auto var = read_floats(*run, b.var, c);
+        const auto y =
+            kernels::decode(dtype, run->read(b.y, x.size() * kernels::element_size(dtype)));
+        ASSERT_TRUE(run->ok()) << run->error();
         const auto want =
             kernels::batchnorm_training_reference(sh, x, gamma, beta, kEps, Activation::relu);
-        // Statistics are f32 whatever the element type.
-        const auto mean = kernels::decode(DType::f32, Pocl::read(mb.get(), sh.c * 4));
-        const auto var = kernels::decode(DType::f32, Pocl::read(vb.get(), sh.c * 4));
         expect_close(DType::f32, mean, want.mean, what + " mean");
         expect_close(DType::f32, var, want.var, what + " var");
-        const auto y = run_inference(dtype, Activation::relu, sh, xb.get(), mb.get(), vb.get(),
-                                     gb.get(), bb.get());
         expect_close(dtype, y, want.y, what + " y");
     }
 }

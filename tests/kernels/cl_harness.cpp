@@ -5,13 +5,14 @@
 #include <cstring>
 #include <sstream>
 
+#include "kcache/cl/program.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {
 
 std::filesystem::path Pocl::cache_dir_;
 std::unique_ptr<PoclDevice> Pocl::device_;
-std::map<std::string, Program> Pocl::programs_;
+std::map<std::string, cl::ProgramHandle> Pocl::programs_;
 
 namespace {
 
@@ -51,7 +52,8 @@ std::unique_ptr<PoclDevice> open_pocl() {
         dev->context.reset(clCreateContext(nullptr, 1, &dev->device, nullptr, nullptr, &err));
         if (err != CL_SUCCESS)
             return nullptr;
-        dev->queue.reset(clCreateCommandQueue(dev->context.get(), dev->device, 0, &err));
+        dev->queue.reset(
+            clCreateCommandQueueWithProperties(dev->context.get(), dev->device, nullptr, &err));
         if (err != CL_SUCCESS)
             return nullptr;
         dev->extensions = device_extensions(dev->device);
@@ -84,22 +86,20 @@ PoclDevice& Pocl::device() {
     return *device_;
 }
 
-Program Pocl::build(const std::string& source, const std::string& options) {
+cl::ProgramHandle Pocl::build(const std::string& source, const std::string& options) {
     const char* text = source.c_str();
     const std::size_t length = source.size();
     cl_int err = CL_SUCCESS;
-    Program prog(clCreateProgramWithSource(device_->context.get(), 1, &text, &length, &err));
+    cl::ProgramHandle prog(
+        clCreateProgramWithSource(device_->context.get(), 1, &text, &length, &err));
     EXPECT_EQ(err, CL_SUCCESS);
     if (err != CL_SUCCESS)
         return nullptr;
     err = clBuildProgram(prog.get(), 1, &device_->device, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-        std::size_t size = 0;
-        clGetProgramBuildInfo(prog.get(), device_->device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-        std::string log(size, '\0');
-        clGetProgramBuildInfo(prog.get(), device_->device, CL_PROGRAM_BUILD_LOG, size, log.data(),
-                              nullptr);
-        ADD_FAILURE() << "build failed (" << err << ") with options '" << options << "':\n" << log;
+        ADD_FAILURE() << cl::failure("clBuildProgram", err) << " with options '" << options
+                      << "':\n"
+                      << cl::build_log(prog.get(), device_->device);
         return nullptr;
     }
     return prog;
@@ -117,25 +117,29 @@ cl_program Pocl::program(const std::string& id) {
     EXPECT_TRUE(rendered.ok());
     if (!rendered)
         return nullptr;
-    Program prog = build(rendered->source, rendered->options);
+    cl::ProgramHandle prog = build(rendered->source, rendered->options);
     cl_program raw = prog.get();
     if (raw != nullptr)
         programs_.emplace(id, std::move(prog));
     return raw;
 }
 
-Kernel Pocl::kernel(const std::string& id, const char* entry) {
+std::unique_ptr<cl::DeviceRun> Pocl::device_run(const std::string& id) {
     cl_program prog = program(id);
-    if (prog == nullptr)
-        return nullptr;
-    cl_int err = CL_SUCCESS;
-    Kernel k(clCreateKernel(prog, entry, &err));
-    EXPECT_EQ(err, CL_SUCCESS) << "clCreateKernel " << entry;
-    return k;
+    std::size_t local_size = 1;
+    auto variant = kernels::parse_variant(id);
+    auto chosen = variant ? cl::variant_local_size(*variant) : fail(variant.error());
+    if (chosen) {
+        local_size = *chosen;
+    } else {
+        ADD_FAILURE() << id << ": " << chosen.error().message;
+    }
+    return std::make_unique<cl::DeviceRun>(device_->context.get(), device_->queue.get(), prog,
+                                           local_size);
 }
 
-Buffer Pocl::buffer(const std::vector<std::uint8_t>& bytes) {
-    Buffer mem = buffer(bytes.size());
+cl::MemHandle Pocl::buffer(const std::vector<std::uint8_t>& bytes) {
+    cl::MemHandle mem = buffer(bytes.size());
     if (!bytes.empty()) {
         EXPECT_EQ(clEnqueueWriteBuffer(device_->queue.get(), mem.get(), CL_TRUE, 0, bytes.size(),
                                        bytes.data(), 0, nullptr, nullptr),
@@ -144,10 +148,10 @@ Buffer Pocl::buffer(const std::vector<std::uint8_t>& bytes) {
     return mem;
 }
 
-Buffer Pocl::buffer(std::size_t size) {
+cl::MemHandle Pocl::buffer(std::size_t size) {
     cl_int err = CL_SUCCESS;
-    Buffer mem(clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE, size == 0 ? 1 : size,
-                              nullptr, &err));
+    cl::MemHandle mem(clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
+                                     size == 0 ? 1 : size, nullptr, &err));
     EXPECT_EQ(err, CL_SUCCESS);
     return mem;
 }

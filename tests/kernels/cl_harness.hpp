@@ -1,10 +1,10 @@
 #pragma once
-// Small OpenCL helpers local to the kernel tests: RAII handles, the PoCL
-// device, programs built once per test suite, buffers, and blocking reads.
-// The kernels library itself never links OpenCL; only these tests do.
+// The kernel tests' fixture: the PoCL device, programs built once per test
+// suite, and a DeviceRun (kcache/cl/device_run.hpp) per variant for the typed
+// launchers. The kernels library itself never links OpenCL; kernels_cl and
+// these tests do. Raw buffers, argument setting and launches remain only for
+// the tests' own non-registry kernels (convert_pocl_test.cpp).
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,32 +13,20 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "kcache/cl/device_run.hpp"
+#include "kcache/cl/handles.hpp"
 #include "kcache/kernels/numeric.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::test {
 
-template <class T, cl_int (*Release)(T)>
-struct ClDeleter {
-    void operator()(T handle) const { Release(handle); }
-};
-template <class T, cl_int (*Release)(T)>
-using ClHandle = std::unique_ptr<std::remove_pointer_t<T>, ClDeleter<T, Release>>;
-
-using Context = ClHandle<cl_context, clReleaseContext>;
-using Queue = ClHandle<cl_command_queue, clReleaseCommandQueue>;
-using Program = ClHandle<cl_program, clReleaseProgram>;
-using Kernel = ClHandle<cl_kernel, clReleaseKernel>;
-using Buffer = ClHandle<cl_mem, clReleaseMemObject>;
-
 // The PoCL CPU device with a context and an in-order queue.
 struct PoclDevice {
     cl_device_id device = nullptr;
-    Context context;
-    Queue queue;
+    cl::ContextHandle context;
+    cl::QueueHandle queue;
     std::vector<std::string> extensions;
 };
 
@@ -55,13 +43,14 @@ class Pocl : public ::testing::Test {
     // The program of variant `id` (e.g. "dot:dtype=f16"), built on first use.
     static cl_program program(const std::string& id);
     // Builds `source` with `options` (not cached); fails the test on a build error.
-    static Program build(const std::string& source, const std::string& options);
-    // A kernel `entry` of variant `id`.
-    static Kernel kernel(const std::string& id, const char* entry);
+    static cl::ProgramHandle build(const std::string& source, const std::string& options);
+    // A run of variant `id`'s program (built on first use) with the variant's
+    // local size, on the device's queue; its buffers live as long as it does.
+    static std::unique_ptr<cl::DeviceRun> device_run(const std::string& id);
     // A device buffer holding a copy of `bytes` (at least one byte is allocated).
-    static Buffer buffer(const std::vector<std::uint8_t>& bytes);
+    static cl::MemHandle buffer(const std::vector<std::uint8_t>& bytes);
     // An uninitialised device buffer of `size` bytes (at least one).
-    static Buffer buffer(std::size_t size);
+    static cl::MemHandle buffer(std::size_t size);
     // Blocking read (CL_TRUE) of `size` bytes of `mem`.
     static std::vector<std::uint8_t> read(cl_mem mem, std::size_t size);
     // Enqueues `k` over `global` / `local` (1 or 2 dimensions) and waits for it.
@@ -73,7 +62,7 @@ class Pocl : public ::testing::Test {
   private:
     static std::filesystem::path cache_dir_;
     static std::unique_ptr<PoclDevice> device_;
-    static std::map<std::string, Program> programs_;
+    static std::map<std::string, cl::ProgramHandle> programs_;
 };
 
 // Sets kernel argument `index` to `value` (a cl_mem, or a scalar).

@@ -2,7 +2,7 @@
 // (odd sizes, stride, padding, dilation, groups, depthwise, 1x1, empty).
 
 #include "cl_harness.hpp"
-#include "kcache/kernels/launch.hpp"
+#include "kcache/cl/launch.hpp"
 #include "kcache/kernels/reference.hpp"
 
 namespace kcache::test {
@@ -46,21 +46,16 @@ std::vector<std::uint8_t> run_conv(DType dtype, Activation act, const Conv2dShap
                                    const std::vector<float>& x, const std::vector<float>& w,
                                    const std::vector<float>& bias,
                                    const std::vector<std::uint8_t>& y_init) {
-    const std::string entry(kernels::conv2d_entry_point(shape));
-    Kernel k = Pocl::kernel(conv_id(dtype, act), entry.c_str());
-    if (!k)
-        return {};
-    Buffer xb = Pocl::buffer(kernels::encode(dtype, x));
-    Buffer wb = Pocl::buffer(kernels::encode(dtype, w));
-    Buffer bb = Pocl::buffer(kernels::encode(dtype, bias));
-    Buffer yb = Pocl::buffer(y_init);
-    const auto args = kernels::conv2d_shape_args(shape);
-    const cl_int has_bias = bias.empty() ? 0 : 1;
-    set_args(k.get(), xb.get(), wb.get(), bb.get(), yb.get(), args[0], args[1], args[2], args[3],
-             has_bias);
-    const std::size_t ls = 64;
-    Pocl::run(k.get(), {kernels::padded_global_size(kernels::conv2d_work_items(shape), ls)}, {ls});
-    return Pocl::read(yb.get(), y_init.size());
+    auto run = Pocl::device_run(conv_id(dtype, act));
+    cl::Conv2dBuffers b;
+    b.x = run->upload(kernels::encode(dtype, x));
+    b.w = run->upload(kernels::encode(dtype, w));
+    b.bias = bias.empty() ? nullptr : run->upload(kernels::encode(dtype, bias));
+    b.y = run->upload(y_init);
+    run->launch([&](const cl::LaunchTarget& t) { return cl::launch_conv2d(t, shape, b); });
+    auto out = run->read(b.y, y_init.size());
+    EXPECT_TRUE(run->ok()) << run->error();
+    return out;
 }
 
 void check_cases(DType dtype) {

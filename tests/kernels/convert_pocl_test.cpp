@@ -25,15 +25,15 @@ __kernel void widen(__global const ELEM* in, __global float* out) {
 )";
 
 // Kernel `entry` of the conversion program for `dtype`; null (and a test failure) on error.
-Kernel convert_kernel(DType dtype, const char* entry) {
+cl::KernelHandle convert_kernel(DType dtype, const char* entry) {
     const std::string prelude(*kernels::embedded_source("prelude.cl"));
-    Program prog =
+    cl::ProgramHandle prog =
         Pocl::build(prelude + kConvertSource,
                     std::string("-cl-std=CL1.2 -DKC_") + (dtype == DType::f16 ? "F16" : "BF16"));
     if (!prog)
         return nullptr;
     cl_int err = CL_SUCCESS;
-    Kernel k(clCreateKernel(prog.get(), entry, &err));
+    cl::KernelHandle k(clCreateKernel(prog.get(), entry, &err));
     EXPECT_EQ(err, CL_SUCCESS) << entry;
     return k;
 }
@@ -62,13 +62,13 @@ std::vector<float> probe_floats() {
 }
 
 void check_narrow(DType dtype) {
-    Kernel k = convert_kernel(dtype, "narrow");
+    cl::KernelHandle k = convert_kernel(dtype, "narrow");
     ASSERT_TRUE(k);
     std::vector<float> in = probe_floats();
     in.push_back(std::nanf(""));
     in.push_back(std::bit_cast<float>(0x7f800001u));  // signalling NaN, payload in low bits
-    Buffer ib = Pocl::buffer(kernels::encode(DType::f32, in));
-    Buffer ob = Pocl::buffer(in.size() * 2);
+    cl::MemHandle ib = Pocl::buffer(kernels::encode(DType::f32, in));
+    cl::MemHandle ob = Pocl::buffer(in.size() * 2);
     set_args(k.get(), ib.get(), ob.get());
     Pocl::run(k.get(), {in.size()}, {1});
     const auto out = Pocl::read(ob.get(), in.size() * 2);
@@ -86,15 +86,15 @@ void check_narrow(DType dtype) {
 }
 
 void check_widen_all_patterns(DType dtype) {
-    Kernel k = convert_kernel(dtype, "widen");
+    cl::KernelHandle k = convert_kernel(dtype, "widen");
     ASSERT_TRUE(k);
     std::vector<std::uint8_t> in(65536 * 2);
     for (std::uint32_t h = 0; h < 65536; ++h) {
         const auto bits = static_cast<std::uint16_t>(h);
         std::memcpy(&in[h * 2], &bits, 2);
     }
-    Buffer ib = Pocl::buffer(in);
-    Buffer ob = Pocl::buffer(65536 * 4);
+    cl::MemHandle ib = Pocl::buffer(in);
+    cl::MemHandle ob = Pocl::buffer(65536 * 4);
     set_args(k.get(), ib.get(), ob.get());
     Pocl::run(k.get(), {65536}, {64});
     const auto got = kernels::decode(DType::f32, Pocl::read(ob.get(), 65536 * 4));

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "cl_harness.hpp"
-#include "kcache/kernels/launch.hpp"
+#include "kcache/cl/launch.hpp"
 #include "kcache/kernels/reference.hpp"
 
 namespace kcache::test {
@@ -18,23 +18,16 @@ std::string dot_id(DType dtype, std::size_t ls) {
 // Runs both passes of dot on `batch` rows of length `n` and returns the results.
 std::vector<float> run_dot(DType dtype, std::size_t ls, const std::vector<float>& x,
                            const std::vector<float>& y, std::size_t n, std::size_t batch) {
-    const std::string id = dot_id(dtype, ls);
-    Kernel partial = Pocl::kernel(id, "dot_partial");
-    Kernel finish = Pocl::kernel(id, "dot_finish");
-    if (!partial || !finish)
-        return {};
-    const std::size_t groups = kernels::dot_groups(n, ls);
-    Buffer xb = Pocl::buffer(kernels::encode(dtype, x));
-    Buffer yb = Pocl::buffer(kernels::encode(dtype, y));
-    Buffer partials = Pocl::buffer(groups * batch * sizeof(float));
-    Buffer out = Pocl::buffer(batch * kernels::element_size(dtype));
-    const auto n32 = static_cast<cl_uint>(n);
-    const auto groups32 = static_cast<cl_uint>(groups);
-    set_args(partial.get(), xb.get(), yb.get(), n32, partials.get());
-    Pocl::run(partial.get(), {groups * ls, batch}, {ls, 1});
-    set_args(finish.get(), partials.get(), groups32, out.get());
-    Pocl::run(finish.get(), {ls, batch}, {ls, 1});
-    return kernels::decode(dtype, Pocl::read(out.get(), batch * kernels::element_size(dtype)));
+    auto run = Pocl::device_run(dot_id(dtype, ls));
+    cl::DotBuffers b;
+    b.x = run->upload(kernels::encode(dtype, x));
+    b.y = run->upload(kernels::encode(dtype, y));
+    b.partial = run->scratch(cl::dot_partial_bytes(n, batch, ls));
+    b.out = run->scratch(batch * kernels::element_size(dtype));
+    run->launch([&](const cl::LaunchTarget& t) { return cl::launch_dot(t, n, batch, b); });
+    const auto out = run->read(b.out, batch * kernels::element_size(dtype));
+    EXPECT_TRUE(run->ok()) << run->error();
+    return kernels::decode(dtype, out);
 }
 
 void check_dot(DType dtype, std::size_t ls, std::size_t n, std::size_t batch, std::uint32_t seed) {

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "cl_harness.hpp"
-#include "kcache/kernels/launch.hpp"
+#include "kcache/cl/launch.hpp"
 #include "kcache/kernels/reference.hpp"
 
 namespace kcache::test {
@@ -57,20 +57,23 @@ std::vector<float> run_qconv(const std::string& name, QuantOutput out, Activatio
                              const QconvShape& sh, const QData& d, bool with_bias) {
     const std::string id = name + ":out=" + (out == QuantOutput::i8 ? "i8" : "f32") +
                            ",act=" + (act == Activation::relu ? "relu" : "none");
-    Kernel k = Pocl::kernel(id, "qconv_pointwise");
-    if (!k)
-        return {};
     const std::size_t count = kernels::qconv_work_items(sh);
     const std::size_t out_size = out == QuantOutput::i8 ? 1 : 4;
-    Buffer xb = Pocl::buffer(bytes_of(d.x)), wb = Pocl::buffer(bytes_of(d.w));
-    Buffer bb = Pocl::buffer(bytes_of(d.bias)), sb = Pocl::buffer(bytes_of(d.scale));
-    Buffer zb = Pocl::buffer(bytes_of(d.zero_point));
-    Buffer yb = Pocl::buffer(count * out_size);
-    const cl_int has_bias = with_bias ? 1 : 0;
-    set_args(k.get(), xb.get(), wb.get(), bb.get(), sb.get(), zb.get(), yb.get(),
-             kernels::qconv_shape_arg(sh), d.x_zero_point, has_bias);
-    Pocl::run(k.get(), {kernels::padded_global_size(count, 64)}, {64});
-    const auto raw = Pocl::read(yb.get(), count * out_size);
+    auto run = Pocl::device_run(id);
+    cl::QconvBuffers b;
+    b.x = run->upload(bytes_of(d.x));
+    b.w = run->upload(bytes_of(d.w));
+    b.bias = with_bias ? run->upload(bytes_of(d.bias)) : nullptr;
+    b.scale = run->upload(bytes_of(d.scale));
+    b.zero_point = run->upload(bytes_of(d.zero_point));
+    b.y = run->scratch(count * out_size);
+    b.x_zero_point = d.x_zero_point;
+    run->launch([&](const cl::LaunchTarget& t) { return cl::launch_qconv_pointwise(t, sh, b); });
+    const auto raw = run->read(b.y, count * out_size);
+    EXPECT_TRUE(run->ok()) << run->error();
+    if (raw.size() != count * out_size) {
+        return {};
+    }
     std::vector<float> y(count);
     for (std::size_t i = 0; i < count; ++i) {
         if (out == QuantOutput::i8) {

@@ -58,6 +58,8 @@ TEST_F(Cli, BadCommandLinesAreUsageErrors) {
     EXPECT_EQ(kcache({"gc"}).code, 2);
     EXPECT_EQ(kcache({"gc", "--older-than", "soon"}).code, 2);
     EXPECT_EQ(kcache({"gc", "--max-size", "12Q"}).code, 2);
+    EXPECT_EQ(kcache({"verify", "--timeout", "5s"}).code, 2);  // bounds --run only
+    EXPECT_EQ(kcache({"verify", "--run", "--timeout", "soon"}).code, 2);
     EXPECT_EQ(kcache({}).code, 2);
 }
 

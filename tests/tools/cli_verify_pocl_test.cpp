@@ -2,7 +2,8 @@
 // kernel passes on the binaries `kcache warm` built, in every variant PoCL
 // supports, and fails (recorded on the entry) when an entry holds the binary
 // of another variant or kernel, or one built from a stale revision of the
-// kernel's source.
+// kernel's source; a binary that never finishes times out in the helper and
+// the command goes on.
 
 #include <gtest/gtest.h>
 
@@ -47,8 +48,10 @@ class CliVerify : public CliTest {
         return ids;
     }
 
-    // See the definition below.
+    // See the definitions below.
     void put_stale_source_binary(const std::string& id);
+    void put_edited_binary(const std::string& id, const std::string& find,
+                           const std::string& replace, bool warm_up);
 
     // Ids of every entry in the store.
     std::set<std::string> all_entries() {
@@ -160,31 +163,32 @@ ks::Key put_stale_copy(const std::filesystem::path& store_dir, const std::string
     return {};
 }
 
-// Stores under the registry key of dot variant `id` a binary that kcache's own
-// pipeline (`warm --manifest`, JIT on PoCL) built from a stale revision of
-// dot.cl: one whose dot_partial strides by one work-group instead of all of
-// them, so that a row spanning several work-groups is summed more than once.
-// This is the entry an older build, an import or a key bug could leave: the
-// key names today's source, the bytes compute something else.
-void CliVerify::put_stale_source_binary(const std::string& id) {
+// Stores under the registry key of variant `id` (already in the store) a
+// binary that kcache's own pipeline (`warm --manifest`, JIT on PoCL) built
+// from the variant's source with the first `find` replaced by `replace`:
+// the entry an older build, an import or a key bug could leave, where the key
+// names today's source and the bytes compute something else. `warm_up`
+// launches the kernels once before the binary is taken (as warm does).
+void CliVerify::put_edited_binary(const std::string& id, const std::string& find,
+                                  const std::string& replace, bool warm_up) {
     auto variant = kernels::parse_variant(id);
     ASSERT_TRUE(variant.ok()) << id;
     auto rendered = kernels::render(*variant);
     ASSERT_TRUE(rendered.ok()) << id;
     std::string source = rendered->source;
-    const std::string stride = "i += groups * KC_LOCAL_SIZE";
-    const auto at = source.find(stride);
-    ASSERT_NE(at, std::string::npos) << "dot.cl changed: update the stale revision";
-    source.replace(at, stride.size(), "i += KC_LOCAL_SIZE");
-    std::ofstream(dir() / "stale_dot.cl") << source;
-    const nlohmann::json manifest{{"kernels",
-                                   {{{"name", "stale_dot"},
-                                     {"sources", {"stale_dot.cl"}},
-                                     {"options", rendered->options},
-                                     {"entry_points", rendered->entry_points},
-                                     {"local_size", rendered->local_size}}}}};
-    std::ofstream(dir() / "stale.json") << manifest.dump();
-    const CliRun built = kcache({"warm", "--manifest", (dir() / "stale.json").string(), "--json"});
+    const auto at = source.find(find);
+    ASSERT_NE(at, std::string::npos) << "the kernel source changed: update the edit of " << id;
+    source.replace(at, find.size(), replace);
+    std::ofstream(dir() / "edited.cl") << source;
+    nlohmann::json kernel{{"name", "edited"},
+                          {"sources", {"edited.cl"}},
+                          {"options", rendered->options},
+                          {"entry_points", rendered->entry_points}};
+    if (warm_up) {
+        kernel["local_size"] = rendered->local_size;
+    }
+    std::ofstream(dir() / "edited.json") << nlohmann::json{{"kernels", {kernel}}}.dump();
+    const CliRun built = kcache({"warm", "--manifest", (dir() / "edited.json").string(), "--json"});
     ASSERT_EQ(built.code, 0) << built.out << built.err;
     ASSERT_EQ(built.json()["built"], 1) << built.out;
 
@@ -192,21 +196,29 @@ void CliVerify::put_stale_source_binary(const std::string& id) {
     ASSERT_TRUE(store.ok());
     auto listed = store->list();
     ASSERT_TRUE(listed.ok());
-    std::optional<ks::Entry> stale, current;
+    std::optional<ks::Entry> edited, current;
     for (const ks::EntryInfo& info : *listed) {
-        if (info.fields.kernel_name == id || info.fields.kernel_name.starts_with("stale_dot")) {
+        if (info.fields.kernel_name == id || info.fields.kernel_name.starts_with("edited")) {
             auto entry = store->get(info.key);
             ASSERT_TRUE(entry.ok()) << info.fields.kernel_name;
-            (info.fields.kernel_name == id ? current : stale) = std::move(*entry);
+            (info.fields.kernel_name == id ? current : edited) = std::move(*entry);
         }
     }
-    ASSERT_TRUE(stale && current) << "warm did not store both " << id << " and stale_dot";
-    ASSERT_NE(stale->bytes, current->bytes);
-    ASSERT_TRUE(store->remove(stale->info.key).ok());
+    ASSERT_TRUE(edited && current) << "warm did not store both " << id << " and the edit";
+    ASSERT_NE(edited->bytes, current->bytes);
+    ASSERT_TRUE(store->remove(edited->info.key).ok());
     ASSERT_TRUE(store->remove(current->info.key).ok());
-    auto put = store->put(current->info.fields, stale->bytes, test_provenance());
+    auto put = store->put(current->info.fields, edited->bytes, test_provenance());
     ASSERT_TRUE(put.ok());
     EXPECT_EQ(put->key, current->info.key);
+}
+
+// Stores under the registry key of dot variant `id` a binary built from a
+// stale revision of dot.cl: one whose dot_partial strides by one work-group
+// instead of all of them, so that a row spanning several work-groups is
+// summed more than once.
+void CliVerify::put_stale_source_binary(const std::string& id) {
+    put_edited_binary(id, "i += groups * KC_LOCAL_SIZE", "i += KC_LOCAL_SIZE", true);
 }
 
 TEST_F(CliVerify, ABinaryOfAnotherVariantOrKernelFailsItsKat) {
@@ -261,6 +273,45 @@ TEST_F(CliVerify, ABinaryOfAnotherVariantOrKernelFailsItsKat) {
     const CliRun text = kcache({"verify", "--run"});
     EXPECT_EQ(text.code, 1);
     EXPECT_NE(text.out.find("checked 9 entries, 4 need attention"), std::string::npos) << text.out;
+}
+
+// A checksum-valid binary whose dot_partial never returns: its known-answer
+// test runs in the kcache-verify helper, which is killed at --timeout; the
+// entry is recorded as failed and the entries after it are still verified.
+TEST_F(CliVerify, ABinaryThatNeverFinishesTimesOutAndVerifyGoesOn) {
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const std::string looping = "dot:dtype=f32,arith=f32,ls=64";
+    // No warm-up launch for this one: it would hang the build's helper instead.
+    put_edited_binary(looping, "__local float scratch[KC_LOCAL_SIZE];",
+                      "__local float scratch[KC_LOCAL_SIZE];\n"
+                      "    { volatile int kc_spin = 1; while (kc_spin) { } }",
+                      false);
+    // Entries stored after the looping one are listed (and verified) after it.
+    const CliRun later = kcache({"warm", "--kernels", "batchnorm", "--dtypes", "f32", "--json"});
+    ASSERT_EQ(later.code, 0) << later.out << later.err;
+
+    const CliRun verify = kcache({"verify", "--run", "--json", "--timeout", "15s"});
+    EXPECT_EQ(verify.code, 1) << verify.out << verify.err;
+    std::vector<std::string> order;
+    std::map<std::string, json> results;
+    for (const json& e : verify.json()) {
+        order.push_back(e["kernel"]);
+        results[e["kernel"]] = e;
+    }
+    ASSERT_EQ(results.size(), 4u) << verify.out;  // dot ls 256 and 64, batchnorm none and relu
+    EXPECT_EQ(results[looping]["state"], "kat_timeout") << verify.out;
+    EXPECT_NE(results[looping].value("detail", "").find("did not finish within 15000 ms"),
+              std::string::npos)
+        << verify.out;
+    for (const auto& [id, e] : results) {
+        if (id != looping) {
+            EXPECT_EQ(e["state"], "kat_passed") << e.dump();
+        }
+    }
+    EXPECT_NE(order.back(), looping) << "the looping entry was not followed by another";
+    EXPECT_EQ(verified("failed"), (std::set<std::string>{looping}));
+    EXPECT_EQ(verified("passed").size(), 3u);
 }
 
 }  // namespace

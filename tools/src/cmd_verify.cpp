@@ -1,5 +1,6 @@
 // kcache verify: checks the checksum of every entry (user store or pack);
-// with --run, also runs the known-answer tests on the device (kat.hpp).
+// with --run, also runs the known-answer tests on the device in the
+// kcache-verify helper under a deadline (kat.hpp).
 
 #include <iostream>
 
@@ -8,11 +9,15 @@
 #include "cli.hpp"
 #include "kat.hpp"
 #include "kcache/store/pack.hpp"
+#include "opencl_devices.hpp"
 
 namespace kcache::cli {
 namespace {
 
 using nlohmann::json;
+
+// Default bound on one known-answer test (load, launches, reads).
+constexpr std::chrono::seconds kDefaultKatTimeout{60};
 
 int verify_pack(const std::string& path, bool as_json) {
     if (!std::filesystem::exists(path)) {
@@ -36,21 +41,55 @@ int verify_pack(const std::string& path, bool as_json) {
     return *bad > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
+// How `verify --run` runs the known-answer tests: the helper, the devices
+// present, the deadline of one test.
+struct KatRun {
+    std::string helper;
+    std::vector<device_db::DeviceIdentity> devices;
+    std::chrono::milliseconds timeout;
+};
+
+// Runs the KAT of `entry`, records a verdict on the entry (a timeout is a
+// failure: the binary cannot be trusted to finish) and returns the outcome.
+KatOutcome verify_on_device(store::Store& store, const KatRun& kat, const store::Entry& entry) {
+    KatOutcome outcome = run_kat(kat.helper, kat.devices, entry, kat.timeout);
+    if (outcome.state == KatState::passed || outcome.state == KatState::failed ||
+        outcome.state == KatState::timeout) {
+        const auto result = outcome.state == KatState::passed ? store::Verification::Passed
+                                                              : store::Verification::Failed;
+        (void)store.set_verified(entry.info.key, result);
+    }
+    return outcome;
+}
+
+bool needs_attention(KatState s) {
+    return s == KatState::failed || s == KatState::timeout || s == KatState::error;
+}
+
 int run(const ParsedArgs& args) {
     if (auto usage = args.exclusive({"pack", "run"}); !usage) {
         return report(Exit::usage, "verify", usage.error().message);
+    }
+    auto timeout = args.duration_value("timeout");
+    if (!timeout) {
+        return report(Exit::usage, "verify", timeout.error().message);
+    }
+    if (*timeout && !args.has("run")) {
+        return report(Exit::usage, "verify", "--timeout bounds the known-answer tests of --run");
     }
     if (auto pack = args.value("pack")) {
         return verify_pack(*pack, args.has("json"));
     }
     int code = 0;
     auto store = open_user_store("verify", code);
-    std::optional<std::vector<OpenedDevice>> devices;
+    std::optional<KatRun> kat;
     if (store && args.has("run")) {
-        devices = open_devices("verify", std::nullopt, code);
+        auto devices = probe_selected("verify", std::nullopt, code);
         if (!devices) {
             return code;
         }
+        kat = KatRun{verify_helper_path(), std::move(*devices),
+                     timeout->value_or(kDefaultKatTimeout)};
     }
     if (!store) {
         return code;
@@ -66,16 +105,11 @@ int run(const ParsedArgs& args) {
         std::string state = entry ? "ok" : store::to_string(entry.error().reason);
         std::string detail;
         corrupt += entry ? 0 : 1;
-        if (entry && devices) {
-            const KatOutcome kat = run_kat(*devices, *entry);
-            state = to_string(kat.state);
-            detail = kat.detail;
-            if (kat.state == KatState::passed || kat.state == KatState::failed) {
-                const auto result = kat.state == KatState::passed ? store::Verification::Passed
-                                                                  : store::Verification::Failed;
-                (void)store->set_verified(e.key, result);
-                corrupt += kat.state == KatState::failed ? 1 : 0;
-            }
+        if (entry && kat) {
+            const KatOutcome outcome = verify_on_device(*store, *kat, *entry);
+            state = to_string(outcome.state);
+            detail = outcome.detail;
+            corrupt += needs_attention(outcome.state) ? 1 : 0;
         }
         json result{{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}};
         if (!detail.empty()) {
@@ -84,7 +118,7 @@ int run(const ParsedArgs& args) {
         results.push_back(std::move(result));
         if (!args.has("json")) {
             std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  " << state
-                      << (detail.empty() ? "" : "  (" + detail + ")") << "\n";
+                      << (detail.empty() ? "" : "  (" + detail + ")") << std::endl;
         }
     }
     if (args.has("json")) {
@@ -104,22 +138,28 @@ Command verify_command() {
              "Without options every entry of the user store is read and its XXH3 checksum\n"
              "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
              "--run also loads each binary on the device it was built for (if present) and\n"
-             "runs the kernel's known-answer test: every entry point of the variant on\n"
+             "runs the kernel's known-answer test in the kcache-verify helper, killed when\n"
+             "--timeout passes: every entry point of the variant on\n"
              "small odd-sized inputs, compared with the CPU reference within the variant's\n"
              "tolerance (bit-exact for qconv_pointwise). Every registry kernel has one\n"
              "(conv2d, qconv_pointwise, dot, batchnorm, in each of their variants).\n"
              "passed/failed is recorded on the entry (see `kcache ls --verified`). States:\n"
              "ok, corrupt, kat_passed, kat_failed (with the first mismatch and the largest\n"
-             "error, or the OpenCL step that failed), no_kat (not a registry kernel, e.g.\n"
-             "a --manifest one, or built from another kcache version's source),\n"
-             "device_absent; each with a detail (\"detail\" in --json).\n",
+             "error, the OpenCL step that failed, or the signal that killed the helper),\n"
+             "kat_timeout (recorded as failed: the test did not finish in time),\n"
+             "kat_error (the helper could not run; nothing recorded), no_kat (not a\n"
+             "registry kernel, e.g. a --manifest one, or built from another kcache\n"
+             "version's source), device_absent; each with a detail (\"detail\" in --json).\n",
              {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
+              {"timeout", Arity::Value, "DUR", "bound on one known-answer test (default 60s)"},
               {"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
               {"json", Arity::Flag, "", "print JSON"}},
              0,
              0,
-             std::string(kExitOk) + "  1  an entry is corrupt or failed its known-answer test\n" +
-                 kExitUsage + kExitNotFound + kExitStore},
+             std::string(kExitOk) +
+                 "  1  an entry is corrupt, or failed, timed out or could not run its\n"
+                 "     known-answer test\n" +
+                 kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
             run};
 }
 

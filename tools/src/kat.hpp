@@ -1,24 +1,30 @@
 #pragma once
 // Known-answer tests of cached binaries on their device (`kcache verify
-// --run`): the stored binary is loaded as it would be at run time, launched
-// on deterministic inputs and compared with the kernels' CPU reference
-// within the variant's documented tolerance.
+// --run`). The test itself (kernels_cl/, kcache/cl/kat.hpp) runs in the
+// kcache-verify helper under a deadline, like a compile: a checksum-valid but
+// wrong binary that loops forever or crashes the driver costs one entry its
+// verdict, never the command.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "kcache/device_db/identity.hpp"
 #include "kcache/store/types.hpp"
-#include "opencl_devices.hpp"
 
 namespace kcache::cli {
 
 enum class KatState {
     passed,         // the device result matched the reference
-    failed,         // it did not (or the binary did not load or launch)
+    failed,         // it did not (or the binary did not load or launch, or the helper crashed)
+    timeout,        // the test did not finish by the deadline; the helper was killed
     no_kat,         // not a registry kernel, or not built from the registry's source for it
     device_absent,  // the device the binary was built for is not present
+    error,          // the helper could not run (not found, bad reply): nothing was learnt
 };
 
+// Returns the state's name in `verify` output: "kat_passed", "kat_failed",
+// "kat_timeout", "no_kat", "device_absent" or "kat_error".
 const char* to_string(KatState s);
 
 struct KatOutcome {
@@ -26,8 +32,14 @@ struct KatOutcome {
     std::string detail;
 };
 
-// Runs the known-answer test of `entry` on the device of `devices` it was
-// built for (same name, platform and driver).
-KatOutcome run_kat(const std::vector<OpenedDevice>& devices, const store::Entry& entry);
+// Where kcache-verify is looked for: next to this executable (the build
+// tree), else libexec/kcache relative to it (an install), else the installed path.
+std::string verify_helper_path();
+
+// Runs the known-answer test of `entry` in `helper` on the device of
+// `devices` it was built for (same name, platform and driver), killing the
+// helper when `timeout` passes.
+KatOutcome run_kat(const std::string& helper, const std::vector<device_db::DeviceIdentity>& devices,
+                   const store::Entry& entry, std::chrono::milliseconds timeout);
 
 }  // namespace kcache::cli

@@ -116,7 +116,7 @@ std::optional<std::vector<OpenedDevice>> open_devices(std::string_view command,
         const cl_context_properties props[] = {
             CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(d.platform), 0};
         cl_int err = CL_SUCCESS;
-        compiler::cl::Context context(clCreateContext(props, 1, &d.device, nullptr, nullptr, &err));
+        cl::ContextHandle context(clCreateContext(props, 1, &d.device, nullptr, nullptr, &err));
         if (err != CL_SUCCESS || !context) {
             exit_code = report(
                 Exit::environment, command,

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/cl/handles.hpp"
 #include "kcache/device_db/identity.hpp"
 
 namespace kcache::cli {
 
 struct OpenedDevice {
     cl_device_id device = nullptr;
-    compiler::cl::Context context;
+    cl::ContextHandle context;
     device_db::DeviceIdentity identity;
 };
 

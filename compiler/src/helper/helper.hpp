@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/cl/handles.hpp"
 #include "kcache/compiler/jit_protocol.hpp"
 
 namespace kcache::compiler::helper {
@@ -32,7 +32,7 @@ Result<Ok, std::string> warm_up(cl_context context, cl_device_id device, cl_prog
 // Names of the kernels in a built `program` (CL_PROGRAM_KERNEL_NAMES).
 std::vector<std::string> kernel_names(cl_program program);
 
-// "clFoo failed: CL error -11" for messages.
+// "clFoo: CL_BUILD_PROGRAM_FAILURE (-11)" for messages (cl::failure).
 std::string cl_failure(const char* call, cl_int err);
 
 }  // namespace kcache::compiler::helper

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "helper.hpp"
+#include "kcache/cl/program.hpp"
 
 namespace kcache::compiler::helper {
 namespace {
@@ -14,15 +15,7 @@ std::uint64_t micros_since(SteadyClock::time_point t) {
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t).count());
 }
 
-std::string build_log(cl_program p, cl_device_id d) {
-    std::size_t n = 0;
-    if (clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || !n) {
-        return {};
-    }
-    std::string log(n, '\0');
-    clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-    return log.substr(0, log.find('\0'));
-}
+using cl::build_log;
 
 // The single device binary of `p`.
 Result<std::string, Failure> take_binary(cl_program p) {
@@ -44,21 +37,14 @@ Result<std::string, Failure> take_binary(cl_program p) {
 // Loads `binary` back, builds it and checks every entry point exists.
 Result<Ok, Failure> validate(cl_context ctx, cl_device_id dev, const std::string& binary,
                              const std::vector<std::string>& entry_points) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(binary.data());
-    const std::size_t size = binary.size();
-    cl_int status = CL_SUCCESS;
+    const auto* data = reinterpret_cast<const std::uint8_t*>(binary.data());
+    auto p = cl::program_from_binary(ctx, dev, {data, binary.size()}, "");
+    if (!p) {
+        return fail(Failure{ReplyStatus::invalid_binary, p.error()});
+    }
     cl_int e = CL_SUCCESS;
-    cl::Program p(clCreateProgramWithBinary(ctx, 1, &dev, &size, &bytes, &status, &e));
-    if (!p || status != CL_SUCCESS) {
-        return fail(Failure{ReplyStatus::invalid_binary,
-                            cl_failure("clCreateProgramWithBinary", e ? e : status)});
-    }
-    if ((e = clBuildProgram(p.get(), 1, &dev, nullptr, nullptr, nullptr)) != CL_SUCCESS) {
-        return fail(Failure{ReplyStatus::invalid_binary, cl_failure("clBuildProgram(binary)", e) +
-                                                             ": " + build_log(p.get(), dev)});
-    }
     for (const auto& name : entry_points) {
-        cl::Kernel k(clCreateKernel(p.get(), name.c_str(), &e));
+        cl::KernelHandle k(clCreateKernel(p->get(), name.c_str(), &e));
         if (!k) {
             return fail(Failure{ReplyStatus::invalid_binary,
                                 cl_failure(("clCreateKernel(" + name + ")").c_str(), e)});
@@ -76,11 +62,11 @@ JitReply failed(Failure f, std::string log = {}) {
 }
 
 // Compiles the source; on success the built program.
-Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
+Result<cl::ProgramHandle, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
     const char* src = q.source.c_str();
     const std::size_t len = q.source.size();
     cl_int e = CL_SUCCESS;
-    cl::Program p(clCreateProgramWithSource(ctx, 1, &src, &len, &e));
+    cl::ProgramHandle p(clCreateProgramWithSource(ctx, 1, &src, &len, &e));
     if (!p) {
         return fail(
             failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithSource", e)}));
@@ -93,7 +79,7 @@ Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitR
                            build_log(p.get(), dev)));
     }
     for (const auto& name : q.entry_points) {
-        cl::Kernel k(clCreateKernel(p.get(), name.c_str(), &e));
+        cl::KernelHandle k(clCreateKernel(p.get(), name.c_str(), &e));
         if (!k) {
             return fail(failed({ReplyStatus::build_error,
                                 "entry point '" + name + "': " + cl_failure("clCreateKernel", e)},
@@ -106,7 +92,7 @@ Result<cl::Program, JitReply> build(cl_context ctx, cl_device_id dev, const JitR
 }  // namespace
 
 std::string cl_failure(const char* call, cl_int err) {
-    return std::string(call) + " failed: CL error " + std::to_string(err);
+    return cl::failure(call, err);
 }
 
 std::vector<std::string> kernel_names(cl_program program) {
@@ -136,7 +122,7 @@ JitReply serve(const JitRequest& q) {
     }
     cl_device_id dev = *device;
     cl_int e = CL_SUCCESS;
-    cl::Context ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    cl::ContextHandle ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
     if (!ctx) {
         return failed({ReplyStatus::driver_error, cl_failure("clCreateContext", e)});
     }

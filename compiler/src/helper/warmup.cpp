@@ -43,7 +43,7 @@ std::string arg_type_name(cl_kernel k, cl_uint i) {
 
 // Keeps the dummy buffers of one launch alive until it finished.
 struct LaunchArgs {
-    std::vector<cl::Mem> buffers;
+    std::vector<cl::MemHandle> buffers;
 };
 
 Result<Ok, std::string> set_args(cl_context ctx, cl_device_id dev, cl_kernel k,
@@ -65,8 +65,8 @@ Result<Ok, std::string> set_args(cl_context ctx, cl_device_id dev, cl_kernel k,
         cl_int e = CL_SUCCESS;
         if (q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
             std::vector<char> zeros(w.buffer_bytes, 0);
-            cl::Mem buf(clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zeros.size(),
-                                       zeros.data(), &e));
+            cl::MemHandle buf(clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                             zeros.size(), zeros.data(), &e));
             if (!buf) {
                 return fail(cl_failure("clCreateBuffer", e));
             }
@@ -98,13 +98,13 @@ Result<Ok, std::string> warm_up(cl_context ctx, cl_device_id dev, cl_program pro
                                 const std::vector<std::string>& entry_points,
                                 const WarmupLaunch& w) {
     cl_int e = CL_SUCCESS;
-    cl::Queue queue(clCreateCommandQueueWithProperties(ctx, dev, nullptr, &e));
+    cl::QueueHandle queue(clCreateCommandQueueWithProperties(ctx, dev, nullptr, &e));
     if (!queue) {
         return fail(cl_failure("clCreateCommandQueueWithProperties", e));
     }
     const auto names = entry_points.empty() ? kernel_names(program) : entry_points;
     for (const auto& name : names) {
-        cl::Kernel kernel(clCreateKernel(program, name.c_str(), &e));
+        cl::KernelHandle kernel(clCreateKernel(program, name.c_str(), &e));
         if (!kernel) {
             return fail(cl_failure(("clCreateKernel(" + name + ")").c_str(), e));
         }

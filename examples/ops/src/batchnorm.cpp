@@ -1,5 +1,5 @@
 // batchnorm: batchnorm_inference, and for training batchnorm_stats first
-// (kernels/cl/batchnorm.cl); both entry points come from one program.
+// (kcache::cl::launch_batchnorm_training); both entry points come from one program.
 
 #include "context_impl.hpp"
 #include "op_support.hpp"
@@ -27,23 +27,12 @@ Result<std::size_t> check_batchnorm(const BatchnormShape& s, std::span<const flo
     return count;
 }
 
-cl_mem upload_f32(detail::DeviceRun& run, std::span<const float> values) {
+cl_mem upload_f32(kcache::cl::DeviceRun& run, std::span<const float> values) {
     return run.upload(kk::encode(DType::f32, values));
 }
 
-std::vector<float> read_f32(detail::DeviceRun& run, cl_mem mem, std::size_t count) {
+std::vector<float> read_f32(kcache::cl::DeviceRun& run, cl_mem mem, std::size_t count) {
     return kk::decode(DType::f32, run.read(mem, count * sizeof(float)));
-}
-
-// Enqueues batchnorm_inference of `x` into a new buffer; returns it.
-cl_mem launch_inference(detail::DeviceRun& run, const BatchnormShape& shape, std::size_t ls,
-                        DType dtype, cl_mem x, cl_mem mean, cl_mem var, cl_mem gamma, cl_mem beta,
-                        float eps) {
-    const std::size_t count = kk::batchnorm_work_items(shape);
-    cl_mem y = run.scratch(count * kk::element_size(dtype));
-    run.launch("batchnorm_inference", {kk::padded_global_size(count, ls)}, {ls}, x, mean, var,
-               gamma, beta, y, kk::batchnorm_shape_arg(shape), eps);
-    return y;
 }
 
 }  // namespace
@@ -56,13 +45,20 @@ Result<Output> batchnorm_inference(Context& ctx, const BatchnormShape& shape,
         return kcache::fail(count.error());
     }
     const KernelChoice choice = ctx.impl().choose("batchnorm", detail::variant_params(dtype, act));
-    auto on_device = [&](detail::DeviceRun& run) {
-        cl_mem xb = run.upload(kk::encode(dtype, x));
-        cl_mem y =
-            launch_inference(run, shape, choice.local_size, dtype, xb, upload_f32(run, params.mean),
-                             upload_f32(run, params.var), upload_f32(run, params.gamma),
-                             upload_f32(run, params.beta), params.eps);
-        return Output{kk::decode(dtype, run.read(y, *count * kk::element_size(dtype))), {}};
+    auto on_device = [&](kcache::cl::DeviceRun& run) {
+        const std::size_t out_bytes = *count * kk::element_size(dtype);
+        kcache::cl::BatchnormBuffers b;
+        b.x = run.upload(kk::encode(dtype, x));
+        b.mean = upload_f32(run, params.mean);
+        b.var = upload_f32(run, params.var);
+        b.gamma = upload_f32(run, params.gamma);
+        b.beta = upload_f32(run, params.beta);
+        b.y = run.scratch(out_bytes);
+        b.eps = params.eps;
+        run.launch([&](const kcache::cl::LaunchTarget& t) {
+            return kcache::cl::launch_batchnorm_inference(t, shape, b);
+        });
+        return Output{kk::decode(dtype, run.read(b.y, out_bytes)), {}};
     };
     auto on_cpu = [&] {
         const auto xr = detail::rounded(dtype, x);
@@ -70,7 +66,7 @@ Result<Output> batchnorm_inference(Context& ctx, const BatchnormShape& shape,
             detail::to_values(dtype, kk::batchnorm_inference_reference(shape, xr, params, act)),
             {}};
     };
-    return dispatch<Output>(ctx.impl(), choice.request, on_device, on_cpu);
+    return dispatch<Output>(ctx.impl(), choice, on_device, on_cpu);
 }
 
 Result<TrainingOutput> batchnorm_training(Context& ctx, const BatchnormShape& shape,
@@ -83,21 +79,23 @@ Result<TrainingOutput> batchnorm_training(Context& ctx, const BatchnormShape& sh
     }
     const KernelChoice choice = ctx.impl().choose("batchnorm", detail::variant_params(dtype, act));
     const auto channels = static_cast<std::size_t>(shape.c);
-    auto on_device = [&](detail::DeviceRun& run) {
-        const std::size_t ls = choice.local_size;
-        cl_mem xb = run.upload(kk::encode(dtype, x));
-        cl_mem mean = run.scratch(channels * sizeof(float));
-        cl_mem var = run.scratch(channels * sizeof(float));
-        if (channels > 0) {  // one work-group per channel; none is not a valid launch
-            run.launch("batchnorm_stats", {channels * ls}, {ls}, xb, mean, var,
-                       kk::batchnorm_shape_arg(shape));
-        }
-        cl_mem y = launch_inference(run, shape, ls, dtype, xb, mean, var, upload_f32(run, gamma),
-                                    upload_f32(run, beta), eps);
+    auto on_device = [&](kcache::cl::DeviceRun& run) {
+        const std::size_t out_bytes = *count * kk::element_size(dtype);
+        kcache::cl::BatchnormBuffers b;
+        b.x = run.upload(kk::encode(dtype, x));
+        b.mean = run.scratch(channels * sizeof(float));
+        b.var = run.scratch(channels * sizeof(float));
+        b.gamma = upload_f32(run, gamma);
+        b.beta = upload_f32(run, beta);
+        b.y = run.scratch(out_bytes);
+        b.eps = eps;
+        run.launch([&](const kcache::cl::LaunchTarget& t) {
+            return kcache::cl::launch_batchnorm_training(t, shape, b);
+        });
         TrainingOutput out;
-        out.values = kk::decode(dtype, run.read(y, *count * kk::element_size(dtype)));
-        out.mean = read_f32(run, mean, channels);
-        out.var = read_f32(run, var, channels);
+        out.values = kk::decode(dtype, run.read(b.y, out_bytes));
+        out.mean = read_f32(run, b.mean, channels);
+        out.var = read_f32(run, b.var, channels);
         return out;
     };
     auto on_cpu = [&] {
@@ -109,7 +107,7 @@ Result<TrainingOutput> batchnorm_training(Context& ctx, const BatchnormShape& sh
         out.var = detail::to_values(DType::f32, ref.var);
         return out;
     };
-    return dispatch<TrainingOutput>(ctx.impl(), choice.request, on_device, on_cpu);
+    return dispatch<TrainingOutput>(ctx.impl(), choice, on_device, on_cpu);
 }
 
 }  // namespace ops

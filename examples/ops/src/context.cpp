@@ -3,7 +3,8 @@
 #include <vector>
 
 #include "context_impl.hpp"
-#include "kcache/kernels/registry.hpp"
+#include "kcache/cl/launch.hpp"
+#include "kcache/cl/program.hpp"
 
 namespace ops {
 namespace {
@@ -58,14 +59,14 @@ std::string open_device(Context::Impl& impl) {
         return "no OpenCL device found";
     }
     cl_int err = CL_SUCCESS;
-    detail::ContextHandle context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err));
+    kcache::cl::ContextHandle context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err));
     if (err != CL_SUCCESS) {
-        return "clCreateContext failed: OpenCL error " + std::to_string(err);
+        return kcache::cl::failure("clCreateContext", err);
     }
-    detail::QueueHandle queue(
+    kcache::cl::QueueHandle queue(
         clCreateCommandQueueWithProperties(context.get(), device, nullptr, &err));
     if (err != CL_SUCCESS) {
-        return "clCreateCommandQueueWithProperties failed: OpenCL error " + std::to_string(err);
+        return kcache::cl::failure("clCreateCommandQueueWithProperties", err);
     }
     impl.device = device;
     impl.device_name = name_of(device);
@@ -161,11 +162,11 @@ void Context::wait_for_background(std::chrono::milliseconds limit) {
 KernelChoice Context::Impl::choose(const std::string& kernel,
                                    std::map<std::string, std::string> params) const {
     KernelChoice choice;
-    if (auto info = kcache::kernels::find_kernel(kernel); info) {
-        auto sizes = kcache::kernels::preferred_local_sizes(**info);
-        if (!sizes.empty()) {
-            choice.local_size = sizes.front();
-            params["ls"] = std::to_string(choice.local_size);
+    // The variant kcache builds for these parameters decides the local size the
+    // launchers use; an invalid choice leaves it 0 and kcache reports why.
+    if (auto variant = kcache::kernels::make_variant(kernel, {params.begin(), params.end()})) {
+        if (auto local_size = kcache::cl::variant_local_size(*variant)) {
+            choice.local_size = *local_size;
         }
     }
     choice.request.kernel = kernel;

@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "cl_handles.hpp"
-#include "device_run.hpp"
+#include "kcache/cl/device_run.hpp"
+#include "kcache/cl/handles.hpp"
 #include "ops/ops.hpp"
 
 namespace ops {
@@ -28,8 +28,8 @@ struct Context::Impl {
     Options options;
     cl_device_id device = nullptr;  // a root device: not reference counted
     std::string device_name;
-    detail::ContextHandle context;
-    detail::QueueHandle queue;
+    kcache::cl::ContextHandle context;
+    kcache::cl::QueueHandle queue;
     std::unique_ptr<kcache::Cache> cache;  // declared last: released before the queue and context
     Path ready;                            // the device path, or the CPU fallback every op takes
 
@@ -40,17 +40,18 @@ struct Context::Impl {
     Acquired acquire(const kcache::KernelRequest& request) const;
 };
 
-// Runs an op on the device when kcache gives a program for `request` and every
-// OpenCL step of `on_device(DeviceRun&)` succeeds; otherwise runs `on_cpu()`.
-// The output's path says which ran and why.
+// Runs an op on the device when kcache gives a program for `choice` and every
+// OpenCL step of `on_device(kcache::cl::DeviceRun&)` succeeds; otherwise runs
+// `on_cpu()`. The output's path says which ran and why.
 template <class Out, class OnDevice, class OnCpu>
-Out dispatch(const Context::Impl& ctx, const kcache::KernelRequest& request, OnDevice&& on_device,
+Out dispatch(const Context::Impl& ctx, const KernelChoice& choice, OnDevice&& on_device,
              OnCpu&& on_cpu) {
-    Acquired got = ctx.acquire(request);
+    Acquired got = ctx.acquire(choice.request);
     if (got.program.ok()) {
         std::string failure;
         {
-            detail::DeviceRun run(ctx.context.get(), ctx.queue.get(), got.program.get());
+            kcache::cl::DeviceRun run(ctx.context.get(), ctx.queue.get(), got.program.get(),
+                                      choice.local_size);
             Out out = on_device(run);
             if (run.ok()) {
                 out.path = std::move(got.path);

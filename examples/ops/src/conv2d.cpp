@@ -1,4 +1,4 @@
-// conv2d: conv2d_direct, or conv2d_pointwise for 1x1 filters (kernels/cl/conv2d.cl).
+// conv2d: conv2d_direct, or conv2d_pointwise for 1x1 filters (kcache::cl::launch_conv2d picks).
 
 #include "context_impl.hpp"
 #include "op_support.hpp"
@@ -43,19 +43,17 @@ Result<Output> conv2d(Context& ctx, const Conv2dShape& shape, std::span<const fl
         return kcache::fail(sizes.error());
     }
     const KernelChoice choice = ctx.impl().choose("conv2d", detail::variant_params(dtype, act));
-    auto on_device = [&](detail::DeviceRun& run) {
-        cl_mem x = run.upload(kk::encode(dtype, input));
-        cl_mem w = run.upload(kk::encode(dtype, weight));
-        const cl_int has_bias = bias.empty() ? 0 : 1;
-        cl_mem b = has_bias ? run.upload(kk::encode(dtype, bias)) : x;  // unread without bias
+    auto on_device = [&](kcache::cl::DeviceRun& run) {
         const std::size_t out_bytes = sizes->output * kk::element_size(dtype);
-        cl_mem y = run.scratch(out_bytes);
-        const auto args = kk::conv2d_shape_args(shape);
-        const std::string entry(kk::conv2d_entry_point(shape));
-        run.launch(entry.c_str(),
-                   {kk::padded_global_size(kk::conv2d_work_items(shape), choice.local_size)},
-                   {choice.local_size}, x, w, b, y, args[0], args[1], args[2], args[3], has_bias);
-        return Output{kk::decode(dtype, run.read(y, out_bytes)), {}};
+        kcache::cl::Conv2dBuffers b;
+        b.x = run.upload(kk::encode(dtype, input));
+        b.w = run.upload(kk::encode(dtype, weight));
+        b.bias = bias.empty() ? nullptr : run.upload(kk::encode(dtype, bias));
+        b.y = run.scratch(out_bytes);
+        run.launch([&](const kcache::cl::LaunchTarget& t) {
+            return kcache::cl::launch_conv2d(t, shape, b);
+        });
+        return Output{kk::decode(dtype, run.read(b.y, out_bytes)), {}};
     };
     auto on_cpu = [&] {
         const auto x = detail::rounded(dtype, input);
@@ -63,7 +61,7 @@ Result<Output> conv2d(Context& ctx, const Conv2dShape& shape, std::span<const fl
         const auto b = detail::rounded(dtype, bias);
         return Output{detail::to_values(dtype, kk::conv2d_reference(shape, x, w, b, act)), {}};
     };
-    return dispatch<Output>(ctx.impl(), choice.request, on_device, on_cpu);
+    return dispatch<Output>(ctx.impl(), choice, on_device, on_cpu);
 }
 
 }  // namespace ops

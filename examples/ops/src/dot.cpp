@@ -1,4 +1,4 @@
-// dot: dot_partial then dot_finish (kernels/cl/dot.cl), two launches of one program.
+// dot: dot_partial then dot_finish, two launches of one program (kcache::cl::launch_dot).
 
 #include <cstdint>
 #include <limits>
@@ -38,28 +38,24 @@ Result<Output> dot(Context& ctx, std::span<const float> x, std::span<const float
     const KernelChoice choice =
         ctx.impl().choose("dot", {{"dtype", std::string(kk::to_string(dtype))},
                                   {"arith", arith == DotArith::f16 ? "f16" : "f32"}});
-    auto on_device = [&](detail::DeviceRun& run) {
-        const std::size_t ls = choice.local_size;
-        const std::size_t groups = kk::dot_groups(n, ls);
+    auto on_device = [&](kcache::cl::DeviceRun& run) {
         const std::size_t out_bytes = batch * kk::element_size(dtype);
-        cl_mem xb = run.upload(kk::encode(dtype, x));
-        cl_mem yb = run.upload(kk::encode(dtype, y));
-        cl_mem partial = run.scratch(batch * groups * sizeof(float));
-        cl_mem out = run.scratch(out_bytes);
-        if (batch > 0) {  // a zero-sized dimension is not a valid launch
-            const auto n32 = static_cast<cl_uint>(n);
-            const auto groups32 = static_cast<cl_uint>(groups);
-            run.launch("dot_partial", {groups * ls, batch}, {ls, 1}, xb, yb, n32, partial);
-            run.launch("dot_finish", {ls, batch}, {ls, 1}, partial, groups32, out);
-        }
-        return Output{kk::decode(dtype, run.read(out, out_bytes)), {}};
+        kcache::cl::DotBuffers b;
+        b.x = run.upload(kk::encode(dtype, x));
+        b.y = run.upload(kk::encode(dtype, y));
+        b.partial = run.scratch(kcache::cl::dot_partial_bytes(n, batch, choice.local_size));
+        b.out = run.scratch(out_bytes);
+        run.launch([&](const kcache::cl::LaunchTarget& t) {
+            return kcache::cl::launch_dot(t, n, batch, b);
+        });
+        return Output{kk::decode(dtype, run.read(b.out, out_bytes)), {}};
     };
     auto on_cpu = [&] {
         const auto xr = detail::rounded(dtype, x);
         const auto yr = detail::rounded(dtype, y);
         return Output{detail::to_values(dtype, kk::dot_reference(xr, yr, n, batch)), {}};
     };
-    return dispatch<Output>(ctx.impl(), choice.request, on_device, on_cpu);
+    return dispatch<Output>(ctx.impl(), choice, on_device, on_cpu);
 }
 
 }  // namespace ops

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-namespace kcache::cli {
+namespace kcache::cl {
 namespace {
 
 std::string number(double v) {
@@ -34,7 +34,7 @@ std::vector<float> kat_values(kernels::DType dtype, std::size_t count, std::uint
     return v;
 }
 
-bool KatChecks::ran(const Launcher& run) {
+bool KatChecks::ran(const DeviceRun& run) {
     if (!run.ok() && failure_.empty()) {
         failure_ = run.error();
     }
@@ -76,7 +76,7 @@ void KatChecks::compare(const std::string& what, const kernels::Tolerance& tol,
                number(got[first]) + ", expected " + number(want[first].value) + "; " + largest;
 }
 
-KatOutcome KatChecks::outcome() const {
+KatResult KatChecks::result() const {
     if (!failure_.empty()) {
         return {KatState::failed, failure_};
     }
@@ -87,4 +87,4 @@ KatOutcome KatChecks::outcome() const {
     return {KatState::passed, summary};
 }
 
-}  // namespace kcache::cli
+}  // namespace kcache::cl

@@ -1,8 +1,8 @@
 #pragma once
 // What the known-answer test of each kernel shares: the case under test,
 // deterministic inputs, buffer sizing, and the comparison with the CPU
-// reference that turns into a KatOutcome. One file per kernel implements
-// the declarations at the end (kat_dot.cpp, kat_conv2d.cpp, …).
+// reference that turns into a KatResult. One file per kernel implements the
+// declarations at the end (kat_dot.cpp, kat_conv2d.cpp, …).
 
 #include <cstddef>
 #include <cstdint>
@@ -10,18 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "kat.hpp"
-#include "kat_launch.hpp"
+#include "kcache/cl/device_run.hpp"
+#include "kcache/cl/kat.hpp"
 #include "kcache/kernels/numeric.hpp"
 #include "kcache/kernels/reference.hpp"
-#include "kcache/kernels/registry.hpp"
 
-namespace kcache::cli {
+namespace kcache::cl {
 
-// The variant a stored binary was built for, as its KAT needs it.
+// The variant a program was built for, as its KAT needs it.
 struct KatCase {
     const kernels::Variant& variant;
-    std::size_t local_size = 0;    // the work-group size the variant requires
     kernels::Tolerance tolerance;  // variant_tolerance(variant)
 
     // The element type ("dtype" parameter; f32 for a kernel without one).
@@ -42,18 +40,18 @@ inline std::size_t widest_bytes(std::size_t count) {
     return count * sizeof(float);
 }
 
-// The checks of one KAT, in order; the outcome fails with the first check that
+// The checks of one KAT, in order; the result fails with the first check that
 // fails and otherwise passes with a summary of every check.
 class KatChecks {
   public:
     // Records a failure when `run` has failed; returns run.ok().
-    bool ran(const Launcher& run);
+    bool ran(const DeviceRun& run);
     // Records the check `what`: every got[i] within `tol` of want[i]. A failure
     // names how many are outside, the first one (index, got, expected) and the
     // largest error; a pass names the count and the largest error.
     void compare(const std::string& what, const kernels::Tolerance& tol, std::span<const float> got,
                  std::span<const kernels::RefValue> want);
-    KatOutcome outcome() const;
+    KatResult result() const;
 
   private:
     std::vector<std::string> passed_;
@@ -61,10 +59,10 @@ class KatChecks {
 };
 
 // The known-answer test of each registry kernel: runs every entry point of
-// the program loaded in `run` on small odd-sized inputs and compares.
-KatOutcome dot_kat(Launcher& run, const KatCase& kat);
-KatOutcome conv2d_kat(Launcher& run, const KatCase& kat);
-KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat);
-KatOutcome batchnorm_kat(Launcher& run, const KatCase& kat);
+// the program of `run` on small odd-sized inputs and compares.
+KatResult dot_kat(DeviceRun& run, const KatCase& kat);
+KatResult conv2d_kat(DeviceRun& run, const KatCase& kat);
+KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat);
+KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat);
 
-}  // namespace kcache::cli
+}  // namespace kcache::cl

@@ -7,7 +7,7 @@
 
 #include "kat_check.hpp"
 
-namespace kcache::cli {
+namespace kcache::cl {
 namespace {
 
 // N, C, K, HW: odd, K not a multiple of anything the kernel might block by.
@@ -44,7 +44,7 @@ std::vector<float> output_values(std::span<const std::uint8_t> raw, kernels::Qua
 
 }  // namespace
 
-KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat) {
+KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
     const auto out =
         kat.variant.get("out") == "i8" ? kernels::QuantOutput::i8 : kernels::QuantOutput::f32;
     const auto n = static_cast<std::size_t>(kShape.n), c = static_cast<std::size_t>(kShape.c);
@@ -59,15 +59,16 @@ KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat) {
     const std::size_t count = kernels::qconv_work_items(kShape);
     const std::size_t out_size = out == kernels::QuantOutput::i8 ? 1 : sizeof(float);
 
-    cl_mem xm = run.upload(bytes_of(x)), wm = run.upload(bytes_of(w));
-    cl_mem bm = run.upload(bytes_of(bias)), sm = run.upload(bytes_of(scale));
-    cl_mem zm = run.upload(bytes_of(zero_point));
-    cl_mem ym = run.scratch(widest_bytes(count));
-    const std::size_t ls = kat.local_size;
-    run.launch(
-        "qconv_pointwise", {kernels::padded_global_size(count, ls)}, {ls},
-        {xm, wm, bm, sm, zm, ym, kernels::qconv_shape_arg(kShape), x_zero_point, std::int32_t{1}});
-    const auto got = output_values(run.read(ym, count * out_size), out);
+    QconvBuffers b;
+    b.x = run.upload(bytes_of(x));
+    b.w = run.upload(bytes_of(w));
+    b.bias = run.upload(bytes_of(bias));
+    b.scale = run.upload(bytes_of(scale));
+    b.zero_point = run.upload(bytes_of(zero_point));
+    b.y = run.scratch(widest_bytes(count));
+    b.x_zero_point = x_zero_point;
+    run.launch([&](const LaunchTarget& t) { return launch_qconv_pointwise(t, kShape, b); });
+    const auto got = output_values(run.read(b.y, count * out_size), out);
     KatChecks checks;
     if (checks.ran(run)) {
         const kernels::QconvInputs in{x, w, bias, scale, zero_point, x_zero_point};
@@ -79,7 +80,7 @@ KatOutcome qconv_pointwise_kat(Launcher& run, const KatCase& kat) {
                            " k " + std::to_string(k) + " hw " + std::to_string(hw),
                        kat.tolerance, got, want);
     }
-    return checks.outcome();
+    return checks.result();
 }
 
-}  // namespace kcache::cli
+}  // namespace kcache::cl

@@ -4,7 +4,7 @@
 
 #include "kat_check.hpp"
 
-namespace kcache::cli {
+namespace kcache::cl {
 namespace {
 
 using kernels::BatchnormShape;
@@ -21,40 +21,45 @@ std::string describe(const char* what, const BatchnormShape& s) {
            std::to_string(s.hw);
 }
 
-cl_mem upload_f32(Launcher& run, const std::vector<float>& values) {
+cl_mem upload_f32(DeviceRun& run, const std::vector<float>& values) {
     return run.upload(kernels::encode(kernels::DType::f32, values));
 }
 
-// Enqueues batchnorm_inference of `x` with per-channel f32 buffers; returns y.
-cl_mem launch_inference(Launcher& run, const KatCase& kat, const BatchnormShape& shape, cl_mem x,
-                        cl_mem mean, cl_mem var, cl_mem gamma, cl_mem beta) {
-    const std::size_t count = kernels::batchnorm_work_items(shape);
-    cl_mem y = run.scratch(widest_bytes(count));
-    run.launch("batchnorm_inference", {kernels::padded_global_size(count, kat.local_size)},
-               {kat.local_size},
-               {x, mean, var, gamma, beta, y, kernels::batchnorm_shape_arg(shape), kEps});
-    return y;
+std::vector<float> read_f32(DeviceRun& run, cl_mem mem, std::size_t count) {
+    return kernels::decode(kernels::DType::f32, run.read(mem, count * sizeof(float)));
 }
 
-std::vector<float> read_elements(Launcher& run, const KatCase& kat, const BatchnormShape& shape,
+std::vector<float> read_elements(DeviceRun& run, const KatCase& kat, const BatchnormShape& shape,
                                  cl_mem y) {
     const std::size_t bytes =
         kernels::batchnorm_work_items(shape) * kernels::element_size(kat.dtype());
     return kernels::decode(kat.dtype(), run.read(y, bytes));
 }
 
-void check_inference(Launcher& run, KatChecks& checks, const KatCase& kat) {
+// Buffers of x (as `kat`'s dtype) and y for `shape`, with eps; the per-channel ones unset.
+BatchnormBuffers elements(DeviceRun& run, const KatCase& kat, const BatchnormShape& shape,
+                          const std::vector<float>& x) {
+    BatchnormBuffers b;
+    b.x = run.upload(kernels::encode(kat.dtype(), x), widest_bytes(x.size()));
+    b.y = run.scratch(widest_bytes(kernels::batchnorm_work_items(shape)));
+    b.eps = kEps;
+    return b;
+}
+
+void check_inference(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
     const auto c = static_cast<std::size_t>(kInference.c);
     const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(kInference), 40, -3, 3);
     const auto mean = kat_values(kernels::DType::f32, c, 41);
     const auto var = kat_values(kernels::DType::f32, c, 42, 0, 4);
     const auto gamma = kat_values(kernels::DType::f32, c, 43, 0.5f, 2);
     const auto beta = kat_values(kernels::DType::f32, c, 44);
-    cl_mem xm = run.upload(kernels::encode(kat.dtype(), x), widest_bytes(x.size()));
-    cl_mem y =
-        launch_inference(run, kat, kInference, xm, upload_f32(run, mean), upload_f32(run, var),
-                         upload_f32(run, gamma), upload_f32(run, beta));
-    const auto got = read_elements(run, kat, kInference, y);
+    BatchnormBuffers b = elements(run, kat, kInference, x);
+    b.mean = upload_f32(run, mean);
+    b.var = upload_f32(run, var);
+    b.gamma = upload_f32(run, gamma);
+    b.beta = upload_f32(run, beta);
+    run.launch([&](const LaunchTarget& t) { return launch_batchnorm_inference(t, kInference, b); });
+    const auto got = read_elements(run, kat, kInference, b.y);
     if (checks.ran(run)) {
         checks.compare(describe("batchnorm_inference", kInference), kat.tolerance, got,
                        kernels::batchnorm_inference_reference(
@@ -62,22 +67,21 @@ void check_inference(Launcher& run, KatChecks& checks, const KatCase& kat) {
     }
 }
 
-void check_training(Launcher& run, KatChecks& checks, const KatCase& kat) {
+void check_training(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
     const auto c = static_cast<std::size_t>(kTraining.c);
     const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(kTraining), 50,
                               kOffset - 1, kOffset + 1);
     const auto gamma = kat_values(kernels::DType::f32, c, 51, 0.5f, 2);
     const auto beta = kat_values(kernels::DType::f32, c, 52);
-    cl_mem xm = run.upload(kernels::encode(kat.dtype(), x), widest_bytes(x.size()));
-    cl_mem mean = run.scratch(c * sizeof(float)), var = run.scratch(c * sizeof(float));
-    const std::size_t ls = kat.local_size;
-    run.launch("batchnorm_stats", {c * ls}, {ls},
-               {xm, mean, var, kernels::batchnorm_shape_arg(kTraining)});
-    cl_mem y = launch_inference(run, kat, kTraining, xm, mean, var, upload_f32(run, gamma),
-                                upload_f32(run, beta));
-    const auto got_y = read_elements(run, kat, kTraining, y);
-    const auto got_mean = kernels::decode(kernels::DType::f32, run.read(mean, c * sizeof(float)));
-    const auto got_var = kernels::decode(kernels::DType::f32, run.read(var, c * sizeof(float)));
+    BatchnormBuffers b = elements(run, kat, kTraining, x);
+    b.mean = run.scratch(c * sizeof(float));
+    b.var = run.scratch(c * sizeof(float));
+    b.gamma = upload_f32(run, gamma);
+    b.beta = upload_f32(run, beta);
+    run.launch([&](const LaunchTarget& t) { return launch_batchnorm_training(t, kTraining, b); });
+    const auto got_y = read_elements(run, kat, kTraining, b.y);
+    const auto got_mean = read_f32(run, b.mean, c);
+    const auto got_var = read_f32(run, b.var, c);
     if (!checks.ran(run)) {
         return;
     }
@@ -93,11 +97,11 @@ void check_training(Launcher& run, KatChecks& checks, const KatCase& kat) {
 
 }  // namespace
 
-KatOutcome batchnorm_kat(Launcher& run, const KatCase& kat) {
+KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks;
     check_inference(run, checks, kat);
     check_training(run, checks, kat);
-    return checks.outcome();
+    return checks.result();
 }
 
-}  // namespace kcache::cli
+}  // namespace kcache::cl

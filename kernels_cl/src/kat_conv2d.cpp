@@ -4,7 +4,7 @@
 
 #include "kat_check.hpp"
 
-namespace kcache::cli {
+namespace kcache::cl {
 namespace {
 
 using kernels::Conv2dShape;
@@ -41,36 +41,34 @@ std::string describe(const Conv2dShape& s) {
            " dil " + dims({s.dil_h, s.dil_w}) + " groups " + std::to_string(s.groups);
 }
 
-void check_shape(Launcher& run, KatChecks& checks, const KatCase& kat, const Conv2dShape& shape,
+void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat, const Conv2dShape& shape,
                  std::uint32_t seed) {
     const kernels::DType dtype = kat.dtype();
     const std::size_t outputs = shape.output_elements();
     const auto x = kat_values(dtype, shape.input_elements(), seed);
     const auto w = kat_values(dtype, shape.weight_elements(), seed + 1);
     const auto bias = kat_values(dtype, static_cast<std::size_t>(shape.k), seed + 2);
-    cl_mem xm = run.upload(kernels::encode(dtype, x), widest_bytes(x.size()));
-    cl_mem wm = run.upload(kernels::encode(dtype, w), widest_bytes(w.size()));
-    cl_mem bm = run.upload(kernels::encode(dtype, bias), widest_bytes(bias.size()));
-    cl_mem ym = run.scratch(widest_bytes(outputs));
-    const auto args = kernels::conv2d_shape_args(shape);
-    const std::string entry(kernels::conv2d_entry_point(shape));
-    const std::size_t ls = kat.local_size;
-    run.launch(entry.c_str(), {kernels::padded_global_size(kernels::conv2d_work_items(shape), ls)},
-               {ls}, {xm, wm, bm, ym, args[0], args[1], args[2], args[3], std::int32_t{1}});
-    const auto got = kernels::decode(dtype, run.read(ym, outputs * kernels::element_size(dtype)));
+    Conv2dBuffers b;
+    b.x = run.upload(kernels::encode(dtype, x), widest_bytes(x.size()));
+    b.w = run.upload(kernels::encode(dtype, w), widest_bytes(w.size()));
+    b.bias = run.upload(kernels::encode(dtype, bias), widest_bytes(bias.size()));
+    b.y = run.scratch(widest_bytes(outputs));
+    run.launch([&](const LaunchTarget& t) { return launch_conv2d(t, shape, b); });
+    const auto got = kernels::decode(dtype, run.read(b.y, outputs * kernels::element_size(dtype)));
     if (checks.ran(run)) {
-        checks.compare(entry + " " + describe(shape), kat.tolerance, got,
+        checks.compare(std::string(kernels::conv2d_entry_point(shape)) + " " + describe(shape),
+                       kat.tolerance, got,
                        kernels::conv2d_reference(shape, x, w, bias, kat.activation()));
     }
 }
 
 }  // namespace
 
-KatOutcome conv2d_kat(Launcher& run, const KatCase& kat) {
+KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks;
     check_shape(run, checks, kat, kDirect, 10);
     check_shape(run, checks, kat, kPointwise, 20);
-    return checks.outcome();
+    return checks.result();
 }
 
-}  // namespace kcache::cli
+}  // namespace kcache::cl
