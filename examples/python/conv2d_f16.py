@@ -1,7 +1,8 @@
 """A small pyopencl operator on kcache: conv2d in f16 with a numpy fallback.
 
 The operator asks kcache for its program once. When kcache answers with a
-program, the convolution runs on the OpenCL device; when it reports that the
+program, the convolution runs on the OpenCL device (through kcache.ops, the
+typed launcher); when it reports that the
 compile timed out or crashed (now, or recorded from an earlier run) or that
 the device cannot run the variant, the operator computes the same result
 with numpy instead, so the caller always gets an answer.
@@ -13,9 +14,10 @@ from typing import Optional
 
 import numpy as np
 import pyopencl as cl
-import pyopencl.cltypes as cltypes
+import pyopencl.array as cl_array
 
 import kcache
+import kcache.ops
 
 # What sends the operator to numpy: kcache could not give a program in time.
 FALLBACK = (kcache.Timeout, kcache.Crashed, kcache.Unsupported, kcache.NotCached, kcache.NotReady)
@@ -25,8 +27,6 @@ class Conv2dF16:
     """y = act(conv2d(x, w) + bias): NCHW, stride 1, zero padding `pad`, one
     group; values stored as float16, accumulated in float32."""
 
-    LOCAL_SIZE = 64
-
     def __init__(self, queue: cl.CommandQueue, cache: kcache.Cache, act: str = "none",
                  pad: int = 1, deadline: float = 2.0) -> None:
         self.queue, self.act, self.pad = queue, act, pad
@@ -34,7 +34,7 @@ class Conv2dF16:
         self.fallback_reason = ""
         try:
             self.program = cache.program(queue.context, queue.device, "conv2d", dtype="f16",
-                                         act=act, ls=self.LOCAL_SIZE, deadline=deadline)
+                                         act=act, deadline=deadline)
         except FALLBACK as e:
             self.fallback_reason = str(e)
 
@@ -49,36 +49,19 @@ class Conv2dF16:
             return self._numpy(x, w, bias)
         return self._device(x, w, bias)
 
-    def _shape(self, x, w):
-        n, c, h, wd = x.shape
-        k, _, r, s = w.shape
-        return n, c, h, wd, k, r, s, h + 2 * self.pad - r + 1, wd + 2 * self.pad - s + 1
-
     def _device(self, x, w, bias):
-        n, c, h, wd, k, r, s, oh, ow = self._shape(x, w)
-        ctx, mf = self.queue.context, cl.mem_flags
-        xb, wb, bb = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-                      for a in (x, w, bias))
-        y = np.empty((n, k, oh, ow), dtype=np.float16)
-        yb = cl.Buffer(ctx, mf.WRITE_ONLY, y.nbytes)
-        items = n * k * oh * ow
-        global_size = -(-items // self.LOCAL_SIZE) * self.LOCAL_SIZE
-        self.program.conv2d_direct(
-            self.queue, (global_size,), (self.LOCAL_SIZE,), xb, wb, bb, yb,
-            cltypes.make_int4(n, c, h, wd), cltypes.make_int4(k, r, s, 1),
-            cltypes.make_int4(1, 1, self.pad, self.pad), cltypes.make_int4(1, 1, oh, ow),
-            np.int32(1))
-        cl.enqueue_copy(self.queue, y, yb)
-        self.queue.finish()
-        return y
+        args = [cl_array.to_device(self.queue, a) for a in (x, w, bias)]
+        y = kcache.ops.conv2d(self.queue, self.program, *args, padding=self.pad)
+        return y.get()
 
     def _numpy(self, x, w, bias):
-        _, _, _, _, k, r, s, oh, ow = self._shape(x, w)
+        k, _, r, s = w.shape
         p = self.pad
         xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (p, p), (p, p)))
+        oh, ow = xp.shape[2] - r + 1, xp.shape[3] - s + 1
         w32 = w.astype(np.float32)
-        y = np.zeros((x.shape[0], k, oh, ow), dtype=np.float32) + bias.astype(np.float32)[
-            None, :, None, None]
+        y = np.zeros((x.shape[0], k, oh, ow), dtype=np.float32)
+        y += bias.astype(np.float32)[None, :, None, None]
         for i in range(r):
             for j in range(s):
                 y += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + oh, j:j + ow], w32[:, :, i, j])

@@ -10,7 +10,11 @@ Failures raise kcache.Error subclasses (Timeout, Crashed, BuildError,
 Unsupported, UnknownKernel, NotCached, NotReady, StoreError, ConfigError,
 InvalidArgument, Disabled, DeviceError), each carrying ``.outcome``.
 Without pyopencl, pass int handles and get ProgramHandle objects back.
+``kcache.ops`` (imported on first use; needs pyopencl and numpy) launches
+the registry kernels on pyopencl arrays: ``kcache.ops.dot(queue, prg, x, y)``.
 """
+
+from typing import Any
 
 from ._cache import Binary, Cache
 from ._errors import (
@@ -49,3 +53,12 @@ __all__ = [
     "UnknownKernel",
     "Unsupported",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # kcache.ops imports pyopencl and numpy: only when it is used.
+    if name == "ops":
+        import importlib
+
+        return importlib.import_module(".ops", __name__)
+    raise AttributeError(f"module 'kcache' has no attribute {name!r}")

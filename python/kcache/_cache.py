@@ -37,9 +37,10 @@ def _kernel_args(context: Handle, device: Handle, kernel: Any, params: Dict[str,
     return ctx, dev, kernel, values
 
 
-def _wrap(handle: ProgramHandle, what: str) -> Any:
+def _wrap(handle: ProgramHandle, what: str, variant: Optional[tuple] = None) -> Any:
     """Raises for a failed request; else a pyopencl.Program owning the reference
-    (when pyopencl imports), or the ProgramHandle itself."""
+    (when pyopencl imports), or the ProgramHandle itself. A registry program
+    also names its `variant` (kernel, params) for kcache.ops."""
     outcome = handle.kcache_outcome
     if not handle:
         raise error_for(what, outcome)
@@ -50,6 +51,8 @@ def _wrap(handle: ProgramHandle, what: str) -> Any:
     # pyopencl releases it exactly once, and the handle no longer does.
     program = cl.Program.from_int_ptr(handle.detach(), retain=False)
     program.kcache_outcome = outcome
+    if variant is not None:
+        program.kcache_variant = variant
     return program
 
 
@@ -123,7 +126,7 @@ class Cache:
         """
         args = _kernel_args(context, device, kernel, dict(params, dtype=dtype, act=act))
         h = self._core.program(*args, _handles.deadline_ms(deadline), _mode(mode))
-        return _wrap(h, kernel)
+        return _wrap(h, kernel, (kernel, args[3]))
 
     def program_source(
         self,

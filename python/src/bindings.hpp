@@ -28,6 +28,8 @@ pybind11::object make_handle(Program p);
 
 // Registers Outcome and ProgramHandle on `m`.
 void bind_outcome(pybind11::module_& m);
+// Registers the typed launchers (launch_dot, ...) and variant_info on `m`.
+void bind_ops(pybind11::module_& m);
 // Registers CacheCore (the opened cache) and open_cache() on `m`.
 void bind_cache(pybind11::module_& m);
 

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_kcache, m) {
         "it adds pyopencl objects, exceptions and defaults.";
     kcache::python::bind_outcome(m);
     kcache::python::bind_cache(m);
+    kcache::python::bind_ops(m);
 }
