@@ -7,9 +7,10 @@ compile timed out or crashed (now, or recorded from an earlier run) or that
 the device cannot run the variant, the operator computes the same result
 with numpy instead, so the caller always gets an answer.
 
-    python3 conv2d_f16.py        # on the first OpenCL device; prints the path taken
+    python3 conv2d_f16.py [DEADLINE_SECONDS]   # first OpenCL device; prints the path taken
 """
 
+import sys
 from typing import Optional
 
 import numpy as np
@@ -71,6 +72,8 @@ class Conv2dF16:
 
 
 def main() -> None:
+    # Optional argument: the compile deadline in seconds (default 2).
+    deadline = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
     rng = np.random.default_rng(0)
@@ -78,7 +81,7 @@ def main() -> None:
     w = rng.standard_normal((4, 3, 3, 3))
     bias = rng.standard_normal(4)
     with kcache.Cache() as cache:
-        op = Conv2dF16(queue, cache, act="relu")
+        op = Conv2dF16(queue, cache, act="relu", deadline=deadline)
         y = op(x, w, bias)
     rung = op.program.kcache_outcome.rung if op.program is not None else "-"
     print(f"conv2d f16 on {op.path} (kcache rung: {rung}) output {y.shape} "

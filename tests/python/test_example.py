@@ -45,7 +45,7 @@ def test_device_and_numpy_paths_agree(tmp_path, ocl, inputs):
 def test_the_script_runs(tmp_path):
     env = child_env(str(tmp_path / "store"))
     env["PYOPENCL_CTX"] = "0"
-    done = subprocess.run([sys.executable, os.path.join(EXAMPLES, "conv2d_f16.py")], env=env,
+    done = subprocess.run([sys.executable, os.path.join(EXAMPLES, "conv2d_f16.py"), "300"], env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("conv2d f16 on device (kcache rung: jit)"), done.stdout
