@@ -51,7 +51,7 @@ void BM_StepProbe(benchmark::State& state) {
 void BM_StepSourceDigest(benchmark::State& state) {
     const auto& source = rendered(kernel_of(state)).source;
     for (auto _ : state) {
-        auto digest = store::sha256_hex(source);
+        auto digest = kcache::sha256_hex(source);
         benchmark::DoNotOptimize(digest.data());
     }
     state.counters["source_KB"] = static_cast<double>(source.size()) / 1024.0;

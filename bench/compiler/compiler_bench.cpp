@@ -49,7 +49,7 @@ void BM_WatchdogOvershoot(benchmark::State& state) {
         const auto start = Clock::now();
         auto r = jit.compile(q, start + deadline_after);
         const auto overshoot = Clock::now() - (start + deadline_after);
-        if (r.ok() || r.error().kind != compiler::CompileErrorKind::timeout) {
+        if (r.ok() || r.error().kind != compiler::JitErrc::timeout) {
             state.SkipWithError("compile did not time out");
             break;
         }

@@ -48,7 +48,7 @@ ks::Bytes payload(std::size_t n, std::size_t offset) {
 ks::KeyFields fields(int i) {
     ks::KeyFields f;
     f.kernel_name = "conv2d_f16";
-    f.source_digest = ks::sha256_hex("kernel source " + std::to_string(i));
+    f.source_digest = kcache::sha256_hex("kernel source " + std::to_string(i));
     f.entry_points = {"conv2d_f16"};
     f.build_options = "-cl-std=CL2.0 -DTILE=16";
     f.target_format = "native";
@@ -89,7 +89,7 @@ struct TempStore {
 };
 
 ks::Provenance provenance() {
-    return {"kcache-bench", ks::Origin::Jit, 100, "ok"};
+    return {"kcache-bench", ks::Origin::jit, 100, "ok"};
 }
 
 void set_ratio(benchmark::State& state, const ks::Bytes& raw) {

@@ -107,7 +107,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) {
         }
         store::Policy policy;
         policy.max_bytes = config.max_bytes;
-        policy.mode = config.read_only ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite;
+        policy.mode = config.read_only ? store::OpenMode::read_only : store::OpenMode::read_write;
         auto user = store::Store::open(config.dir, policy);
         if (!user) {
             out = failed(StatusCode::store_error, user.error().message);
@@ -250,7 +250,7 @@ Program Cache::program(cl_context context, cl_device_id device, const KernelRequ
             kernels::Params params(request.params.begin(), request.params.end());
             auto variant = kernels::make_variant(request.kernel, params);
             if (!variant) {
-                auto code = variant.error().code == kernels::ErrorCode::unknown_kernel
+                auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
                                 ? StatusCode::unknown_kernel
                                 : StatusCode::invalid_argument;
                 return failed_program(code, variant.error().message);

@@ -1,6 +1,6 @@
 #pragma once
 // Cache::Impl: the state behind the public facade and the ladder's steps.
-// Split over ladder.cpp (DESIGN.md "The lookup ladder") and flight.cpp
+// Split over ladder.cpp (docs/design.md, "The lookup ladder") and flight.cpp
 // (single-flight JIT under the watchdog).
 
 #include <sys/types.h>

@@ -17,15 +17,15 @@ struct FailureMapping {
     std::optional<store::FailureKind> record;
 };
 
-FailureMapping map_failure(compiler::CompileErrorKind kind) {
-    using K = compiler::CompileErrorKind;
+FailureMapping map_failure(compiler::JitErrc kind) {
+    using K = compiler::JitErrc;
     switch (kind) {
         case K::timeout:
-            return {StatusCode::timeout, store::FailureKind::Timeout};
+            return {StatusCode::timeout, store::FailureKind::timeout};
         case K::crash:
-            return {StatusCode::crashed, store::FailureKind::Crash};
+            return {StatusCode::crashed, store::FailureKind::crash};
         case K::build_error:
-            return {StatusCode::build_error, store::FailureKind::BuildError};
+            return {StatusCode::build_error, store::FailureKind::build_error};
         case K::device_not_found:
         case K::driver_error:
         case K::invalid_binary:
@@ -41,13 +41,13 @@ FailureMapping map_failure(compiler::CompileErrorKind kind) {
 
 StatusCode status_of(store::FailureKind kind) {
     switch (kind) {
-        case store::FailureKind::Timeout:
+        case store::FailureKind::timeout:
             return StatusCode::timeout;
-        case store::FailureKind::Crash:
+        case store::FailureKind::crash:
             return StatusCode::crashed;
-        case store::FailureKind::BuildError:
+        case store::FailureKind::build_error:
             return StatusCode::build_error;
-        case store::FailureKind::RejectedBinary:
+        case store::FailureKind::rejected_binary:
             break;
     }
     return StatusCode::device_error;
@@ -93,17 +93,17 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         c.status = m.status;
         c.message = std::string("JIT ") + compiler::to_string(r.error().kind) + ": " +
                     r.error().message + (r.error().log.empty() ? "" : "\n" + r.error().log);
-        if (m.record && user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+        if (m.record && user != nullptr && user->mode() == store::OpenMode::read_write) {
             (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000));
         }
         return c;
     }
     c.status = StatusCode::ok;
     c.bytes.assign(r->binary.begin(), r->binary.end());
-    if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+    if (user != nullptr && user->mode() == store::OpenMode::read_write) {
         store::Provenance prov;
         prov.producer_version = "kcache " KCACHE_VERSION;
-        prov.origin = store::Origin::Jit;
+        prov.origin = store::Origin::jit;
         prov.build_time_ms = c.compile.count() / 1000;
         prov.build_log = r->log;
         if (auto put = user->put(plan.fields, c.bytes, prov); !put) {

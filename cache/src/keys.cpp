@@ -19,7 +19,7 @@ std::string uuid_hex(const std::optional<device_db::Uuid>& uuid) {
 store::KeyFields input_fields(const CompileInput& input) {
     store::KeyFields f;
     f.kernel_name = input.name;
-    f.source_digest = store::sha256_hex(input.source);
+    f.source_digest = kcache::sha256_hex(input.source);
     f.entry_points = input.entry_points;
     f.build_options = input.options;
     return f;

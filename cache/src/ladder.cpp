@@ -1,4 +1,4 @@
-// The lookup ladder (DESIGN.md "The lookup ladder"): in-process programs,
+// The lookup ladder (docs/design.md, "The lookup ladder"): in-process programs,
 // exact native binaries (user store, then packs), AOT binaries for the
 // device's target, fresh failure records, then JIT under the deadline.
 // Every rung that misses leaves its reason in the outcome.
@@ -11,14 +11,14 @@ namespace {
 constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
 
 Rung rung_of(const store::Tier& tier) {
-    return tier.kind == store::Tier::Kind::User ? Rung::user_store : Rung::pack;
+    return tier.kind == store::Tier::Kind::user ? Rung::user_store : Rung::pack;
 }
 
 // The rung to report for bytes kept in memory: where a later process would
 // find them (JIT results and promoted AOT binaries are in a writable user store).
 Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
     const store::Store* user = tiers.user();
-    const bool writable = user != nullptr && user->mode() == store::OpenMode::ReadWrite;
+    const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
     return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
                                                                         : produced;
 }
@@ -84,11 +84,11 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
                                                            Plan& plan, Outcome& out) {
     store::Store* user = tiers.user();
     auto hit = tiers.get(plan.fields);
-    if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::Passed) {
+    if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::passed) {
         out.misses.emplace_back(rung_of(hit->tier),
                                 "entry not verified on the device (quirk verify_before_use)");
     } else if (hit) {
-        if (hit->tier.kind == store::Tier::Kind::Pack) {
+        if (hit->tier.kind == store::Tier::Kind::pack) {
             out.misses.emplace_back(Rung::user_store, "missed (a pack had the entry)");
         }
         auto prog =
@@ -102,9 +102,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
             return std::move(*prog);
         }
         out.misses.emplace_back(rung_of(hit->tier), "driver rejected the binary: " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
-            if (hit->tier.kind == store::Tier::Kind::User) {
+        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
+            if (hit->tier.kind == store::Tier::Kind::user) {
                 (void)user->remove(plan.key);
             }
         }
@@ -119,7 +119,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
     }
     // A prebuild that could not target this device says so in its pack: JIT at once.
     if (auto cov = tiers.aot_coverage(*plan.aot_target);
-        cov && cov->second.status != store::CoverageStatus::Covered) {
+        cov && cov->second.status != store::CoverageStatus::covered) {
         out.misses.emplace_back(Rung::aot, "pack " + cov->first.string() + " records target " +
                                                *plan.aot_target + " as " +
                                                store::to_string(cov->second.status) + ": " +
@@ -136,14 +136,14 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
     if (!prog) {
         out.misses.emplace_back(Rung::aot, "driver rejected the AOT binary for " +
                                                *plan.aot_target + ": " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
-            (void)user->record_failure(plan.key, store::FailureKind::RejectedBinary, prog.error());
+        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
         }
         return std::nullopt;
     }
-    if (user != nullptr && user->mode() == store::OpenMode::ReadWrite) {
+    if (user != nullptr && user->mode() == store::OpenMode::read_write) {
         store::Provenance prov = aot->entry.info.provenance;
-        prov.origin = store::Origin::Aot;
+        prov.origin = store::Origin::aot;
         (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
     }
     out.rung = Rung::aot;
@@ -180,7 +180,7 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         auto fr = user ? user->find_fresh_failure(plan.key)
                        : Result<std::optional<store::FailureRecord>, store::StoreError>(
                              std::optional<store::FailureRecord>{});
-        if (fr && *fr && (*fr)->kind != store::FailureKind::RejectedBinary) {
+        if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
             const auto& rec = **fr;
             out.status = status_of(rec.kind);
             out.rung = Rung::failure_record;

@@ -19,29 +19,29 @@ std::string tail(const std::string& s, std::size_t n = 4000) {
     return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
-CompileError error(CompileErrorKind kind, std::string message, std::string log = {}) {
-    CompileError e;
+JitError error(JitErrc kind, std::string message, std::string log = {}) {
+    JitError e;
     e.kind = kind;
     e.message = std::move(message);
     e.log = std::move(log);
     return e;
 }
 
-CompileErrorKind kind_of(ReplyStatus s) {
+JitErrc kind_of(ReplyStatus s) {
     switch (s) {
         case ReplyStatus::build_error:
-            return CompileErrorKind::build_error;
+            return JitErrc::build_error;
         case ReplyStatus::device_not_found:
-            return CompileErrorKind::device_not_found;
+            return JitErrc::device_not_found;
         case ReplyStatus::bad_request:
-            return CompileErrorKind::protocol;
+            return JitErrc::protocol;
         case ReplyStatus::invalid_binary:
-            return CompileErrorKind::invalid_binary;
+            return JitErrc::invalid_binary;
         case ReplyStatus::driver_error:
         case ReplyStatus::ok:
             break;
     }
-    return CompileErrorKind::driver_error;
+    return JitErrc::driver_error;
 }
 
 // Directory of the binary holding this function (executable or .so).
@@ -60,23 +60,23 @@ std::filesystem::path own_directory() {
 
 }  // namespace
 
-const char* to_string(CompileErrorKind k) {
+const char* to_string(JitErrc k) {
     switch (k) {
-        case CompileErrorKind::timeout:
+        case JitErrc::timeout:
             return "timeout";
-        case CompileErrorKind::crash:
+        case JitErrc::crash:
             return "crash";
-        case CompileErrorKind::build_error:
+        case JitErrc::build_error:
             return "build error";
-        case CompileErrorKind::device_not_found:
+        case JitErrc::device_not_found:
             return "device not found";
-        case CompileErrorKind::protocol:
+        case JitErrc::protocol:
             return "protocol error";
-        case CompileErrorKind::spawn_failed:
+        case JitErrc::spawn_failed:
             return "spawn failed";
-        case CompileErrorKind::driver_error:
+        case JitErrc::driver_error:
             return "driver error";
-        case CompileErrorKind::invalid_binary:
+        case JitErrc::invalid_binary:
             return "invalid binary";
     }
     return "?";
@@ -108,8 +108,8 @@ JitCompiler::JitCompiler(JitConfig config) : config_(std::move(config)) {
     }
 }
 
-Result<JitResult, CompileError> JitCompiler::compile(const JitRequest& request,
-                                                     Clock::time_point deadline) const {
+Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
+                                                 Clock::time_point deadline) const {
     SpawnSpec spec;
     spec.program = config_.helper_path;
     spec.env_overrides = config_.env_overrides;
@@ -118,16 +118,16 @@ Result<JitResult, CompileError> JitCompiler::compile(const JitRequest& request,
     return interpret_helper_run(run(spec, deadline, config_.on_start));
 }
 
-Result<JitResult, CompileError> interpret_helper_run(const RunResult& run) {
-    using K = CompileErrorKind;
+Result<JitResult, JitError> interpret_helper_run(const RunResult& run) {
+    using K = JitErrc;
     switch (run.outcome) {
-        case Outcome::spawn_failed:
+        case ChildExit::spawn_failed:
             return fail(error(K::spawn_failed, std::string("cannot start kcache-jit: ") +
                                                    std::strerror(run.spawn_errno)));
-        case Outcome::timed_out:
+        case ChildExit::timed_out:
             return fail(
                 error(K::timeout, "compile passed its deadline; helper killed", tail(run.err)));
-        case Outcome::signaled: {
+        case ChildExit::signaled: {
             auto e = error(K::crash,
                            std::string("kcache-jit died of signal ") + std::to_string(run.signal) +
                                " (" + strsignal(run.signal) + ")",
@@ -135,7 +135,7 @@ Result<JitResult, CompileError> interpret_helper_run(const RunResult& run) {
             e.signal = run.signal;
             return fail(std::move(e));
         }
-        case Outcome::exited:
+        case ChildExit::exited:
             break;
     }
     auto reply = decode_reply(run.out);

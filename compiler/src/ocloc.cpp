@@ -12,8 +12,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-AotError aot_error(AotErrorKind kind, std::string message, std::string log = {}) {
-    AotError e;
+OclocError aot_error(OclocErrc kind, std::string message, std::string log = {}) {
+    OclocError e;
     e.kind = kind;
     e.message = std::move(message);
     e.log = std::move(log);
@@ -56,43 +56,43 @@ std::string line_with(const std::string& log, const char* what) {
 }
 
 // Classifies a finished ocloc run; nullopt when it exited 0.
-std::optional<AotError> classify(const RunResult& r, const std::string& target) {
+std::optional<OclocError> classify(const RunResult& r, const std::string& target) {
     const std::string log = r.out + r.err;
-    std::optional<AotError> e;
+    std::optional<OclocError> e;
     switch (r.outcome) {
-        case Outcome::spawn_failed:
+        case ChildExit::spawn_failed:
             e = aot_error(
-                AotErrorKind::spawn_failed,
+                OclocErrc::spawn_failed,
                 std::string("cannot start the ocloc exec guard: ") + std::strerror(r.spawn_errno));
             break;
-        case Outcome::timed_out:
-            e = aot_error(AotErrorKind::timeout, "ocloc passed its deadline and was killed", log);
+        case ChildExit::timed_out:
+            e = aot_error(OclocErrc::timeout, "ocloc passed its deadline and was killed", log);
             break;
-        case Outcome::signaled:
-            e = aot_error(AotErrorKind::crash, "ocloc died of signal " + std::to_string(r.signal),
+        case ChildExit::signaled:
+            e = aot_error(OclocErrc::crash, "ocloc died of signal " + std::to_string(r.signal),
                           log);
             e->signal = r.signal;
             break;
-        case Outcome::exited:
+        case ChildExit::exited:
             if (r.exit_code == 0) {
                 return std::nullopt;
             }
             if (r.exit_code == 127 && mentions(log, "kcache-jit: cannot exec")) {
-                e = aot_error(AotErrorKind::spawn_failed, line_with(log, "cannot exec"), log);
+                e = aot_error(OclocErrc::spawn_failed, line_with(log, "cannot exec"), log);
             } else if (mentions(log, "Cannot get HW Info") ||
                        mentions(log, "Could not determine target") ||
                        mentions(log, "Failed to parse target")) {
                 const char* why =
                     mentions(log, "Cannot get HW Info") ? "Cannot get HW Info" : "target";
-                e = aot_error(AotErrorKind::unsupported_target,
+                e = aot_error(OclocErrc::unsupported_target,
                               "the installed ocloc cannot compile for target '" + target +
                                   "': " + line_with(log, why),
                               log);
             } else if (mentions(log, "error:") || mentions(log, "Build failed")) {
-                e = aot_error(AotErrorKind::build_error, "ocloc: build failed for '" + target + "'",
+                e = aot_error(OclocErrc::build_error, "ocloc: build failed for '" + target + "'",
                               log);
             } else {
-                e = aot_error(AotErrorKind::tool_failed,
+                e = aot_error(OclocErrc::tool_failed,
                               "ocloc exited with code " + std::to_string(r.exit_code), log);
             }
             e->exit_code = r.exit_code;
@@ -103,7 +103,7 @@ std::optional<AotError> classify(const RunResult& r, const std::string& target) 
 
 // Picks up what ocloc wrote into `dir`: "<base>_<family>.bin" and ".spv" for
 // one target; "<base>" (or "<base>.ar") for a fat binary.
-Result<AotBinary, AotError> collect(const fs::path& dir, const std::string& base, bool fat) {
+Result<AotBinary, OclocError> collect(const fs::path& dir, const std::string& base, bool fat) {
     AotBinary out;
     std::optional<fs::path> binary;
     std::error_code ec;
@@ -116,47 +116,47 @@ Result<AotBinary, AotError> collect(const fs::path& dir, const std::string& base
         }
     }
     if (!binary) {
-        return fail(aot_error(AotErrorKind::no_output, "ocloc exited 0 but wrote no binary"));
+        return fail(aot_error(OclocErrc::no_output, "ocloc exited 0 but wrote no binary"));
     }
     auto bytes = read_file(*binary);
     if (!bytes) {
-        return fail(aot_error(AotErrorKind::io_error, "cannot read " + binary->string()));
+        return fail(aot_error(OclocErrc::io_error, "cannot read " + binary->string()));
     }
     out.format = fat ? AotFormat::fat_binary : AotFormat::device_elf;
     out.binary = std::move(*bytes);
     if (fat) {
         if (auto c = check_fat_binary(out.binary); !c) {
-            return fail(aot_error(AotErrorKind::invalid_binary, "fat binary: " + c.error()));
+            return fail(aot_error(OclocErrc::invalid_binary, "fat binary: " + c.error()));
         }
     } else if (auto c = check_device_elf(out.binary); !c) {
-        return fail(aot_error(AotErrorKind::invalid_binary, "device binary: " + c.error()));
+        return fail(aot_error(OclocErrc::invalid_binary, "device binary: " + c.error()));
     }
     return out;
 }
 
 }  // namespace
 
-const char* to_string(AotErrorKind k) {
+const char* to_string(OclocErrc k) {
     switch (k) {
-        case AotErrorKind::bad_target:
+        case OclocErrc::bad_target:
             return "bad target";
-        case AotErrorKind::unsupported_target:
+        case OclocErrc::unsupported_target:
             return "unsupported target";
-        case AotErrorKind::build_error:
+        case OclocErrc::build_error:
             return "build error";
-        case AotErrorKind::timeout:
+        case OclocErrc::timeout:
             return "timeout";
-        case AotErrorKind::crash:
+        case OclocErrc::crash:
             return "crash";
-        case AotErrorKind::no_output:
+        case OclocErrc::no_output:
             return "no output";
-        case AotErrorKind::invalid_binary:
+        case OclocErrc::invalid_binary:
             return "invalid binary";
-        case AotErrorKind::spawn_failed:
+        case OclocErrc::spawn_failed:
             return "spawn failed";
-        case AotErrorKind::io_error:
+        case OclocErrc::io_error:
             return "I/O error";
-        case AotErrorKind::tool_failed:
+        case OclocErrc::tool_failed:
             return "ocloc failed";
     }
     return "?";
@@ -180,16 +180,16 @@ RunResult OclocCompiler::run_ocloc(const std::vector<std::string>& args, const s
     return run(spec, deadline);
 }
 
-Result<AotBinary, AotError> OclocCompiler::compile(const AotRequest& request,
-                                                   Clock::time_point deadline) const {
+Result<AotBinary, OclocError> OclocCompiler::compile(const AotRequest& request,
+                                                     Clock::time_point deadline) const {
     if (!valid_target(request.target)) {
         return fail(
-            aot_error(AotErrorKind::bad_target,
+            aot_error(OclocErrc::bad_target,
                       "'" + request.target + "' is not an ocloc target name, PCI id or list"));
     }
     auto dir = ScratchDir::create(config_.scratch_root);
     if (!dir || !write_file(dir->path() / "kernel.cl", request.source)) {
-        return fail(aot_error(AotErrorKind::io_error, "cannot prepare a scratch directory"));
+        return fail(aot_error(OclocErrc::io_error, "cannot prepare a scratch directory"));
     }
     const std::string cwd = dir->path().string();
     // Fat binaries ignore -out_dir and land in the working directory, so both
@@ -206,7 +206,7 @@ Result<AotBinary, AotError> OclocCompiler::compile(const AotRequest& request,
     const bool fat = is_fat_target(request.target);
     auto out = collect(dir->path(), "kernel", fat);
     if (!out) {
-        AotError e = out.error();
+        OclocError e = out.error();
         e.log = r.out + r.err;
         return fail(std::move(e));
     }
@@ -219,15 +219,15 @@ Result<AotBinary, AotError> OclocCompiler::compile(const AotRequest& request,
         out->spirv = std::move(*spirv);
     }
     if (!looks_like_spirv(out->spirv)) {
-        return fail(aot_error(AotErrorKind::no_output, "ocloc wrote no SPIR-V", out->log));
+        return fail(aot_error(OclocErrc::no_output, "ocloc wrote no SPIR-V", out->log));
     }
     out->elapsed = r.elapsed;
     return out;
 }
 
-Result<std::string, AotError> OclocCompiler::portable_spirv(const AotRequest& request,
-                                                            const std::filesystem::path& dir,
-                                                            Clock::time_point deadline) const {
+Result<std::string, OclocError> OclocCompiler::portable_spirv(const AotRequest& request,
+                                                              const std::filesystem::path& dir,
+                                                              Clock::time_point deadline) const {
     // A fat build emits no SPIR-V; the front end's output for the first
     // target is the portable form.
     std::vector<std::string> args = {

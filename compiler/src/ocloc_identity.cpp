@@ -75,31 +75,32 @@ std::string CompilerIdentity::to_string() const {
     return "ocloc " + ocloc_version + " igc " + igc_sha256 + " fcl " + frontend_sha256;
 }
 
-Result<CompilerIdentity, AotError> OclocCompiler::identity(Clock::time_point deadline) const {
+Result<CompilerIdentity, OclocError> OclocCompiler::identity(Clock::time_point deadline) const {
     auto dir = ScratchDir::create(config_.scratch_root);
     if (!dir) {
-        return fail(AotError{AotErrorKind::io_error, "cannot make a scratch directory", {}, -1, 0});
+        return fail(OclocError{OclocErrc::io_error, "cannot make a scratch directory", {}, -1, 0});
     }
     // `ocloc query` writes its answer into a file in the working directory.
     const RunResult r = run_ocloc({"query", "OCL_DRIVER_VERSION"}, dir->path().string(), deadline);
     const auto version = read_file(dir->path() / "OCL_DRIVER_VERSION");
-    if (r.outcome != Outcome::exited || r.exit_code != 0 || !version || trimmed(*version).empty()) {
-        return fail(AotError{AotErrorKind::tool_failed,
-                             std::string("ocloc query OCL_DRIVER_VERSION failed (") +
-                                 to_string(r.outcome) + ", exit code " +
-                                 std::to_string(r.exit_code) + ")",
-                             r.out + r.err, r.exit_code, r.signal});
+    if (r.outcome != ChildExit::exited || r.exit_code != 0 || !version ||
+        trimmed(*version).empty()) {
+        return fail(OclocError{OclocErrc::tool_failed,
+                               std::string("ocloc query OCL_DRIVER_VERSION failed (") +
+                                   to_string(r.outcome) + ", exit code " +
+                                   std::to_string(r.exit_code) + ")",
+                               r.out + r.err, r.exit_code, r.signal});
     }
     CompilerIdentity id;
     id.ocloc_version = trimmed(*version);
     const auto igc = find_library(config_.library_dir, {"libigc.so.2", "libigc.so.1", "libigc.so"});
     if (!igc) {
-        return fail(AotError{AotErrorKind::tool_failed, "libigc.so not found", {}, -1, 0});
+        return fail(OclocError{OclocErrc::tool_failed, "libigc.so not found", {}, -1, 0});
     }
     id.igc_path = igc->string();
     id.igc_sha256 = sha256_file(*igc);
     if (id.igc_sha256.empty()) {
-        return fail(AotError{AotErrorKind::io_error, "cannot read " + id.igc_path, {}, -1, 0});
+        return fail(OclocError{OclocErrc::io_error, "cannot read " + id.igc_path, {}, -1, 0});
     }
     if (const auto fcl = find_library(config_.library_dir,
                                       {"libigdfcl.so.2", "libigdfcl.so.1", "libigdfcl.so"})) {

@@ -235,15 +235,15 @@ bool pump(const SpawnSpec& spec, Clock::time_point deadline, ParentEnds& ends,
 
 }  // namespace
 
-const char* to_string(Outcome o) {
+const char* to_string(ChildExit o) {
     switch (o) {
-        case Outcome::exited:
+        case ChildExit::exited:
             return "exited";
-        case Outcome::signaled:
+        case ChildExit::signaled:
             return "killed by a signal";
-        case Outcome::timed_out:
+        case ChildExit::timed_out:
             return "timed out";
-        case Outcome::spawn_failed:
+        case ChildExit::spawn_failed:
             return "spawn failed";
     }
     return "?";
@@ -276,12 +276,12 @@ RunResult run(const SpawnSpec& spec, Clock::time_point deadline, const StartHook
     const ExitStatus status = child.wait();
     r.elapsed = Clock::now() - start;
     if (killed) {
-        r.outcome = Outcome::timed_out;
+        r.outcome = ChildExit::timed_out;
     } else if (status.signal) {
-        r.outcome = Outcome::signaled;
+        r.outcome = ChildExit::signaled;
         r.signal = *status.signal;
     } else {
-        r.outcome = Outcome::exited;
+        r.outcome = ChildExit::exited;
         r.exit_code = status.exit_code.value_or(-1);
     }
     return r;

@@ -21,7 +21,7 @@ void upsert_quirk(std::vector<QuirkRule>& quirks, QuirkRule rule) {
 }
 
 Diagnostic unknown_family(const Origin& origin, const std::string& what, const std::string& name) {
-    return Diagnostic{ErrorCode::unknown_reference, origin.file, origin.line,
+    return Diagnostic{DeviceDbErrc::unknown_reference, origin.file, origin.line,
                       what + " names unknown family \"" + name + "\""};
 }
 
@@ -94,7 +94,7 @@ const char* to_string(GpuKind kind) {
     return kind == GpuKind::integrated ? "integrated" : "discrete";
 }
 
-Result<DeviceDb, Error> DeviceDb::from_files(std::vector<DataFile> files) {
+Result<DeviceDb, DeviceDbError> DeviceDb::from_files(std::vector<DataFile> files) {
     DeviceDb db;
     for (DataFile& f : files) {
         if (auto s = db.add_layer(std::move(f)); !s) {
@@ -104,7 +104,7 @@ Result<DeviceDb, Error> DeviceDb::from_files(std::vector<DataFile> files) {
     return db;
 }
 
-Result<DeviceDb, Error> DeviceDb::builtin() {
+Result<DeviceDb, DeviceDbError> DeviceDb::builtin() {
     auto files = builtin_data_files();
     if (!files) {
         return fail(files.error());
@@ -112,7 +112,8 @@ Result<DeviceDb, Error> DeviceDb::builtin() {
     return from_files(std::move(*files));
 }
 
-Result<DeviceDb, Error> DeviceDb::with_override(const std::filesystem::path& override_file) {
+Result<DeviceDb, DeviceDbError> DeviceDb::with_override(
+    const std::filesystem::path& override_file) {
     auto db = builtin();
     if (!db) {
         return db;
@@ -127,12 +128,12 @@ Result<DeviceDb, Error> DeviceDb::with_override(const std::filesystem::path& ove
     return db;
 }
 
-Result<DeviceDb, Error> DeviceDb::from_environment() {
+Result<DeviceDb, DeviceDbError> DeviceDb::from_environment() {
     auto path = override_path_from_env();
     return path ? with_override(*path) : builtin();
 }
 
-Status<Error> DeviceDb::add_layer(DataFile file) {
+Status<DeviceDbError> DeviceDb::add_layer(DataFile file) {
     DeviceDb next = *this;
     for (VendorRecord& v : file.vendors) {
         next.vendors_[v.id] = std::move(v);
@@ -166,7 +167,7 @@ Status<Error> DeviceDb::add_layer(DataFile file) {
         for (const std::string& codename : q.codenames) {
             if (!codenames.count(codename)) {
                 problems.push_back(
-                    {ErrorCode::unknown_reference, q.origin.file, q.origin.line,
+                    {DeviceDbErrc::unknown_reference, q.origin.file, q.origin.line,
                      "quirk \"" + q.id + "\" names unknown codename \"" + codename + "\""});
             }
         }

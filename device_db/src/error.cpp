@@ -4,31 +4,31 @@
 
 namespace kcache::device_db {
 
-const char* to_string(ErrorCode code) {
+const char* to_string(DeviceDbErrc code) {
     switch (code) {
-        case ErrorCode::io:
+        case DeviceDbErrc::io:
             return "io";
-        case ErrorCode::opencl:
+        case DeviceDbErrc::opencl:
             return "opencl";
-        case ErrorCode::json_syntax:
+        case DeviceDbErrc::json_syntax:
             return "json_syntax";
-        case ErrorCode::unknown_key:
+        case DeviceDbErrc::unknown_key:
             return "unknown_key";
-        case ErrorCode::missing_key:
+        case DeviceDbErrc::missing_key:
             return "missing_key";
-        case ErrorCode::wrong_type:
+        case DeviceDbErrc::wrong_type:
             return "wrong_type";
-        case ErrorCode::bad_hex:
+        case DeviceDbErrc::bad_hex:
             return "bad_hex";
-        case ErrorCode::bad_version:
+        case DeviceDbErrc::bad_version:
             return "bad_version";
-        case ErrorCode::bad_range:
+        case DeviceDbErrc::bad_range:
             return "bad_range";
-        case ErrorCode::bad_value:
+        case DeviceDbErrc::bad_value:
             return "bad_value";
-        case ErrorCode::duplicate:
+        case DeviceDbErrc::duplicate:
             return "duplicate";
-        case ErrorCode::unknown_reference:
+        case DeviceDbErrc::unknown_reference:
             return "unknown_reference";
     }
     return "unknown";
@@ -38,8 +38,8 @@ std::string Diagnostic::to_string() const {
     return file + ":" + std::to_string(line) + ": " + problem;
 }
 
-Error make_error(std::vector<Diagnostic> diagnostics) {
-    Error error{diagnostics.empty() ? ErrorCode::io : diagnostics.front().code, {}, {}};
+DeviceDbError make_error(std::vector<Diagnostic> diagnostics) {
+    DeviceDbError error{diagnostics.empty() ? DeviceDbErrc::io : diagnostics.front().code, {}, {}};
     for (const Diagnostic& d : diagnostics) {
         if (!error.message.empty()) {
             error.message += '\n';

@@ -40,7 +40,7 @@ FieldReader::FieldReader(const LocatedJson& doc, const json& object, std::string
 void FieldReader::allow_only(std::initializer_list<std::string_view> allowed) {
     for (const auto& [key, value] : object_.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-            problems_.add(ErrorCode::unknown_key, line_of(key),
+            problems_.add(DeviceDbErrc::unknown_key, line_of(key),
                           "unknown key " + in_quotes(key) + " in " + what_);
         }
     }
@@ -51,13 +51,13 @@ const json* FieldReader::member(std::string_view key, Need need, bool (*is_type)
     auto it = object_.find(key);
     if (it == object_.end()) {
         if (need == Need::required) {
-            problems_.add(ErrorCode::missing_key, line(),
+            problems_.add(DeviceDbErrc::missing_key, line(),
                           what_ + " lacks required key " + in_quotes(key));
         }
         return nullptr;
     }
     if (!is_type(*it)) {
-        problems_.add(ErrorCode::wrong_type, line_of(key),
+        problems_.add(DeviceDbErrc::wrong_type, line_of(key),
                       in_quotes(key) + " in " + what_ + " must be " + type_name);
         return nullptr;
     }
@@ -76,7 +76,7 @@ std::optional<std::uint32_t> FieldReader::hex(std::string_view key, Need need) {
     }
     auto id = parse_hex_id(*text);
     if (!id) {
-        problems_.add(ErrorCode::bad_hex, line_of(key),
+        problems_.add(DeviceDbErrc::bad_hex, line_of(key),
                       "malformed hex id " + in_quotes(*text) + " for " + in_quotes(key) +
                           " (expected 0x followed by 1 to 8 hex digits)");
     }
@@ -100,7 +100,7 @@ std::optional<DriverVersion> FieldReader::version(std::string_view key, Need nee
     }
     auto v = DriverVersion::parse(*text);
     if (!v) {
-        problems_.add(ErrorCode::bad_version, line_of(key),
+        problems_.add(DeviceDbErrc::bad_version, line_of(key),
                       "malformed version " + in_quotes(*text) + " for " + in_quotes(key) +
                           " (expected numbers separated by dots)");
     }
@@ -115,7 +115,7 @@ std::optional<std::vector<std::string>> FieldReader::strings(std::string_view ke
     std::vector<std::string> out;
     for (std::size_t i = 0; i < j->size(); ++i) {
         if (!(*j)[i].is_string()) {
-            problems_.add(ErrorCode::wrong_type,
+            problems_.add(DeviceDbErrc::wrong_type,
                           doc_.line_of(child_pointer(member_pointer(key), i)),
                           in_quotes(key) + " in " + what_ + " must hold only strings");
             return std::nullopt;
@@ -134,7 +134,8 @@ std::optional<std::vector<std::uint32_t>> FieldReader::hex_list(std::string_view
     for (std::size_t i = 0; i < texts->size(); ++i) {
         auto id = parse_hex_id((*texts)[i]);
         if (!id) {
-            problems_.add(ErrorCode::bad_hex, doc_.line_of(child_pointer(member_pointer(key), i)),
+            problems_.add(DeviceDbErrc::bad_hex,
+                          doc_.line_of(child_pointer(member_pointer(key), i)),
                           "malformed hex id " + in_quotes((*texts)[i]) + " in " + in_quotes(key));
             return std::nullopt;
         }
@@ -151,7 +152,7 @@ std::optional<std::string> FieldReader::one_of(std::string_view key, Need need,
         for (std::string_view a : allowed) {
             list += (list.empty() ? "" : ", ") + std::string(a);
         }
-        problems_.add(ErrorCode::bad_value, line_of(key),
+        problems_.add(DeviceDbErrc::bad_value, line_of(key),
                       in_quotes(key) + " must be one of " + list + ", not " + in_quotes(*text));
         return std::nullopt;
     }

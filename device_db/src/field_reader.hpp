@@ -24,7 +24,7 @@ struct Problems {
     std::string file;
     std::vector<Diagnostic> list;
 
-    void add(ErrorCode code, int line, std::string problem) {
+    void add(DeviceDbErrc code, int line, std::string problem) {
         list.push_back(Diagnostic{code, file, line, std::move(problem)});
     }
 };
@@ -35,7 +35,7 @@ class FieldReader {
     FieldReader(const LocatedJson& doc, const nlohmann::json& object, std::string pointer,
                 std::string what, Problems& problems);
 
-    // Reports each member whose name is not in `allowed` as ErrorCode::unknown_key.
+    // Reports each member whose name is not in `allowed` as DeviceDbErrc::unknown_key.
     void allow_only(std::initializer_list<std::string_view> allowed);
 
     std::optional<std::string> string(std::string_view key, Need need);

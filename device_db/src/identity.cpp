@@ -12,13 +12,13 @@
 namespace kcache::device_db {
 namespace {
 
-Error cl_error(const char* what, cl_int status) {
-    return Error{
-        ErrorCode::opencl, std::string(what) + " failed (" + std::to_string(status) + ")", {}};
+DeviceDbError cl_error(const char* what, cl_int status) {
+    return DeviceDbError{
+        DeviceDbErrc::opencl, std::string(what) + " failed (" + std::to_string(status) + ")", {}};
 }
 
 template <class Getter>
-Result<std::string, Error> query_string(Getter get, const char* what) {
+Result<std::string, DeviceDbError> query_string(Getter get, const char* what) {
     std::size_t size = 0;
     cl_int status = get(0, nullptr, &size);
     if (status != CL_SUCCESS) {
@@ -35,8 +35,8 @@ Result<std::string, Error> query_string(Getter get, const char* what) {
     return text;
 }
 
-Result<std::string, Error> device_string(cl_device_id device, cl_device_info param,
-                                         const char* what) {
+Result<std::string, DeviceDbError> device_string(cl_device_id device, cl_device_info param,
+                                                 const char* what) {
     return query_string(
         [&](std::size_t n, void* out, std::size_t* ret) {
             return clGetDeviceInfo(device, param, n, out, ret);
@@ -44,8 +44,8 @@ Result<std::string, Error> device_string(cl_device_id device, cl_device_info par
         what);
 }
 
-Result<std::string, Error> platform_string(cl_platform_id platform, cl_platform_info param,
-                                           const char* what) {
+Result<std::string, DeviceDbError> platform_string(cl_platform_id platform, cl_platform_info param,
+                                                   const char* what) {
     return query_string(
         [&](std::size_t n, void* out, std::size_t* ret) {
             return clGetPlatformInfo(platform, param, n, out, ret);
@@ -54,7 +54,7 @@ Result<std::string, Error> platform_string(cl_platform_id platform, cl_platform_
 }
 
 template <class T>
-Result<T, Error> device_value(cl_device_id device, cl_device_info param, const char* what) {
+Result<T, DeviceDbError> device_value(cl_device_id device, cl_device_info param, const char* what) {
     T value{};
     cl_int status = clGetDeviceInfo(device, param, sizeof(T), &value, nullptr);
     if (status != CL_SUCCESS) {
@@ -116,7 +116,8 @@ void probe_extensions(cl_device_id device, DeviceIdentity& id) {
 
 // Reads one fixed-size core query into `out`.
 template <class T>
-Status<Error> read_into(cl_device_id device, cl_device_info param, const char* what, T& out) {
+Status<DeviceDbError> read_into(cl_device_id device, cl_device_info param, const char* what,
+                                T& out) {
     auto value = device_value<T>(device, param, what);
     if (!value) {
         return fail(value.error());
@@ -126,9 +127,9 @@ Status<Error> read_into(cl_device_id device, cl_device_info param, const char* w
 }
 
 // Fills the core fixed-size fields; fails on the first query the driver refuses.
-Status<Error> probe_core(cl_device_id device, DeviceIdentity& id) {
+Status<DeviceDbError> probe_core(cl_device_id device, DeviceIdentity& id) {
     cl_device_type type = 0;
-    const Status<Error> results[] = {
+    const Status<DeviceDbError> results[] = {
         read_into(device, CL_DEVICE_VENDOR_ID, "CL_DEVICE_VENDOR_ID", id.vendor_id),
         read_into(device, CL_DEVICE_TYPE, "CL_DEVICE_TYPE", type),
         read_into(device, CL_DEVICE_ADDRESS_BITS, "CL_DEVICE_ADDRESS_BITS", id.address_bits),
@@ -139,7 +140,7 @@ Status<Error> probe_core(cl_device_id device, DeviceIdentity& id) {
         read_into(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
                   id.max_mem_alloc),
     };
-    for (const Status<Error>& r : results) {
+    for (const Status<DeviceDbError>& r : results) {
         if (!r) {
             return fail(r.error());
         }
@@ -149,7 +150,7 @@ Status<Error> probe_core(cl_device_id device, DeviceIdentity& id) {
 }
 
 // Fills the string fields of the device and of its platform.
-Status<Error> probe_strings(cl_device_id device, DeviceIdentity& id) {
+Status<DeviceDbError> probe_strings(cl_device_id device, DeviceIdentity& id) {
     struct Field {
         std::string* out;
         cl_device_info param;
@@ -248,7 +249,7 @@ std::string uuid_to_string(const Uuid& uuid) {
     return out;
 }
 
-Result<DeviceIdentity, Error> probe(cl_device_id device) {
+Result<DeviceIdentity, DeviceDbError> probe(cl_device_id device) {
     DeviceIdentity id;
     if (auto s = probe_core(device, id); !s) {
         return fail(s.error());
@@ -293,7 +294,7 @@ void list_platform(cl_platform_id platform, OpenClListing& out) {
 
 }  // namespace
 
-Result<OpenClListing, Error> list_opencl_devices() {
+Result<OpenClListing, DeviceDbError> list_opencl_devices() {
     OpenClListing out;
     cl_uint count = 0;
     cl_int status = clGetPlatformIDs(0, nullptr, &count);

@@ -40,7 +40,7 @@ void for_each_object(const LocatedJson& doc, FieldReader& top, std::string_view 
         const std::string pointer = child_pointer(top.member_pointer(section), i);
         if (!(*list)[i].is_object()) {
             top.problems().add(
-                ErrorCode::wrong_type, doc.line_of(pointer),
+                DeviceDbErrc::wrong_type, doc.line_of(pointer),
                 std::string("each entry of \"") + std::string(section) + "\" must be an object");
             continue;
         }
@@ -55,7 +55,7 @@ bool first_time(std::map<Key, int>& seen, const Key& key, const std::string& lab
                 Problems& problems) {
     auto [it, inserted] = seen.emplace(key, line);
     if (!inserted) {
-        problems.add(ErrorCode::duplicate, line,
+        problems.add(DeviceDbErrc::duplicate, line,
                      "duplicate " + label + " (first at line " + std::to_string(it->second) + ")");
     }
     return inserted;
@@ -81,7 +81,7 @@ std::optional<IpVersion> read_ip_version(FieldReader& r) {
     }
     auto ip = IpVersion::parse(*text);
     if (!ip) {
-        r.problems().add(ErrorCode::bad_version, r.line_of("ip_version"),
+        r.problems().add(DeviceDbErrc::bad_version, r.line_of("ip_version"),
                          "malformed ip_version \"" + *text + "\" (expected major.minor.revision)");
     }
     return ip;
@@ -123,7 +123,7 @@ void read_devices(const LocatedJson& doc, FieldReader& top, DataFile& out) {
         r.allow_only({"pci_id", "name", "vendor", "product", "family"});
         const bool by_name = r.has("name");
         if (by_name == r.has("pci_id")) {
-            r.problems().add(ErrorCode::bad_value, r.line(),
+            r.problems().add(DeviceDbErrc::bad_value, r.line(),
                              "a device needs exactly one of \"pci_id\" and \"name\"");
             return;
         }
@@ -136,7 +136,8 @@ void read_devices(const LocatedJson& doc, FieldReader& top, DataFile& out) {
             return;
         }
         if (name && name->empty()) {
-            r.problems().add(ErrorCode::bad_value, r.line(), "a device \"name\" must not be empty");
+            r.problems().add(DeviceDbErrc::bad_value, r.line(),
+                             "a device \"name\" must not be empty");
             return;
         }
         const std::uint32_t vendor_id = vendor.value_or(0x8086);
@@ -154,7 +155,7 @@ void read_devices(const LocatedJson& doc, FieldReader& top, DataFile& out) {
 
 void read_top(const LocatedJson& doc, Problems& problems, DataFile& out) {
     if (!doc.root.is_object()) {
-        problems.add(ErrorCode::wrong_type, 1, "a data file must be a JSON object");
+        problems.add(DeviceDbErrc::wrong_type, 1, "a data file must be a JSON object");
         return;
     }
     FieldReader top(doc, doc.root, "", "data file", problems);
@@ -162,7 +163,7 @@ void read_top(const LocatedJson& doc, Problems& problems, DataFile& out) {
     top.string("notes", Need::optional);
     auto schema = top.unsigned_number("schema", Need::required);
     if (schema && *schema != kSchemaVersion) {
-        problems.add(ErrorCode::bad_value, top.line_of("schema"),
+        problems.add(DeviceDbErrc::bad_value, top.line_of("schema"),
                      "unsupported schema " + std::to_string(*schema) + " (this kcache reads " +
                          std::to_string(kSchemaVersion) + ")");
         return;
@@ -183,7 +184,7 @@ void read_top(const LocatedJson& doc, Problems& problems, DataFile& out) {
 }  // namespace
 }  // namespace detail
 
-Result<DataFile, Error> parse_data_file(std::string_view text, std::string_view file_name) {
+Result<DataFile, DeviceDbError> parse_data_file(std::string_view text, std::string_view file_name) {
     DataFile out;
     out.file = std::string(file_name);
     auto doc = detail::parse_located_json(text, out.file);
@@ -198,10 +199,11 @@ Result<DataFile, Error> parse_data_file(std::string_view text, std::string_view 
     return out;
 }
 
-Result<DataFile, Error> read_data_file(const std::filesystem::path& path) {
+Result<DataFile, DeviceDbError> read_data_file(const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
-        return fail(Error{ErrorCode::io, path.string() + ": not a readable regular file", {}});
+        return fail(
+            DeviceDbError{DeviceDbErrc::io, path.string() + ": not a readable regular file", {}});
     }
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
@@ -209,12 +211,13 @@ Result<DataFile, Error> read_data_file(const std::filesystem::path& path) {
         text << in.rdbuf();
     }
     if (!in || in.bad()) {
-        return fail(Error{ErrorCode::io, path.string() + ": cannot read device data file", {}});
+        return fail(
+            DeviceDbError{DeviceDbErrc::io, path.string() + ": cannot read device data file", {}});
     }
     return parse_data_file(text.str(), path.string());
 }
 
-Result<std::vector<DataFile>, Error> builtin_data_files() {
+Result<std::vector<DataFile>, DeviceDbError> builtin_data_files() {
     std::vector<DataFile> files;
     for (const detail::EmbeddedFile& f : detail::embedded_files()) {
         auto file = parse_data_file(f.text, f.name);

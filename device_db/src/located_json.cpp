@@ -81,7 +81,7 @@ class Builder : public nlohmann::json_sax<json> {
         const std::string pointer = child_pointer(top.pointer, k);
         top.discard_member = top.node->contains(k);
         if (top.discard_member) {
-            problems_.push_back({ErrorCode::duplicate, file_, last_char_line(),
+            problems_.push_back({DeviceDbErrc::duplicate, file_, last_char_line(),
                                  "duplicate key \"" + k + "\" (first at line " +
                                      std::to_string(out_.line_of(pointer)) + ")"});
         } else {
@@ -98,7 +98,7 @@ class Builder : public nlohmann::json_sax<json> {
         auto col = what.find(", column ");
         auto colon = col == std::string::npos ? col : what.find(": ", col);
         std::string problem = colon == std::string::npos ? what : what.substr(colon + 2);
-        problems_.push_back({ErrorCode::json_syntax, file_,
+        problems_.push_back({DeviceDbErrc::json_syntax, file_,
                              index_.line_of(position == 0 ? 0 : position - 1),
                              "JSON syntax error: " + problem});
         return false;

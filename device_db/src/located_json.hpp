@@ -31,7 +31,7 @@ std::string child_pointer(const std::string& parent, std::string_view key);
 std::string child_pointer(const std::string& parent, std::size_t index);
 
 // Parses strict JSON (no comments). Syntax errors stop at the first (json_syntax);
-// keys repeated inside one object are reported as ErrorCode::duplicate.
+// keys repeated inside one object are reported as DeviceDbErrc::duplicate.
 Result<LocatedJson, std::vector<Diagnostic>> parse_located_json(std::string_view text,
                                                                 const std::string& file);
 

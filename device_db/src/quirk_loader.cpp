@@ -28,7 +28,7 @@ bool read_ranges(const LocatedJson& doc, FieldReader& match, QuirkRule& rule) {
     for (std::size_t i = 0; i < list->size(); ++i) {
         const std::string pointer = child_pointer(match.member_pointer("pci_id_ranges"), i);
         if (!(*list)[i].is_object()) {
-            match.problems().add(ErrorCode::wrong_type, doc.line_of(pointer),
+            match.problems().add(DeviceDbErrc::wrong_type, doc.line_of(pointer),
                                  "each pci_id_ranges entry must be an object");
             ok = false;
             continue;
@@ -39,7 +39,7 @@ bool read_ranges(const LocatedJson& doc, FieldReader& match, QuirkRule& rule) {
         auto last = r.hex("last", Need::required);
         if (first && last && *first > *last) {
             r.problems().add(
-                ErrorCode::bad_range, r.line(),
+                DeviceDbErrc::bad_range, r.line(),
                 "empty pci_id range: first " + hex_id(*first) + " > last " + hex_id(*last));
             ok = false;
         } else if (first && last) {
@@ -64,11 +64,12 @@ bool read_driver(const LocatedJson& doc, FieldReader& match, QuirkRule& rule) {
         return false;
     }
     if (!range.min && !range.max) {
-        r.problems().add(ErrorCode::bad_range, r.line(), "driver range needs \"min\" or \"max\"");
+        r.problems().add(DeviceDbErrc::bad_range, r.line(),
+                         "driver range needs \"min\" or \"max\"");
         return false;
     }
     if (range.min && range.max && *range.max < *range.min) {
-        r.problems().add(ErrorCode::bad_range, r.line(),
+        r.problems().add(DeviceDbErrc::bad_range, r.line(),
                          "empty driver range: min " + range.min->to_string() + " > max " +
                              range.max->to_string());
         return false;
@@ -86,7 +87,7 @@ bool read_match(const LocatedJson& doc, FieldReader& quirk, QuirkRule& rule) {
     FieldReader r(doc, *m, quirk.member_pointer("match"), "quirk match", quirk.problems());
     r.allow_only({"vendor", "pci_ids", "pci_id_ranges", "families", "codenames", "driver"});
     if (m->empty()) {
-        r.problems().add(ErrorCode::bad_value, r.line(), "quirk match has no criterion");
+        r.problems().add(DeviceDbErrc::bad_value, r.line(), "quirk match has no criterion");
         return false;
     }
     rule.vendor_id = r.hex("vendor", Need::optional);
@@ -110,7 +111,7 @@ bool read_actions(const LocatedJson& doc, FieldReader& r, QuirkRule& rule) {
     for (std::size_t i = 0; actions && i < actions->size(); ++i) {
         auto action = parse_action((*actions)[i]);
         if (!action) {
-            r.problems().add(ErrorCode::bad_value,
+            r.problems().add(DeviceDbErrc::bad_value,
                              doc.line_of(child_pointer(r.member_pointer("actions"), i)),
                              "unknown quirk action \"" + (*actions)[i] +
                                  "\" (verify_before_use, no_cached_binaries or deny)");
@@ -120,7 +121,7 @@ bool read_actions(const LocatedJson& doc, FieldReader& r, QuirkRule& rule) {
         rule.actions.push_back(*action);
     }
     if (timeout && (*timeout == 0 || *timeout > 0xffffffffu)) {
-        r.problems().add(ErrorCode::bad_value, r.line_of("jit_timeout_ms"),
+        r.problems().add(DeviceDbErrc::bad_value, r.line_of("jit_timeout_ms"),
                          "jit_timeout_ms must be between 1 and 4294967295");
         return false;
     }
@@ -128,7 +129,7 @@ bool read_actions(const LocatedJson& doc, FieldReader& r, QuirkRule& rule) {
         rule.jit_timeout_ms = static_cast<std::uint32_t>(*timeout);
     }
     if (ok && rule.actions.empty() && !rule.jit_timeout_ms) {
-        r.problems().add(ErrorCode::bad_value, r.line(),
+        r.problems().add(DeviceDbErrc::bad_value, r.line(),
                          "quirk has neither \"actions\" nor \"jit_timeout_ms\"");
         return false;
     }

@@ -125,7 +125,7 @@ std::optional<SysfsGpu> read_card(const fs::path& card_dir, std::string& reason)
 
 }  // namespace
 
-Result<SysfsListing, Error> list_sysfs_gpus(const fs::path& sysfs_root) {
+Result<SysfsListing, DeviceDbError> list_sysfs_gpus(const fs::path& sysfs_root) {
     const fs::path drm = sysfs_root / "class" / "drm";
     SysfsListing out;
     std::error_code ec;
@@ -134,7 +134,7 @@ Result<SysfsListing, Error> list_sysfs_gpus(const fs::path& sysfs_root) {
     }
     fs::directory_iterator it(drm, ec);
     if (ec) {
-        return fail(Error{ErrorCode::io, drm.string() + ": " + ec.message(), {}});
+        return fail(DeviceDbError{DeviceDbErrc::io, drm.string() + ": " + ec.message(), {}});
     }
     for (; it != fs::directory_iterator(); it.increment(ec)) {
         const std::string name = it->path().filename().string();
@@ -149,7 +149,7 @@ Result<SysfsListing, Error> list_sysfs_gpus(const fs::path& sysfs_root) {
         }
     }
     if (ec) {
-        return fail(Error{ErrorCode::io, drm.string() + ": " + ec.message(), {}});
+        return fail(DeviceDbError{DeviceDbErrc::io, drm.string() + ": " + ec.message(), {}});
     }
     // "card2" before "card10": shorter names first, then by text.
     auto by_card = [](const auto& a, const auto& b) {

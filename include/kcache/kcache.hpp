@@ -1,7 +1,7 @@
 #pragma once
 // kcache C++ API for operator libraries: one call returns a ready cl_program
 // for a kernel on a device within a time budget, and says how it got it
-// (DESIGN.md "The lookup ladder"). Thread-safe; never throws.
+// (docs/design.md, "The lookup ladder"). Thread-safe; never throws.
 
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300

@@ -10,8 +10,8 @@
 namespace kcache::kernels {
 namespace {
 
-Error error(ErrorCode code, std::string message) {
-    return Error{code, std::move(message)};
+KernelError error(KernelErrc code, std::string message) {
+    return KernelError{code, std::move(message)};
 }
 
 const ParamValue* find_value(const Param& param, std::string_view value) {
@@ -41,30 +41,30 @@ bool constraint_holds(const ParamValue& value, const Variant& variant) {
 
 // Checks `variant` against `kernel`: every parameter present, in order, with an
 // offered value, and every constraint met.
-Status<Error> validate(const KernelInfo& kernel, const Variant& variant) {
+Status<KernelError> validate(const KernelInfo& kernel, const Variant& variant) {
     if (variant.params.size() != kernel.params.size()) {
         return fail(
-            error(ErrorCode::invalid_value,
+            error(KernelErrc::invalid_value,
                   "variant " + variant.id() + " does not set every parameter of " + kernel.name));
     }
     for (std::size_t i = 0; i < kernel.params.size(); ++i) {
         const Param& param = kernel.params[i];
         const auto& [name, value] = variant.params[i];
         if (name != param.name) {
-            return fail(error(ErrorCode::unknown_parameter,
+            return fail(error(KernelErrc::unknown_parameter,
                               kernel.name + " has no parameter '" + name + "' at position " +
                                   std::to_string(i) + " (expected '" + param.name + "')"));
         }
         const ParamValue* chosen = find_value(param, value);
         if (chosen == nullptr) {
-            return fail(error(ErrorCode::invalid_value,
+            return fail(error(KernelErrc::invalid_value,
                               kernel.name + ": " + name + "=" + value +
                                   " is not offered (offered: " + offered_values(param) + ")"));
         }
         if (!constraint_holds(*chosen, variant)) {
-            return fail(error(ErrorCode::invalid_value, kernel.name + ": " + name + "=" + value +
-                                                            " is only offered with " +
-                                                            chosen->only_with));
+            return fail(error(KernelErrc::invalid_value, kernel.name + ": " + name + "=" + value +
+                                                             " is only offered with " +
+                                                             chosen->only_with));
         }
     }
     return Ok{};
@@ -72,17 +72,17 @@ Status<Error> validate(const KernelInfo& kernel, const Variant& variant) {
 
 }  // namespace
 
-std::string_view to_string(ErrorCode code) {
+std::string_view to_string(KernelErrc code) {
     switch (code) {
-        case ErrorCode::unknown_kernel:
+        case KernelErrc::unknown_kernel:
             return "unknown_kernel";
-        case ErrorCode::unknown_parameter:
+        case KernelErrc::unknown_parameter:
             return "unknown_parameter";
-        case ErrorCode::invalid_value:
+        case KernelErrc::invalid_value:
             return "invalid_value";
-        case ErrorCode::malformed_variant:
+        case KernelErrc::malformed_variant:
             return "malformed_variant";
-        case ErrorCode::unsupported:
+        case KernelErrc::unsupported:
             return "unsupported";
     }
     return "unknown";
@@ -109,7 +109,7 @@ const std::vector<KernelInfo>& kernels() {
     return table;
 }
 
-Result<const KernelInfo*, Error> find_kernel(std::string_view name_or_alias) {
+Result<const KernelInfo*, KernelError> find_kernel(std::string_view name_or_alias) {
     for (const KernelInfo& k : kernels()) {
         if (k.name == name_or_alias ||
             std::find(k.aliases.begin(), k.aliases.end(), name_or_alias) != k.aliases.end()) {
@@ -117,10 +117,10 @@ Result<const KernelInfo*, Error> find_kernel(std::string_view name_or_alias) {
         }
     }
     return fail(
-        error(ErrorCode::unknown_kernel, "no kernel named '" + std::string(name_or_alias) + "'"));
+        error(KernelErrc::unknown_kernel, "no kernel named '" + std::string(name_or_alias) + "'"));
 }
 
-Result<std::string, Error> resolve(std::string_view name_or_alias) {
+Result<std::string, KernelError> resolve(std::string_view name_or_alias) {
     auto kernel = find_kernel(name_or_alias);
     if (!kernel)
         return fail(kernel.error());
@@ -138,7 +138,7 @@ std::vector<std::size_t> preferred_local_sizes(const KernelInfo& kernel) {
     return sizes;
 }
 
-Result<Variant, Error> make_variant(std::string_view name_or_alias, const Params& params) {
+Result<Variant, KernelError> make_variant(std::string_view name_or_alias, const Params& params) {
     auto found = find_kernel(name_or_alias);
     if (!found)
         return fail(found.error());
@@ -147,7 +147,7 @@ Result<Variant, Error> make_variant(std::string_view name_or_alias, const Params
         const bool known = std::any_of(kernel.params.begin(), kernel.params.end(),
                                        [&](const Param& p) { return p.name == name; });
         if (!known) {
-            return fail(error(ErrorCode::unknown_parameter,
+            return fail(error(KernelErrc::unknown_parameter,
                               kernel.name + " has no parameter '" + name + "'"));
         }
     }
@@ -163,7 +163,7 @@ Result<Variant, Error> make_variant(std::string_view name_or_alias, const Params
     return variant;
 }
 
-Result<Variant, Error> parse_variant(std::string_view id) {
+Result<Variant, KernelError> parse_variant(std::string_view id) {
     const auto colon = id.find(':');
     const std::string_view name = id.substr(0, colon);
     Params params;
@@ -175,7 +175,7 @@ Result<Variant, Error> parse_variant(std::string_view id) {
         if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size() ||
             !params.emplace(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)))
                  .second) {
-            return fail(error(ErrorCode::malformed_variant,
+            return fail(error(KernelErrc::malformed_variant,
                               "variant '" + std::string(id) + "': bad item '" + std::string(item) +
                                   "' (expected kernel:param=value,…)"));
         }
@@ -213,22 +213,22 @@ std::vector<Variant> all_variants() {
     return out;
 }
 
-Result<std::string_view, Error> embedded_source(std::string_view name) {
+Result<std::string_view, KernelError> embedded_source(std::string_view name) {
     for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
         if (kEmbeddedFiles[i].name == name)
             return kEmbeddedFiles[i].text;
     }
-    return fail(error(ErrorCode::invalid_value, "no embedded file '" + std::string(name) + "'"));
+    return fail(error(KernelErrc::invalid_value, "no embedded file '" + std::string(name) + "'"));
 }
 
-Result<Rendered, Error> render(const Variant& variant) {
+Result<Rendered, KernelError> render(const Variant& variant) {
     auto found = find_kernel(variant.kernel);
     if (!found)
         return fail(found.error());
     const KernelInfo& kernel = **found;
     if (kernel.name != variant.kernel) {
-        return fail(error(ErrorCode::unknown_kernel, "variant names alias '" + variant.kernel +
-                                                         "'; make it with make_variant"));
+        return fail(error(KernelErrc::unknown_kernel, "variant names alias '" + variant.kernel +
+                                                          "'; make it with make_variant"));
     }
     auto valid = validate(kernel, variant);
     if (!valid)
@@ -259,15 +259,15 @@ Result<Rendered, Error> render(const Variant& variant) {
     return r;
 }
 
-Status<Error> check_support(const Variant& variant,
-                            std::span<const std::string> device_extensions) {
+Status<KernelError> check_support(const Variant& variant,
+                                  std::span<const std::string> device_extensions) {
     auto rendered = render(variant);
     if (!rendered)
         return fail(rendered.error());
     for (const std::string& ext : rendered->required_extensions) {
         if (std::find(device_extensions.begin(), device_extensions.end(), ext) ==
             device_extensions.end()) {
-            return fail(error(ErrorCode::unsupported,
+            return fail(error(KernelErrc::unsupported,
                               variant.id() + " needs " + ext + ", which the device lacks"));
         }
     }

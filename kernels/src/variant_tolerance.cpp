@@ -4,7 +4,7 @@
 
 namespace kcache::kernels {
 
-Result<Tolerance, Error> variant_tolerance(const Variant& variant) {
+Result<Tolerance, KernelError> variant_tolerance(const Variant& variant) {
     auto rendered = render(variant);
     if (!rendered)
         return fail(rendered.error());
@@ -12,7 +12,7 @@ Result<Tolerance, Error> variant_tolerance(const Variant& variant) {
         return Tolerance{0, 0, 0};
     const auto dtype = parse_dtype(variant.get("dtype"));
     if (!dtype) {
-        return fail(Error{ErrorCode::invalid_value, variant.id() + " has no element type"});
+        return fail(KernelError{KernelErrc::invalid_value, variant.id() + " has no element type"});
     }
     Tolerance tol = tolerance(*dtype);
     if (variant.get("arith") == "f16")

@@ -90,7 +90,7 @@ Launched invalid(const std::string& what) {
 
 }  // namespace
 
-Result<std::size_t, kernels::Error> variant_local_size(const kernels::Variant& variant) {
+Result<std::size_t, kernels::KernelError> variant_local_size(const kernels::Variant& variant) {
     auto rendered = kernels::render(variant);
     if (!rendered) {
         return fail(rendered.error());

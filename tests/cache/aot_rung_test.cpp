@@ -73,7 +73,7 @@ class AotRung : public CacheTest {
         auto st = store::Store::open(dir() / (name + "-builder"));
         EXPECT_TRUE(st);
         store::Provenance prov;
-        prov.origin = store::Origin::Aot;
+        prov.origin = store::Origin::aot;
         EXPECT_TRUE(st->put(service::aot_key_fields(kTarget, input_of(kernel)), bytes, prov));
         auto path = dir() / (name + ".kcpack");
         auto exported = st->export_pack(path);
@@ -131,7 +131,7 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
     ASSERT_TRUE(st);
     auto promoted = st->get(service::jit_key_fields(identity_, in));
     ASSERT_TRUE(promoted) << store::to_string(promoted.error().reason);
-    EXPECT_EQ(promoted->info.provenance.origin, store::Origin::Aot);
+    EXPECT_EQ(promoted->info.provenance.origin, store::Origin::aot);
     EXPECT_EQ(p.outcome().key, promoted->info.key.hex());
 
     auto next = open_with(pack);  // a later process: the exact entry answers
@@ -157,10 +157,10 @@ TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
     auto exact = service::jit_key_fields(identity_, input_of("dot"));
     auto rec = st->find_fresh_failure(store::make_key(exact));
     ASSERT_TRUE(rec && *rec);
-    EXPECT_EQ((*rec)->kind, store::FailureKind::RejectedBinary);
+    EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);
     auto entry = st->get(exact);
     ASSERT_TRUE(entry);
-    EXPECT_EQ(entry->info.provenance.origin, store::Origin::Jit);
+    EXPECT_EQ(entry->info.provenance.origin, store::Origin::jit);
 }
 
 TEST_F(AotRung, RecordedCoverageGapMeansJitWithoutSearching) {
@@ -169,7 +169,7 @@ TEST_F(AotRung, RecordedCoverageGapMeansJitWithoutSearching) {
     auto pack = aot_pack("gap", "dot", pocl_binary("dot"),
                          {{"site-cpu",
                            kTarget,
-                           store::CoverageStatus::NotTargetable,
+                           store::CoverageStatus::not_targetable,
                            {},
                            "ocloc",
                            "the installed ocloc cannot target it"}});

@@ -135,10 +135,10 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     ASSERT_TRUE(st);
     auto rec = st->find_fresh_failure(store::make_key(fields));
     ASSERT_TRUE(rec && *rec);
-    EXPECT_EQ((*rec)->kind, store::FailureKind::RejectedBinary);
+    EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);
     auto entry = st->get(fields);  // the JIT binary replaced the rejected one
     ASSERT_TRUE(entry);
-    EXPECT_EQ(entry->info.provenance.origin, store::Origin::Jit);
+    EXPECT_EQ(entry->info.provenance.origin, store::Origin::jit);
 }
 
 TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {

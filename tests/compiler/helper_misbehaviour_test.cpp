@@ -28,7 +28,7 @@ JitRequest with_options(const std::string& options) {
 TEST(Compiler, CrashingHelperIsReportedWithItsSignal) {
     auto r = crashing_helper().compile(with_options("crash:11"), Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::crash);
+    EXPECT_EQ(r.error().kind, JitErrc::crash);
     EXPECT_EQ(r.error().signal, SIGSEGV);
     EXPECT_NE(r.error().log.find("raising 11"), std::string::npos) << r.error().log;
     // The parent is unharmed and can go on compiling.
@@ -40,7 +40,7 @@ TEST(Compiler, CrashingHelperIsReportedWithItsSignal) {
 TEST(Compiler, GarbageReplyIsAProtocolError) {
     auto r = crashing_helper().compile(with_options("garbage-reply"), Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::protocol);
+    EXPECT_EQ(r.error().kind, JitErrc::protocol);
     EXPECT_NE(r.error().message.find("magic"), std::string::npos) << r.error().message;
 }
 
@@ -48,7 +48,7 @@ TEST(Compiler, SilentHelperTimesOut) {
     const auto start = Clock::now();
     auto r = crashing_helper().compile(with_options("hang"), start + 300ms);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::timeout);
+    EXPECT_EQ(r.error().kind, JitErrc::timeout);
     EXPECT_LT(Clock::now() - start, 1500ms);
 }
 
@@ -56,11 +56,11 @@ TEST(Compiler, MissingHelperIsSpawnFailed) {
     auto r = JitCompiler(JitConfig{"/nonexistent/kcache-jit", {}, {}})
                  .compile(with_options(""), Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::spawn_failed);
+    EXPECT_EQ(r.error().kind, JitErrc::spawn_failed);
 }
 
 // Feeds raw bytes to the real kcache-jit and interprets its answer.
-Result<JitResult, CompileError> feed_helper(const std::string& bytes) {
+Result<JitResult, JitError> feed_helper(const std::string& bytes) {
     SpawnSpec spec;
     spec.program = test::jit_helper_path();
     spec.stdin_data = bytes;
@@ -70,7 +70,7 @@ Result<JitResult, CompileError> feed_helper(const std::string& bytes) {
 TEST(Compiler, HelperRejectsGarbageOnStdin) {
     auto r = feed_helper(std::string(100, 'G'));
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::protocol);
+    EXPECT_EQ(r.error().kind, JitErrc::protocol);
     EXPECT_NE(r.error().message.find("magic"), std::string::npos) << r.error().message;
 }
 
@@ -80,7 +80,7 @@ TEST(Compiler, HelperRejectsTruncatedFrames) {
          {std::size_t(0), std::size_t(7), kFrameHeaderSize, frame.size() / 2, frame.size() - 1}) {
         auto r = feed_helper(frame.substr(0, cut));
         ASSERT_FALSE(r.ok()) << "cut at " << cut;
-        EXPECT_EQ(r.error().kind, CompileErrorKind::protocol) << "cut at " << cut;
+        EXPECT_EQ(r.error().kind, JitErrc::protocol) << "cut at " << cut;
         EXPECT_NE(r.error().message.find("truncated"), std::string::npos) << r.error().message;
     }
 }
@@ -90,7 +90,7 @@ TEST(Compiler, HelperRejectsBadFieldValues) {
     q.warmup = WarmupLaunch{1, {100, 1, 1}, {64, 1, 1}, 16};  // 100 is no multiple of 64
     auto r = feed_helper(encode_request(q));
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::protocol);
+    EXPECT_EQ(r.error().kind, JitErrc::protocol);
     EXPECT_NE(r.error().message.find("global size"), std::string::npos) << r.error().message;
 }
 
@@ -114,7 +114,7 @@ TEST(Compiler, ExecGuardReportsAProgramThatCannotRun) {
     spec.program = test::jit_helper_path();
     spec.args = {"--exec-guard", "--", "/nonexistent/program"};
     const auto r = run(spec, Clock::now() + 10s);
-    EXPECT_EQ(r.outcome, Outcome::exited);
+    EXPECT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(r.exit_code, 127);
     EXPECT_NE(r.err.find("cannot exec"), std::string::npos) << r.err;
 }

@@ -70,7 +70,7 @@ TEST_F(Pocl, BuildErrorComesBackWithTheCompilerLog) {
     q.entry_points = {"broken"};
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::build_error) << r.error().message;
+    EXPECT_EQ(r.error().kind, JitErrc::build_error) << r.error().message;
     EXPECT_NE(r.error().log.find("undeclared_name"), std::string::npos) << r.error().log;
 }
 
@@ -79,7 +79,7 @@ TEST_F(Pocl, MissingEntryPointIsABuildError) {
     q.entry_points = {"not_there"};
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::build_error);
+    EXPECT_EQ(r.error().kind, JitErrc::build_error);
     EXPECT_NE(r.error().message.find("not_there"), std::string::npos);
 }
 
@@ -88,7 +88,7 @@ TEST_F(Pocl, IdentityMatchingNoDeviceIsDeviceNotFound) {
     q.device.driver_version = "0.0-no-such-driver";
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::device_not_found);
+    EXPECT_EQ(r.error().kind, JitErrc::device_not_found);
     // The message lists what was seen, so a mismatch can be explained.
     EXPECT_NE(r.error().message.find("Portable Computing Language"), std::string::npos)
         << r.error().message;
@@ -99,7 +99,7 @@ TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
     q.device.uuid_hex = std::string(32, 'f');
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::device_not_found);
+    EXPECT_EQ(r.error().kind, JitErrc::device_not_found);
 }
 
 TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
@@ -112,7 +112,7 @@ TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
     q.address_space_cap = 256ull << 20;
     auto cramped = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(cramped.ok());
-    EXPECT_NE(cramped.error().kind, CompileErrorKind::timeout) << cramped.error().message;
+    EXPECT_NE(cramped.error().kind, JitErrc::timeout) << cramped.error().message;
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
     auto r = JitCompiler(config).compile(slow_request(), start + 2s);
     const auto wall = Clock::now() - start;
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, CompileErrorKind::timeout) << r.error().message;
+    EXPECT_EQ(r.error().kind, JitErrc::timeout) << r.error().message;
     EXPECT_LT(wall, 2500ms);
     ASSERT_GT(helper, 0);
     EXPECT_TRUE(test::process_gone(helper));
@@ -75,7 +75,7 @@ TEST_F(Slow, DeepExpressionCrashesASmallStackAndBuildsOnTheLargeOne) {
     auto small = test::pocl_jit((dir() / "a").string())
                      .compile(deep_expression_request(1u << 20), Clock::now() + 60s);
     ASSERT_FALSE(small.ok());
-    EXPECT_EQ(small.error().kind, CompileErrorKind::crash) << small.error().message;
+    EXPECT_EQ(small.error().kind, JitErrc::crash) << small.error().message;
     EXPECT_EQ(small.error().signal, SIGSEGV);
     auto large = test::pocl_jit((dir() / "b").string())
                      .compile(deep_expression_request(kDefaultBuildStack), Clock::now() + 60s);

@@ -28,8 +28,8 @@ class Ocloc : public test::TempDirTest {
         c.scratch_root = dir().string();
         return OclocCompiler(c);
     }
-    Result<AotBinary, AotError> build(const std::string& target, const char* source = kKernel,
-                                      std::chrono::milliseconds limit = 60s) const {
+    Result<AotBinary, OclocError> build(const std::string& target, const char* source = kKernel,
+                                        std::chrono::milliseconds limit = 60s) const {
         return ocloc().compile(AotRequest{source, "", target}, Clock::now() + limit);
     }
 };
@@ -67,7 +67,7 @@ TEST_F(Ocloc, CompilesAFatBinaryOfSeveralTargets) {
 TEST_F(Ocloc, MeteorLakeIdIsReportedUnsupported) {
     auto r = build("0x7d55");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::unsupported_target) << r.error().log;
+    EXPECT_EQ(r.error().kind, OclocErrc::unsupported_target) << r.error().log;
     EXPECT_EQ(r.error().exit_code, 223);
     EXPECT_NE(r.error().message.find("0x7d55"), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("Cannot get HW Info"), std::string::npos) << r.error().message;
@@ -76,19 +76,19 @@ TEST_F(Ocloc, MeteorLakeIdIsReportedUnsupported) {
 TEST_F(Ocloc, UnknownTargetNameIsUnsupported) {
     auto r = build("tgllp,not-a-gpu");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::unsupported_target) << r.error().log;
+    EXPECT_EQ(r.error().kind, OclocErrc::unsupported_target) << r.error().log;
 }
 
 TEST_F(Ocloc, TargetThatLooksLikeAnOptionIsRejected) {
     auto r = build("-q");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::bad_target);
+    EXPECT_EQ(r.error().kind, OclocErrc::bad_target);
 }
 
 TEST_F(Ocloc, BuildErrorComesBackWithTheLog) {
     auto r = build("tgllp", "__kernel void f(__global int* a) { a[0] = nope; }\n");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::build_error) << r.error().message;
+    EXPECT_EQ(r.error().kind, OclocErrc::build_error) << r.error().message;
     EXPECT_NE(r.error().log.find("nope"), std::string::npos) << r.error().log;
 }
 
@@ -96,7 +96,7 @@ TEST_F(Ocloc, DeadlineKillsOcloc) {
     const auto start = Clock::now();
     auto r = build("tgllp:dg1", kKernel, 30ms);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::timeout) << r.error().message;
+    EXPECT_EQ(r.error().kind, OclocErrc::timeout) << r.error().message;
     EXPECT_LT(Clock::now() - start, 1s);
 }
 
@@ -106,7 +106,7 @@ TEST_F(Ocloc, CrashOfOclocIsReportedWithTheSignal) {
         ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ::unsetenv("FAKE_OCLOC_MODE");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::crash);
+    EXPECT_EQ(r.error().kind, OclocErrc::crash);
     EXPECT_EQ(r.error().signal, SIGSEGV);
 }
 
@@ -114,14 +114,14 @@ TEST_F(Ocloc, SuccessWithoutAnOutputFileIsNoOutput) {
     auto r =
         ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::no_output);
+    EXPECT_EQ(r.error().kind, OclocErrc::no_output);
 }
 
 TEST_F(Ocloc, MissingOclocIsSpawnFailed) {
     auto r =
         ocloc("/nonexistent/ocloc").compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().kind, AotErrorKind::spawn_failed) << r.error().message;
+    EXPECT_EQ(r.error().kind, OclocErrc::spawn_failed) << r.error().message;
 }
 
 TEST_F(Ocloc, IdentityIsVersionPlusLibraryDigests) {

@@ -30,7 +30,7 @@ Clock::time_point in(std::chrono::milliseconds ms) {
 
 TEST(Compiler, RunnerCapturesExitCodeAndBothStreams) {
     const auto r = run(shell("echo out; echo err >&2; exit 3"), in(10s));
-    EXPECT_EQ(r.outcome, Outcome::exited);
+    EXPECT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_EQ(r.out, "out\n");
     EXPECT_EQ(r.err, "err\n");
@@ -43,7 +43,7 @@ TEST(Compiler, RunnerFeedsStdinLargerThanAPipe) {
     s.stdin_data.assign(3u << 20, 'x');
     s.stdin_data += "end";
     const auto r = run(s, in(20s));
-    EXPECT_EQ(r.outcome, Outcome::exited);
+    EXPECT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(r.out, s.stdin_data);
 }
 
@@ -51,7 +51,7 @@ TEST(Compiler, RunnerBoundsCapturedOutputButDrainsTheRest) {
     auto s = shell("head -c 5000000 /dev/zero; echo done >&2");
     s.stdout_limit = 1000;
     const auto r = run(s, in(20s));
-    EXPECT_EQ(r.outcome, Outcome::exited);
+    EXPECT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(r.out.size(), 1000u);
     EXPECT_TRUE(r.out_truncated);
@@ -64,7 +64,7 @@ TEST(Compiler, RunnerKillsTheWholeGroupAtTheDeadline) {
     // The background sleep is a grandchild in the same process group.
     const auto r = run(shell("sleep 30 & sleep 30"), in(300ms), [&](pid_t p) { pgid = p; });
     const auto wall = Clock::now() - start;
-    EXPECT_EQ(r.outcome, Outcome::timed_out);
+    EXPECT_EQ(r.outcome, ChildExit::timed_out);
     EXPECT_LT(wall, 1500ms);
     EXPECT_GE(wall, 300ms);
     ASSERT_GT(pgid, 0);
@@ -79,7 +79,7 @@ TEST(Compiler, RunnerKillsTheWholeGroupAtTheDeadline) {
 
 TEST(Compiler, RunnerReportsAChildKilledBySignal) {
     const auto r = run(shell("kill -SEGV $$"), in(10s));
-    EXPECT_EQ(r.outcome, Outcome::signaled);
+    EXPECT_EQ(r.outcome, ChildExit::signaled);
     EXPECT_EQ(r.signal, SIGSEGV);
 }
 
@@ -87,7 +87,7 @@ TEST(Compiler, RunnerReportsSpawnFailure) {
     SpawnSpec s;
     s.program = "/nonexistent/kcache-no-such-program";
     const auto r = run(s, in(10s));
-    EXPECT_EQ(r.outcome, Outcome::spawn_failed);
+    EXPECT_EQ(r.outcome, ChildExit::spawn_failed);
     EXPECT_EQ(r.spawn_errno, ENOENT);
     EXPECT_EQ(r.pid, -1);
 }
@@ -96,7 +96,7 @@ TEST(Compiler, RunnerChildLeadsItsOwnGroupAndKnowsItsParent) {
     pid_t child_pgid = -1;
     const auto r = run(shell("echo $KCACHE_PARENT_PID; cat > /dev/null"), in(10s),
                        [&](pid_t p) { child_pgid = ::getpgid(p); });
-    ASSERT_EQ(r.outcome, Outcome::exited);
+    ASSERT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(child_pgid, r.pid);
     EXPECT_NE(child_pgid, ::getpgrp());
     EXPECT_EQ(r.out, std::to_string(::getpid()) + "\n");
@@ -106,7 +106,7 @@ TEST(Compiler, RunnerLeaksNoDescriptorsAndNoZombies) {
     const int before = test::open_fd_count();
     // The child sees only 0, 1 and 2 (ls's own directory fd aside).
     const auto r = run(shell("ls /proc/$$/fd"), in(10s));
-    ASSERT_EQ(r.outcome, Outcome::exited);
+    ASSERT_EQ(r.outcome, ChildExit::exited);
     EXPECT_EQ(r.out, "0\n1\n2\n");
     (void)run(shell("sleep 5"), in(100ms));
     EXPECT_EQ(test::open_fd_count(), before);

@@ -65,7 +65,7 @@ TEST_F(DeviceDbOverride, UnknownFamilyInOverrideIsALocatedError) {
                             "{\"pci_id\": \"0x1\", \"product\": \"p\", \"family\": \"nope\"}]}\n");
     auto db = DeviceDb::with_override(path);
     ASSERT_FALSE(db.ok());
-    EXPECT_EQ(db.error().code, ErrorCode::unknown_reference);
+    EXPECT_EQ(db.error().code, DeviceDbErrc::unknown_reference);
     EXPECT_EQ(db.error().message,
               path.string() + ":3: device 0x0001 names unknown family \"nope\"");
 }
@@ -150,7 +150,7 @@ TEST_F(DeviceDbOverride, EnvironmentVariableNamesTheOverride) {
 TEST_F(DeviceDbOverride, MissingOverrideFileIsAnIoError) {
     auto db = DeviceDb::with_override(dir() / "absent.json");
     ASSERT_FALSE(db.ok());
-    EXPECT_EQ(db.error().code, ErrorCode::io);
+    EXPECT_EQ(db.error().code, DeviceDbErrc::io);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ TEST(DeviceDb, LoaderAcceptsAMinimalFile) {
 TEST(DeviceDb, LoaderReportsJsonSyntaxAtItsLine) {
     // Line 3 lacks the comma between members.
     Diagnostic d = only_problem("{\n  \"schema\": 1,\n  \"notes\": \"x\"\n  \"vendors\": []\n}\n");
-    EXPECT_EQ(d.code, ErrorCode::json_syntax);
+    EXPECT_EQ(d.code, DeviceDbErrc::json_syntax);
     EXPECT_EQ(d.line, 4);
     EXPECT_EQ(d.to_string().rfind("t.json:4: JSON syntax error: ", 0), 0u) << d.to_string();
 }
@@ -67,7 +67,7 @@ TEST(DeviceDb, LoaderReportsUnknownKeyAtTheKeysLine) {
                                       "   \"family\": \"tgllp\"}\n"
                                       "]");
     Diagnostic d = only_problem(text);
-    EXPECT_EQ(d.code, ErrorCode::unknown_key);
+    EXPECT_EQ(d.code, DeviceDbErrc::unknown_key);
     EXPECT_EQ(d.to_string(), "t.json:9: unknown key \"colour\" in device");
 }
 
@@ -79,7 +79,7 @@ TEST(DeviceDb, LoaderReportsUnknownTopLevelKey) {
 TEST(DeviceDb, LoaderReportsDuplicatePciIdWithBothLines) {
     const std::string dev = R"({"pci_id": "0x56a0", "product": "A770", "family": "tgllp"})";
     Diagnostic d = only_problem(doc_with(kFamily, "\"devices\": [\n" + dev + ",\n" + dev + "\n]"));
-    EXPECT_EQ(d.code, ErrorCode::duplicate);
+    EXPECT_EQ(d.code, DeviceDbErrc::duplicate);
     EXPECT_EQ(d.to_string(), "t.json:8: duplicate pci_id 0x56a0 (first at line 7)");
 }
 
@@ -91,7 +91,7 @@ TEST(DeviceDb, LoaderReportsDuplicateFamilyName) {
 
 TEST(DeviceDb, LoaderReportsRepeatedJsonKey) {
     Diagnostic d = only_problem("{\n\"schema\": 1,\n\"notes\": \"a\",\n\"notes\": \"b\"\n}\n");
-    EXPECT_EQ(d.code, ErrorCode::duplicate);
+    EXPECT_EQ(d.code, DeviceDbErrc::duplicate);
     EXPECT_EQ(d.to_string(), "t.json:4: duplicate key \"notes\" (first at line 3)");
 }
 
@@ -99,7 +99,7 @@ TEST(DeviceDb, LoaderReportsMalformedHex) {
     Diagnostic d = only_problem(doc_with(
         kFamily,
         "\"devices\": [\n{\"pci_id\": \"0x56g0\", \"product\": \"A\", \"family\": \"tgllp\"}]"));
-    EXPECT_EQ(d.code, ErrorCode::bad_hex);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_hex);
     EXPECT_EQ(d.to_string(),
               "t.json:7: malformed hex id \"0x56g0\" for \"pci_id\" (expected 0x followed by 1 to "
               "8 hex digits)");
@@ -109,14 +109,14 @@ TEST(DeviceDb, LoaderRejectsHexWithoutPrefixOrTooLong) {
     for (const char* bad : {"56a0", "0x", "0x123456789", "0x-1", " 0x1"}) {
         Diagnostic d = only_problem(doc_with(
             kFamily, std::string("\"vendors\": [{\"id\": \"") + bad + "\", \"name\": \"v\"}]"));
-        EXPECT_EQ(d.code, ErrorCode::bad_hex) << bad;
+        EXPECT_EQ(d.code, DeviceDbErrc::bad_hex) << bad;
         EXPECT_EQ(d.line, 6) << bad;
     }
 }
 
 TEST(DeviceDb, LoaderReportsMalformedIpVersion) {
     Diagnostic d = family_problem("12.0.0", "12.0");
-    EXPECT_EQ(d.code, ErrorCode::bad_version);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_version);
     EXPECT_EQ(d.to_string(),
               "t.json:4: malformed ip_version \"12.0\" (expected major.minor.revision)");
 }
@@ -124,19 +124,19 @@ TEST(DeviceDb, LoaderReportsMalformedIpVersion) {
 TEST(DeviceDb, LoaderReportsMissingKeyAtTheObjectsLine) {
     Diagnostic d = only_problem(doc_with(
         kFamily, "\"devices\": [\n\n  {\"pci_id\": \"0x9a49\",\n   \"family\": \"tgllp\"}]"));
-    EXPECT_EQ(d.code, ErrorCode::missing_key);
+    EXPECT_EQ(d.code, DeviceDbErrc::missing_key);
     EXPECT_EQ(d.to_string(), "t.json:8: device lacks required key \"product\"");
 }
 
 TEST(DeviceDb, LoaderReportsWrongType) {
     Diagnostic d = family_problem("true", "\"yes\"");
-    EXPECT_EQ(d.code, ErrorCode::wrong_type);
+    EXPECT_EQ(d.code, DeviceDbErrc::wrong_type);
     EXPECT_EQ(d.to_string(), "t.json:4: \"aot_default\" in family must be true or false");
 }
 
 TEST(DeviceDb, LoaderReportsValueOutsideItsSet) {
     Diagnostic d = family_problem("\"integrated\"", "\"embedded\"");
-    EXPECT_EQ(d.code, ErrorCode::bad_value);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_value);
     EXPECT_EQ(d.to_string(),
               "t.json:4: \"kind\" must be one of integrated, discrete, not \"embedded\"");
 }
@@ -144,7 +144,7 @@ TEST(DeviceDb, LoaderReportsValueOutsideItsSet) {
 TEST(DeviceDb, LoaderReportsUnsupportedSchemaOnItsLine) {
     // A number is followed by a newline that the lexer reads ahead: still line 2.
     Diagnostic d = only_problem("{\n\"schema\": 2\n}\n");
-    EXPECT_EQ(d.code, ErrorCode::bad_value);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_value);
     EXPECT_EQ(d.to_string(), "t.json:2: unsupported schema 2 (this kcache reads 1)");
 }
 
@@ -178,7 +178,7 @@ TEST_F(DeviceDbFiles, ReadDataFileReportsMissingFilesAndDirectoriesAsIo) {
     for (const auto& path : {dir() / "absent.json", dir()}) {
         auto r = read_data_file(path);
         ASSERT_FALSE(r.ok()) << path;
-        EXPECT_EQ(r.error().code, ErrorCode::io) << path;
+        EXPECT_EQ(r.error().code, DeviceDbErrc::io) << path;
         EXPECT_EQ(r.error().message, path.string() + ": not a readable regular file");
     }
 }

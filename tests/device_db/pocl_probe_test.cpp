@@ -110,7 +110,7 @@ TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {
 TEST(Pocl, DeviceProbeOfAnInvalidDeviceIsAnOpenClError) {
     auto r = probe(nullptr);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, ErrorCode::opencl);
+    EXPECT_EQ(r.error().code, DeviceDbErrc::opencl);
 }
 
 }  // namespace

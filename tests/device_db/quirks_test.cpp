@@ -98,14 +98,14 @@ Diagnostic quirk_problem(const std::string& rule) {
 TEST(DeviceDb, QuirkLoaderRejectsAnInvertedDriverRange) {
     Diagnostic d = quirk_problem(
         R"({"id": "x", "match": {"driver": {"min": "24.13.1", "max": "24.9.1"}}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, ErrorCode::bad_range);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_range);
     EXPECT_EQ(d.to_string(), "q.json:3: empty driver range: min 24.13.1 > max 24.9.1");
 }
 
 TEST(DeviceDb, QuirkLoaderRejectsAMalformedDriverVersion) {
     Diagnostic d =
         quirk_problem(R"({"id": "x", "match": {"driver": {"min": "24.x"}}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, ErrorCode::bad_version);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_version);
     EXPECT_EQ(d.to_string(),
               "q.json:3: malformed version \"24.x\" for \"min\" (expected numbers separated by "
               "dots)");
@@ -114,14 +114,14 @@ TEST(DeviceDb, QuirkLoaderRejectsAMalformedDriverVersion) {
 TEST(DeviceDb, QuirkLoaderRejectsAnInvertedIdRange) {
     Diagnostic d = quirk_problem(
         R"({"id": "x", "match": {"pci_id_ranges": [{"first": "0x20", "last": "0x10"}]}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, ErrorCode::bad_range);
+    EXPECT_EQ(d.code, DeviceDbErrc::bad_range);
     EXPECT_EQ(d.to_string(), "q.json:3: empty pci_id range: first 0x0020 > last 0x0010");
 }
 
 TEST(DeviceDb, QuirkLoaderRejectsUnknownActionsAndEmptyRules) {
     EXPECT_EQ(
         quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}, "actions": ["ignore"]})").code,
-        ErrorCode::bad_value);
+        DeviceDbErrc::bad_value);
     EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {}, "actions": ["deny"]})").to_string(),
               "q.json:3: quirk match has no criterion");
     EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}})").to_string(),

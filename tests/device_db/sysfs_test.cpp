@@ -110,7 +110,7 @@ TEST_F(DeviceDbSysfs, UnreadableDrmDirectoryIsAnIoError) {
     put(dir() / "class" / "drm", "a file, not a directory\n");
     auto listing = list_sysfs_gpus(dir());
     ASSERT_FALSE(listing.ok());
-    EXPECT_EQ(listing.error().code, ErrorCode::io);
+    EXPECT_EQ(listing.error().code, DeviceDbErrc::io);
 }
 
 TEST(DeviceDb, RealSysfsListsWithoutFailing) {

@@ -87,7 +87,7 @@ TEST_F(Pocl, DotNativeHalfIsUnsupportedHere) {
     ASSERT_TRUE(variant.ok());
     auto support = kernels::check_support(*variant, device().extensions);
     ASSERT_FALSE(support.ok());
-    EXPECT_EQ(support.error().code, kernels::ErrorCode::unsupported);
+    EXPECT_EQ(support.error().code, kernels::KernelErrc::unsupported);
     EXPECT_NE(support.error().message.find("cl_khr_fp16"), std::string::npos);
 }
 

@@ -103,22 +103,22 @@ TEST(Kernels, EveryVariantHasATolerance) {
 }
 
 TEST(Kernels, UnknownNamesAreTypedErrors) {
-    EXPECT_EQ(resolve("conv3d").error().code, ErrorCode::unknown_kernel);
-    EXPECT_EQ(make_variant("nope").error().code, ErrorCode::unknown_kernel);
-    EXPECT_EQ(make_variant("dot", {{"colour", "red"}}).error().code, ErrorCode::unknown_parameter);
-    EXPECT_EQ(make_variant("dot", {{"dtype", "f64"}}).error().code, ErrorCode::invalid_value);
-    EXPECT_EQ(parse_variant("dot:dtype").error().code, ErrorCode::malformed_variant);
-    EXPECT_EQ(parse_variant("dot:dtype=f16,dtype=f32").error().code, ErrorCode::malformed_variant);
-    EXPECT_EQ(parse_variant("dot:ls=128").error().code, ErrorCode::invalid_value);
+    EXPECT_EQ(resolve("conv3d").error().code, KernelErrc::unknown_kernel);
+    EXPECT_EQ(make_variant("nope").error().code, KernelErrc::unknown_kernel);
+    EXPECT_EQ(make_variant("dot", {{"colour", "red"}}).error().code, KernelErrc::unknown_parameter);
+    EXPECT_EQ(make_variant("dot", {{"dtype", "f64"}}).error().code, KernelErrc::invalid_value);
+    EXPECT_EQ(parse_variant("dot:dtype").error().code, KernelErrc::malformed_variant);
+    EXPECT_EQ(parse_variant("dot:dtype=f16,dtype=f32").error().code, KernelErrc::malformed_variant);
+    EXPECT_EQ(parse_variant("dot:ls=128").error().code, KernelErrc::invalid_value);
     Variant forged{"dot", {{"dtype", "f32"}}};
-    EXPECT_EQ(render(forged).error().code, ErrorCode::invalid_value);
-    EXPECT_EQ(embedded_source("missing.cl").error().code, ErrorCode::invalid_value);
+    EXPECT_EQ(render(forged).error().code, KernelErrc::invalid_value);
+    EXPECT_EQ(embedded_source("missing.cl").error().code, KernelErrc::invalid_value);
 }
 
 TEST(Kernels, ConstrainedValueOnlyWithItsPartner) {
     // Native-half arithmetic exists only for f16 elements.
     EXPECT_EQ(make_variant("dot", {{"dtype", "f32"}, {"arith", "f16"}}).error().code,
-              ErrorCode::invalid_value);
+              KernelErrc::invalid_value);
     EXPECT_TRUE(make_variant("dot", {{"dtype", "f16"}, {"arith", "f16"}}).ok());
     for (const Variant& v : variants(**find_kernel("dot"))) {
         if (v.get("arith") == "f16") {
@@ -134,7 +134,7 @@ TEST(Kernels, MissingExtensionIsReportedUnsupported) {
     const std::vector<std::string> without{"cl_khr_byte_addressable_store"};
     auto refused = check_support(*v, without);
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.error().code, ErrorCode::unsupported);
+    EXPECT_EQ(refused.error().code, KernelErrc::unsupported);
     EXPECT_NE(refused.error().message.find("cl_khr_fp16"), std::string::npos);
     const std::vector<std::string> with{"cl_khr_fp16"};
     EXPECT_TRUE(check_support(*v, with).ok());

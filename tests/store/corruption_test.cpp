@@ -41,13 +41,13 @@ void expect_corrupt_then_recovered(Store& t, const std::filesystem::path& db_pat
     auto store = t.open_store_for_test();
     auto got = store.get(sample_fields(1));
     ASSERT_FALSE(got.ok()) << "damaged entry was returned";
-    EXPECT_EQ(got.error().reason, ks::MissReason::Corrupt) << got.error().detail;
+    EXPECT_EQ(got.error().reason, ks::MissReason::corrupt) << got.error().detail;
     EXPECT_TRUE(log.contains("quarantined")) << "no log line for the quarantine";
     EXPECT_EQ(raw_sql(db_path, "SELECT count(*) FROM entries"), "0");
     EXPECT_EQ(raw_sql(db_path, "SELECT count(*) FROM blobs"), "0");
     auto stats = store.stats();
     EXPECT_EQ(stats->corruptions, 1u);
-    EXPECT_EQ(stats->tiers[0].misses_for(ks::MissReason::Corrupt), 1u);
+    EXPECT_EQ(stats->tiers[0].misses_for(ks::MissReason::corrupt), 1u);
     EXPECT_EQ(stats->entries, 0u);
     // A rebuild stores the entry again and it reads back intact.
     ASSERT_TRUE(store.put(sample_fields(1), bytes, test_provenance()).ok());
@@ -182,17 +182,17 @@ TEST_F(Store, NewerSchemaIsRefusedAndLeftUntouched) {
     }
     raw_sql(db_path(), "UPDATE schema_version SET version = 99");
     const std::string before = file_bytes(db_path());
-    for (auto mode : {ks::OpenMode::ReadWrite, ks::OpenMode::ReadOnly}) {
+    for (auto mode : {ks::OpenMode::read_write, ks::OpenMode::read_only}) {
         ks::Policy policy;
         policy.mode = mode;
         auto store = ks::Store::open(store_dir(), policy);
         ASSERT_FALSE(store.ok());
-        EXPECT_EQ(store.error().code, ks::StoreErrc::SchemaTooNew);
+        EXPECT_EQ(store.error().code, ks::StoreErrc::schema_too_new);
         EXPECT_NE(store.error().message.find(db_path().string()), std::string::npos);
         EXPECT_NE(store.error().message.find("newer"), std::string::npos);
         EXPECT_EQ(file_bytes(db_path()), before);
         for (const auto& e : std::filesystem::directory_iterator(store_dir())) {
-            if (mode == ks::OpenMode::ReadWrite) {
+            if (mode == ks::OpenMode::read_write) {
                 EXPECT_EQ(e.path().filename(), ks::kStoreFileName) << "left behind: " << e.path();
             } else {
                 // A read-only reader cannot remove SQLite's WAL index files; they stay empty.
@@ -225,9 +225,9 @@ TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
     auto got = store.get(sample_fields(1));
     ASSERT_TRUE(got.ok()) << got.error().detail;
     EXPECT_EQ(got->bytes, bytes);
-    EXPECT_EQ(got->info.verification, ks::Verification::Unverified);
-    EXPECT_TRUE(store.set_verified(got->info.key, ks::Verification::Passed).value());
-    EXPECT_EQ(store.get(sample_fields(1))->info.verification, ks::Verification::Passed);
+    EXPECT_EQ(got->info.verification, ks::Verification::unverified);
+    EXPECT_TRUE(store.set_verified(got->info.key, ks::Verification::passed).value());
+    EXPECT_EQ(store.get(sample_fields(1))->info.verification, ks::Verification::passed);
 }
 
 TEST_F(Store, ReadOnlyStoreReportsCorruptionWithoutWriting) {
@@ -237,13 +237,13 @@ TEST_F(Store, ReadOnlyStoreReportsCorruptionWithoutWriting) {
     }
     raw_sql(db_path(), "UPDATE entries SET checksum = zeroblob(16)");
     ks::Policy ro;
-    ro.mode = ks::OpenMode::ReadOnly;
+    ro.mode = ks::OpenMode::read_only;
     LogCapture log;
     auto store = open_store(ro);
     for (int i = 0; i < 2; ++i) {
         auto got = store.get(sample_fields(1));
         ASSERT_FALSE(got.ok());
-        EXPECT_EQ(got.error().reason, ks::MissReason::Corrupt);
+        EXPECT_EQ(got.error().reason, ks::MissReason::corrupt);
     }
     EXPECT_TRUE(log.contains("corrupt entry"));
     EXPECT_EQ(raw_sql(db_path(), "SELECT count(*) FROM entries"), "1");  // not written

@@ -30,7 +30,7 @@ mode_t mode_of(const fs::path& p) {
 void expect_refused(const fs::path& dir, const std::string& fix_hint) {
     auto store = ks::Store::open(dir);
     ASSERT_FALSE(store.ok()) << dir << " was accepted";
-    EXPECT_EQ(store.error().code, ks::StoreErrc::UnsafeDirectory);
+    EXPECT_EQ(store.error().code, ks::StoreErrc::unsafe_directory);
     EXPECT_NE(store.error().message.find(dir.string()), std::string::npos) << store.error().message;
     EXPECT_NE(store.error().message.find(fix_hint), std::string::npos) << store.error().message;
 }
@@ -101,7 +101,7 @@ TEST_F(Store, ReadOnlyDirectoryOpensReadOnlyWithAWarning) {
         if (!store.ok()) {
             return "read-only open: " + store.error().message;
         }
-        if (store->mode() != ks::OpenMode::ReadOnly) {
+        if (store->mode() != ks::OpenMode::read_only) {
             return "not opened read-only";
         }
         if (!log.contains("opened read-only")) {
@@ -112,7 +112,7 @@ TEST_F(Store, ReadOnlyDirectoryOpensReadOnlyWithAWarning) {
             return "get failed: " + (got.ok() ? std::string("bytes differ") : got.error().detail);
         }
         auto put = store->put(sample_fields(2), binary_like(10, 2), test_provenance());
-        if (put.ok() || put.error().code != ks::StoreErrc::ReadOnly) {
+        if (put.ok() || put.error().code != ks::StoreErrc::read_only) {
             return "put in a read-only store did not fail with ReadOnly";
         }
         return "";
@@ -134,7 +134,7 @@ TEST_F(Store, ReadOnlyDatabaseFileOpensReadOnly) {
             return "chmod failed";
         }
         auto store = ks::Store::open(cache);
-        if (!store.ok() || store->mode() != ks::OpenMode::ReadOnly) {
+        if (!store.ok() || store->mode() != ks::OpenMode::read_only) {
             return "not opened read-only";
         }
         if (!store->get(sample_fields(1)).ok()) {
@@ -183,12 +183,12 @@ TEST_F(Store, ReadOnlyFileSystemOpensReadOnly) {
     LogCapture log;
     auto store = ks::Store::open(cache);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    EXPECT_EQ(store->mode(), ks::OpenMode::ReadOnly);
+    EXPECT_EQ(store->mode(), ks::OpenMode::read_only);
     EXPECT_TRUE(log.contains("opened read-only"));
     auto got = store->get(sample_fields(1));
     ASSERT_TRUE(got.ok()) << got.error().detail;
     EXPECT_EQ(got->bytes, binary_like(3000, 1));
     auto put = store->put(sample_fields(2), binary_like(10, 2), test_provenance());
     ASSERT_FALSE(put.ok());
-    EXPECT_EQ(put.error().code, ks::StoreErrc::ReadOnly);
+    EXPECT_EQ(put.error().code, ks::StoreErrc::read_only);
 }

@@ -18,7 +18,7 @@ struct FieldChange {
 std::vector<FieldChange> every_field_change() {
     return {
         {"key_version", [](auto& f) { f.key_version += 1; }},
-        {"source_digest", [](auto& f) { f.source_digest = ks::sha256_hex("other source"); }},
+        {"source_digest", [](auto& f) { f.source_digest = kcache::sha256_hex("other source"); }},
         {"entry_points", [](auto& f) { f.entry_points.push_back("extra"); }},
         {"build_options", [](auto& f) { f.build_options += " -DX=1"; }},
         {"target_format", [](auto& f) { f.target_format = "spirv"; }},
@@ -94,7 +94,7 @@ TEST_F(Store, KeyConcatenationsNeverCollide) {
 
 TEST_F(Store, KeyHexRoundTripsAndSha256IsStandard) {
     // FIPS 180-2 test vector.
-    EXPECT_EQ(ks::sha256_hex("abc"),
+    EXPECT_EQ(kcache::sha256_hex("abc"),
               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     ks::Key k = ks::make_key(sample_fields(4));
     ks::Key parsed;

@@ -72,7 +72,7 @@ TEST_F(Store, PackIsReadableWhenFileAndDirectoryAreReadOnlyAndRootOwned) {
                 return "bytes differ for " + std::to_string(i);
             }
         }
-        if (p->get(sample_fields(99)).error().reason != ks::MissReason::NotFound) {
+        if (p->get(sample_fields(99)).error().reason != ks::MissReason::not_found) {
             return "absent key not NotFound";
         }
         return p->list()->size() == 5 ? "" : "list size wrong";
@@ -106,11 +106,11 @@ TEST_F(Store, TieredStoreSearchesUserThenPacksAndSaysWhichAnswered) {
 
     auto from_user = tiers.get(sample_fields(1));
     ASSERT_TRUE(from_user.ok());
-    EXPECT_EQ(from_user->tier.kind, ks::Tier::Kind::User);
+    EXPECT_EQ(from_user->tier.kind, ks::Tier::Kind::user);
     EXPECT_EQ(from_user->entry.bytes, binary_like(11, 11));
     auto from_a = tiers.get(sample_fields(2));
     ASSERT_TRUE(from_a.ok());
-    EXPECT_EQ(from_a->tier.kind, ks::Tier::Kind::Pack);
+    EXPECT_EQ(from_a->tier.kind, ks::Tier::Kind::pack);
     EXPECT_EQ(from_a->tier.index, 0u);
     auto from_b = tiers.get(sample_fields(7));
     ASSERT_TRUE(from_b.ok());
@@ -120,7 +120,7 @@ TEST_F(Store, TieredStoreSearchesUserThenPacksAndSaysWhichAnswered) {
     ASSERT_FALSE(none.ok());
     ASSERT_EQ(none.error().misses.size(), 3u);
     for (const auto& [tier, miss] : none.error().misses) {
-        EXPECT_EQ(miss.reason, ks::MissReason::NotFound) << tier.name;
+        EXPECT_EQ(miss.reason, ks::MissReason::not_found) << tier.name;
     }
     auto stats = tiers.stats();
     ASSERT_TRUE(stats.ok());
@@ -128,7 +128,7 @@ TEST_F(Store, TieredStoreSearchesUserThenPacksAndSaysWhichAnswered) {
     EXPECT_EQ(stats->tiers[0].hits, 1u);
     EXPECT_EQ(stats->tiers[1].hits, 1u);
     EXPECT_EQ(stats->tiers[2].hits, 1u);
-    EXPECT_EQ(stats->tiers[2].misses_for(ks::MissReason::NotFound), 1u);  // only 50 reached it
+    EXPECT_EQ(stats->tiers[2].misses_for(ks::MissReason::not_found), 1u);  // only 50 reached it
 }
 
 TEST_F(Store, ImportVerifiesEveryEntryAndSkipsCorruptOnes) {
@@ -147,7 +147,7 @@ TEST_F(Store, ImportVerifiesEveryEntryAndSkipsCorruptOnes) {
         ASSERT_TRUE(p.ok());
         auto bad = p->get(sample_fields(0));
         ASSERT_FALSE(bad.ok());
-        EXPECT_EQ(bad.error().reason, ks::MissReason::Corrupt);
+        EXPECT_EQ(bad.error().reason, ks::MissReason::corrupt);
     }
     auto store = open_store();
     ASSERT_TRUE(store.put(sample_fields(3), binary_like(4003, 3), test_provenance()).ok());
@@ -160,7 +160,7 @@ TEST_F(Store, ImportVerifiesEveryEntryAndSkipsCorruptOnes) {
     auto got = store.get(sample_fields(1));
     ASSERT_TRUE(got.ok());
     EXPECT_EQ(got->bytes, binary_like(4001, 1));
-    EXPECT_EQ(got->info.provenance.origin, ks::Origin::Import);
+    EXPECT_EQ(got->info.provenance.origin, ks::Origin::imported);
 }
 
 TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
@@ -169,20 +169,20 @@ TEST_F(Store, PackOfNewerSchemaIsRefusedAndExportNeverOverwrites) {
     make_pack(store, pack, 1);
     auto again = store.export_pack(pack);
     ASSERT_FALSE(again.ok());
-    EXPECT_EQ(again.error().code, ks::StoreErrc::InvalidArgument);
+    EXPECT_EQ(again.error().code, ks::StoreErrc::invalid_argument);
     raw_sql(pack, "UPDATE schema_version SET version = 3");
     auto p = ks::Pack::open(pack);
     ASSERT_FALSE(p.ok());
-    EXPECT_EQ(p.error().code, ks::StoreErrc::SchemaTooNew);
+    EXPECT_EQ(p.error().code, ks::StoreErrc::schema_too_new);
     auto imported = store.import_pack(pack);
     ASSERT_FALSE(imported.ok());
-    EXPECT_EQ(imported.error().code, ks::StoreErrc::SchemaTooNew);
+    EXPECT_EQ(imported.error().code, ks::StoreErrc::schema_too_new);
     auto missing = ks::Pack::open(dir() / "missing.kcpack");
     EXPECT_FALSE(missing.ok());
     std::ofstream(dir() / "garbage.kcpack") << std::string(8192, 'x');
     auto garbage = ks::Pack::open(dir() / "garbage.kcpack");
     ASSERT_FALSE(garbage.ok());
-    EXPECT_EQ(garbage.error().code, ks::StoreErrc::Corrupt) << garbage.error().message;
+    EXPECT_EQ(garbage.error().code, ks::StoreErrc::corrupt) << garbage.error().message;
 }
 
 TEST_F(Store, AotCoverageRoundTripsAndTheFirstPackWins) {
@@ -196,19 +196,19 @@ TEST_F(Store, AotCoverageRoundTripsAndTheFirstPackWins) {
         ASSERT_TRUE(builder->export_pack(pack_b).ok());
         ASSERT_TRUE(builder->export_pack(plain).ok());
     }
-    const ks::AotCoverage gap{"mtl-h",          "mtl-h",       ks::CoverageStatus::NotTargetable,
+    const ks::AotCoverage gap{"mtl-h",          "mtl-h",       ks::CoverageStatus::not_targetable,
                               {0x7d55, 0x7dd5}, "ocloc 22.43", "cannot target mtl-h"};
-    const ks::AotCoverage tgl{"tgllp", "tgllp", ks::CoverageStatus::Covered, {0x9a49}, "ocloc", ""};
+    const ks::AotCoverage tgl{"tgllp", "tgllp", ks::CoverageStatus::covered, {0x9a49}, "ocloc", ""};
     ASSERT_TRUE(ks::write_aot_coverage(pack_a, {gap, tgl}).ok());
     ks::AotCoverage covered_b = gap;
-    covered_b.status = ks::CoverageStatus::Covered;
+    covered_b.status = ks::CoverageStatus::covered;
     ASSERT_TRUE(ks::write_aot_coverage(pack_b, {covered_b}).ok());
 
     auto read = ks::read_aot_coverage(pack_a);
     ASSERT_TRUE(read.ok()) << read.error().message;
     ASSERT_EQ(read->size(), 2u);
     EXPECT_EQ((*read)[0].family, "mtl-h");  // by family name
-    EXPECT_EQ((*read)[0].status, ks::CoverageStatus::NotTargetable);
+    EXPECT_EQ((*read)[0].status, ks::CoverageStatus::not_targetable);
     EXPECT_EQ((*read)[0].pci_ids, (std::vector<std::uint32_t>{0x7d55, 0x7dd5}));
     EXPECT_EQ((*read)[0].compiler, "ocloc 22.43");
     EXPECT_EQ((*read)[0].detail, "cannot target mtl-h");
@@ -227,7 +227,7 @@ TEST_F(Store, AotCoverageRoundTripsAndTheFirstPackWins) {
     auto found = tiers.aot_coverage("mtl-h");
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(found->first, pack_b);  // the first pack that has a record
-    EXPECT_EQ(found->second.status, ks::CoverageStatus::Covered);
+    EXPECT_EQ(found->second.status, ks::CoverageStatus::covered);
     ASSERT_TRUE(tiers.aot_coverage("tgllp").has_value());
     EXPECT_EQ(tiers.aot_coverage("tgllp")->first, pack_a);
     EXPECT_FALSE(tiers.aot_coverage("adl-p").has_value());
@@ -240,17 +240,17 @@ TEST_F(Store, DamagedCoverageRowIsAClearErrorAndAnEmptyFamilyIsRefused) {
         ASSERT_TRUE(builder.ok());
         make_pack(builder.value(), pack, 1);
     }
-    auto empty = ks::write_aot_coverage(pack, {{"", "t", ks::CoverageStatus::Covered, {}, "", ""}});
+    auto empty = ks::write_aot_coverage(pack, {{"", "t", ks::CoverageStatus::covered, {}, "", ""}});
     ASSERT_FALSE(empty.ok());
-    EXPECT_EQ(empty.error().code, ks::StoreErrc::InvalidArgument);
+    EXPECT_EQ(empty.error().code, ks::StoreErrc::invalid_argument);
     ASSERT_TRUE(
-        ks::write_aot_coverage(pack, {{"tgllp", "tgllp", ks::CoverageStatus::Covered, {}, "", ""}})
+        ks::write_aot_coverage(pack, {{"tgllp", "tgllp", ks::CoverageStatus::covered, {}, "", ""}})
             .ok());
 
     raw_sql(pack, "UPDATE kcache_aot_coverage SET status = 'maybe'");
     auto bad_status = ks::Pack::open(pack);
     ASSERT_FALSE(bad_status.ok());
-    EXPECT_EQ(bad_status.error().code, ks::StoreErrc::Corrupt);
+    EXPECT_EQ(bad_status.error().code, ks::StoreErrc::corrupt);
     EXPECT_NE(bad_status.error().message.find("family 'tgllp' has status 'maybe'"),
               std::string::npos)
         << bad_status.error().message;

@@ -39,7 +39,7 @@ std::vector<std::string> g_log;
 ks::KeyFields sample_fields(int i) {
     ks::KeyFields f;
     f.kernel_name = "conv2d_f32";
-    f.source_digest = ks::sha256_hex("__kernel void k" + std::to_string(i) + "() {}");
+    f.source_digest = kcache::sha256_hex("__kernel void k" + std::to_string(i) + "() {}");
     f.entry_points = {"conv2d_f32", "conv2d_f32_tail"};
     f.build_options = "-cl-fast-relaxed-math  -DTILE=16";
     f.target_format = "native";
@@ -82,7 +82,7 @@ ks::Bytes binary_like(std::size_t n, std::uint64_t seed) {
 ks::Provenance test_provenance() {
     ks::Provenance p;
     p.producer_version = "kcache-test 0.1";
-    p.origin = ks::Origin::Jit;
+    p.origin = ks::Origin::jit;
     p.build_time_ms = 1234;
     p.build_log = "build ok";
     return p;

@@ -17,7 +17,7 @@ TEST_F(Store, PutThenGetReturnsBytesAndProvenance) {
     const auto bytes = binary_like(100 * 1024, 7);
     auto put = store.put(sample_fields(1), bytes, test_provenance());
     ASSERT_TRUE(put.ok()) << put.error().message;
-    EXPECT_EQ(put->outcome, ks::PutOutcome::Stored);
+    EXPECT_EQ(put->outcome, ks::PutOutcome::stored);
     EXPECT_EQ(put->key, ks::make_key(sample_fields(1)));
 
     auto got = store.get(sample_fields(1));
@@ -26,17 +26,17 @@ TEST_F(Store, PutThenGetReturnsBytesAndProvenance) {
     EXPECT_EQ(got->info.provenance.producer_version, "kcache-test 0.1");
     EXPECT_EQ(got->info.provenance.build_log, "build ok");
     EXPECT_EQ(got->info.provenance.build_time_ms, 1234);
-    EXPECT_EQ(got->info.codec, ks::Codec::Zstd);
+    EXPECT_EQ(got->info.codec, ks::Codec::zstd);
     EXPECT_LT(got->info.stored_size, got->info.raw_size);
     EXPECT_EQ(got->info.fields, ks::normalized(sample_fields(1)));
-    EXPECT_EQ(got->info.verification, ks::Verification::Unverified);
+    EXPECT_EQ(got->info.verification, ks::Verification::unverified);
 
     auto by_key = store.get(put->key);
     ASSERT_TRUE(by_key.ok());
     EXPECT_EQ(by_key->bytes, bytes);
     auto miss = store.get(sample_fields(2));
     ASSERT_FALSE(miss.ok());
-    EXPECT_EQ(miss.error().reason, ks::MissReason::NotFound);
+    EXPECT_EQ(miss.error().reason, ks::MissReason::not_found);
 }
 
 TEST_F(Store, EmptyAndIncompressibleEntriesRoundTrip) {
@@ -80,7 +80,7 @@ TEST_F(Store, LiteralCodingFollowsThePolicyAndBothFramesRead) {
     ASSERT_TRUE(coded.ok() && raw_literals.ok());
     EXPECT_EQ(coded->bytes, text);
     EXPECT_EQ(raw_literals->bytes, text);
-    EXPECT_EQ(coded->info.codec, ks::Codec::Zstd);
+    EXPECT_EQ(coded->info.codec, ks::Codec::zstd);
     EXPECT_LT(coded->info.stored_size * 3, text.size() * 2);  // ~4 bits a byte
     EXPECT_GT(raw_literals->info.stored_size * 10, text.size() * 9);
 
@@ -99,7 +99,7 @@ TEST_F(Store, EntryPointNamesWithWhitespaceAreRefused) {
     f.entry_points = {"conv 2d"};
     auto put = store.put(f, binary_like(10, 1), test_provenance());
     ASSERT_FALSE(put.ok());
-    EXPECT_EQ(put.error().code, ks::StoreErrc::InvalidArgument);
+    EXPECT_EQ(put.error().code, ks::StoreErrc::invalid_argument);
 }
 
 TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
@@ -107,7 +107,7 @@ TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
     ASSERT_TRUE(store.put(sample_fields(1), binary_like(1000, 1), test_provenance()).ok());
     auto again = store.put(sample_fields(1), binary_like(1000, 2), test_provenance());
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again->outcome, ks::PutOutcome::AlreadyPresent);
+    EXPECT_EQ(again->outcome, ks::PutOutcome::already_present);
     EXPECT_EQ(store.get(sample_fields(1))->bytes, binary_like(1000, 1));
     auto stats = store.stats();
     ASSERT_TRUE(stats.ok());
@@ -124,7 +124,7 @@ TEST_F(Store, StoredFieldsDifferingFromRequestAreACollision) {
     auto store = open_store();
     auto got = store.get(sample_fields(1));
     ASSERT_FALSE(got.ok());
-    EXPECT_EQ(got.error().reason, ks::MissReason::Collision);
+    EXPECT_EQ(got.error().reason, ks::MissReason::collision);
     EXPECT_NE(got.error().detail.find("driver_version"), std::string::npos);
 }
 
@@ -134,15 +134,15 @@ TEST_F(Store, ReadOnlyPolicyServesGetsAndRefusesPuts) {
         ASSERT_TRUE(store.put(sample_fields(1), binary_like(500, 1), test_provenance()).ok());
     }
     ks::Policy ro;
-    ro.mode = ks::OpenMode::ReadOnly;
+    ro.mode = ks::OpenMode::read_only;
     auto store = open_store(ro);
-    EXPECT_EQ(store.mode(), ks::OpenMode::ReadOnly);
+    EXPECT_EQ(store.mode(), ks::OpenMode::read_only);
     ASSERT_TRUE(store.get(sample_fields(1)).ok());
     auto put = store.put(sample_fields(2), binary_like(10, 2), test_provenance());
     ASSERT_FALSE(put.ok());
-    EXPECT_EQ(put.error().code, ks::StoreErrc::ReadOnly);
+    EXPECT_EQ(put.error().code, ks::StoreErrc::read_only);
     EXPECT_FALSE(
-        store.record_failure(ks::make_key(sample_fields(2)), ks::FailureKind::Crash, "x").ok());
+        store.record_failure(ks::make_key(sample_fields(2)), ks::FailureKind::crash, "x").ok());
 }
 
 TEST_F(Store, FailureRecordsCountRepeatsAndExpireLater) {
@@ -155,31 +155,31 @@ TEST_F(Store, FailureRecordsCountRepeatsAndExpireLater) {
     const ks::Key key = ks::make_key(sample_fields(1));
     EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
 
-    auto first = store.record_failure(key, ks::FailureKind::Timeout, "deadline 30 s");
+    auto first = store.record_failure(key, ks::FailureKind::timeout, "deadline 30 s");
     ASSERT_TRUE(first.ok()) << first.error().message;
     EXPECT_EQ(first->count, 1u);
     EXPECT_EQ(first->expires_ms, now + 1000);
     now += 10;
-    auto second = store.record_failure(key, ks::FailureKind::Timeout, "deadline 30 s again");
+    auto second = store.record_failure(key, ks::FailureKind::timeout, "deadline 30 s again");
     EXPECT_EQ(second->count, 2u);
     EXPECT_EQ(second->first_seen_ms, 1'000'000);
     EXPECT_EQ(second->expires_ms, now + 2000);
     now += 10;
-    auto third = store.record_failure(key, ks::FailureKind::Timeout, "again");
+    auto third = store.record_failure(key, ks::FailureKind::timeout, "again");
     EXPECT_EQ(third->expires_ms, now + 4000);
     for (int i = 0; i < 5; ++i) {
-        third = store.record_failure(key, ks::FailureKind::Timeout, "again");
+        third = store.record_failure(key, ks::FailureKind::timeout, "again");
     }
     EXPECT_EQ(third->expires_ms, now + 5000);  // capped
 
     auto fresh = store.find_fresh_failure(key);
     ASSERT_TRUE(fresh.ok() && fresh->has_value());
-    EXPECT_EQ((*fresh)->kind, ks::FailureKind::Timeout);
+    EXPECT_EQ((*fresh)->kind, ks::FailureKind::timeout);
     EXPECT_EQ((*fresh)->detail, "again");
     now += 5001;
     EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
 
-    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::Crash, "SIGSEGV").ok());
+    ASSERT_TRUE(store.record_failure(key, ks::FailureKind::crash, "SIGSEGV").ok());
     EXPECT_TRUE(store.find_fresh_failure(key)->has_value());
     EXPECT_EQ(store.clear_failures(key).value(), 2u);
     EXPECT_FALSE(store.find_fresh_failure(key)->has_value());
@@ -196,7 +196,7 @@ TEST_F(Store, StatsCountHitsMissesAndPersistThem) {
         ASSERT_TRUE(s.ok());
         ASSERT_EQ(s->tiers.size(), 1u);
         EXPECT_EQ(s->tiers[0].hits, 2u);
-        EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::NotFound), 1u);
+        EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::not_found), 1u);
         EXPECT_EQ(s->entries, 1u);
         EXPECT_EQ(s->raw_bytes, 2000u);
         EXPECT_GT(s->stored_bytes, 0u);
@@ -205,7 +205,7 @@ TEST_F(Store, StatsCountHitsMissesAndPersistThem) {
     auto store = open_store();
     auto s = store.stats();
     EXPECT_EQ(s->tiers[0].hits, 2u);
-    EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::NotFound), 1u);
+    EXPECT_EQ(s->tiers[0].misses_for(ks::MissReason::not_found), 1u);
     auto info = store.info(ks::make_key(sample_fields(1)));
     ASSERT_TRUE(info.ok() && info->has_value());
     EXPECT_EQ((*info)->hit_count, 2u);
@@ -235,10 +235,10 @@ TEST_F(Store, VerificationListRemoveAndNearest) {
         ASSERT_TRUE(store.put(sample_fields(i), binary_like(100, i), test_provenance()).ok());
     }
     const ks::Key k0 = ks::make_key(sample_fields(0));
-    EXPECT_TRUE(store.set_verified(k0, ks::Verification::Passed).value());
-    EXPECT_EQ(store.get(k0)->info.verification, ks::Verification::Passed);
+    EXPECT_TRUE(store.set_verified(k0, ks::Verification::passed).value());
+    EXPECT_EQ(store.get(k0)->info.verification, ks::Verification::passed);
     EXPECT_FALSE(
-        store.set_verified(ks::make_key(sample_fields(7)), ks::Verification::Failed).value());
+        store.set_verified(ks::make_key(sample_fields(7)), ks::Verification::failed).value());
     EXPECT_EQ(store.list()->size(), 3u);
 
     ks::KeyFields wanted = sample_fields(0);
@@ -252,7 +252,7 @@ TEST_F(Store, VerificationListRemoveAndNearest) {
 
     EXPECT_TRUE(store.remove(k0).value());
     EXPECT_FALSE(store.remove(k0).value());
-    EXPECT_EQ(store.get(k0).error().reason, ks::MissReason::NotFound);
+    EXPECT_EQ(store.get(k0).error().reason, ks::MissReason::not_found);
     EXPECT_EQ(store.list()->size(), 2u);
 }
 
@@ -281,11 +281,11 @@ TEST_F(Store, EvictionKeepsTheSizeBoundUnderChurnAndPrefersRecentlyUsed) {
     EXPECT_EQ(s->entries, store.list()->size());
     // The newest entry survives; the oldest cold ones are gone.
     EXPECT_TRUE(store.get(sample_fields(300)).ok());
-    EXPECT_EQ(store.get(sample_fields(1)).error().reason, ks::MissReason::NotFound);
+    EXPECT_EQ(store.get(sample_fields(1)).error().reason, ks::MissReason::not_found);
     // An entry larger than the whole bound is refused, not stored.
     auto huge = store.put(sample_fields(999), binary_like(2 << 20, 1), test_provenance());
     ASSERT_FALSE(huge.ok());
-    EXPECT_EQ(huge.error().code, ks::StoreErrc::TooLarge);
+    EXPECT_EQ(huge.error().code, ks::StoreErrc::too_large);
 }
 
 TEST_F(Store, GcRemovesUnusedEntriesAndShrinksToABound) {
@@ -325,7 +325,7 @@ TEST_F(Store, OneStoreServesManyThreads) {
                 } else if (auto got = store.get(sample_fields(i)); got.ok()) {
                     errors += got->bytes == binary_like(3000 + i, i) ? 0 : 1;
                 } else {
-                    errors += got.error().reason == ks::MissReason::NotFound ? 0 : 1;
+                    errors += got.error().reason == ks::MissReason::not_found ? 0 : 1;
                 }
             }
         });
@@ -335,5 +335,5 @@ TEST_F(Store, OneStoreServesManyThreads) {
     }
     EXPECT_EQ(errors.load(), 0);
     auto s = store.stats();
-    EXPECT_EQ(s->tiers[0].hits + s->tiers[0].misses_for(ks::MissReason::NotFound), 4u * 100u);
+    EXPECT_EQ(s->tiers[0].hits + s->tiers[0].misses_for(ks::MissReason::not_found), 4u * 100u);
 }

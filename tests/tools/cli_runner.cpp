@@ -33,10 +33,10 @@ CliRun CliTest::kcache(const std::vector<std::string>& args, const std::vector<s
     }
     // A generous bound: a hung kcache fails the test instead of hanging the suite.
     const auto result = compiler::run(spec, compiler::Clock::now() + std::chrono::minutes(3));
-    EXPECT_EQ(result.outcome, compiler::Outcome::exited)
+    EXPECT_EQ(result.outcome, compiler::ChildExit::exited)
         << "kcache did not exit: " << compiler::to_string(result.outcome) << "\n"
         << result.err;
-    return {result.outcome == compiler::Outcome::exited ? result.exit_code : -1, result.out,
+    return {result.outcome == compiler::ChildExit::exited ? result.exit_code : -1, result.out,
             result.err};
 }
 

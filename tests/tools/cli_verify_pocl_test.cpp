@@ -153,7 +153,7 @@ ks::Key put_stale_copy(const std::filesystem::path& store_dir, const std::string
             auto entry = store->get(info.key);
             EXPECT_TRUE(entry.ok());
             ks::KeyFields stale = info.fields;
-            stale.source_digest = ks::sha256_hex("// an older dot.cl");
+            stale.source_digest = kcache::sha256_hex("// an older dot.cl");
             auto put = store->put(stale, entry->bytes, test_provenance());
             EXPECT_TRUE(put.ok());
             return put->key;

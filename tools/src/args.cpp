@@ -169,7 +169,7 @@ Result<ParsedArgs, UsageError> parse_args(std::span<const std::string> args,
         if (parsed.has(name)) {
             return fail(usage("--" + name + " given twice"));
         }
-        if (option->arity == Arity::Flag) {
+        if (option->arity == Arity::flag) {
             if (eq != std::string::npos) {
                 return fail(usage("--" + name + " takes no value"));
             }
@@ -200,7 +200,7 @@ std::string help_text(const CommandSpec& spec) {
     std::vector<std::pair<std::string, std::string>> rows;
     for (const OptionSpec& o : spec.options) {
         std::string left = "--" + o.name;
-        if (o.arity == Arity::Value) {
+        if (o.arity == Arity::value) {
             left += " " + o.metavar;
         }
         rows.emplace_back(left, o.help);

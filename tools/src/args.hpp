@@ -17,13 +17,13 @@
 namespace kcache::cli {
 
 // Whether an option takes a value.
-enum class Arity { Flag, Value };
+enum class Arity { flag, value };
 
 // One option a subcommand accepts.
 struct OptionSpec {
     std::string name;  // without the leading "--"
-    Arity arity = Arity::Flag;
-    std::string metavar;  // shown in help for Arity::Value ("N", "FILE")
+    Arity arity = Arity::flag;
+    std::string metavar;  // shown in help for Arity::value ("N", "FILE")
     std::string help;     // one line
 };
 

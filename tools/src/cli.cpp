@@ -14,7 +14,7 @@ int report(Exit code, std::string_view command, std::string_view message) {
 }
 
 Exit exit_for(const store::StoreError& error) {
-    return error.code == store::StoreErrc::InvalidArgument ? Exit::usage : Exit::store_error;
+    return error.code == store::StoreErrc::invalid_argument ? Exit::usage : Exit::store_error;
 }
 
 std::optional<Config> load_cli_config(std::string_view command, int& exit_code) {
@@ -35,7 +35,7 @@ std::optional<store::Store> open_user_store(std::string_view command, int& exit_
     }
     store::Policy policy;
     policy.max_bytes = config->max_bytes;
-    policy.mode = config->read_only ? store::OpenMode::ReadOnly : mode;
+    policy.mode = config->read_only ? store::OpenMode::read_only : mode;
     auto opened = store::Store::open(config->dir, policy);
     if (!opened) {
         exit_code = report(exit_for(opened.error()), command, opened.error().message);
@@ -81,11 +81,11 @@ std::string format_time(store::TimeMs ms) {
 
 const char* origin_name(store::Origin origin) {
     switch (origin) {
-        case store::Origin::Jit:
+        case store::Origin::jit:
             return "jit";
-        case store::Origin::Aot:
+        case store::Origin::aot:
             return "aot";
-        case store::Origin::Import:
+        case store::Origin::imported:
             return "import";
     }
     return "unknown";
@@ -93,11 +93,11 @@ const char* origin_name(store::Origin origin) {
 
 const char* verification_name(store::Verification v) {
     switch (v) {
-        case store::Verification::Unverified:
+        case store::Verification::unverified:
             return "unverified";
-        case store::Verification::Passed:
+        case store::Verification::passed:
             return "passed";
-        case store::Verification::Failed:
+        case store::Verification::failed:
             return "failed";
     }
     return "unknown";

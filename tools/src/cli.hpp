@@ -67,7 +67,7 @@ std::optional<Config> load_cli_config(std::string_view command, int& exit_code);
 // Opens the configured user store (read-only when `mode` or the configuration
 // says so), or prints why not (prefixed by `command`) and sets `exit_code`.
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,
-                                            store::OpenMode mode = store::OpenMode::ReadWrite);
+                                            store::OpenMode mode = store::OpenMode::read_write);
 
 // Absolute path of this executable (/proc/self/exe).
 std::string self_path();

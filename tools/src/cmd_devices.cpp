@@ -84,7 +84,7 @@ json coverage_json(const device_db::FamilyRecord* family, const PackIndex& packs
         return {{"mode", "jit"}, {"why", "not an AOT target (no device-database family)"}};
     }
     for (const store::AotCoverage& r : packs.coverage) {
-        if (r.family == family->name && r.status == store::CoverageStatus::NotTargetable) {
+        if (r.family == family->name && r.status == store::CoverageStatus::not_targetable) {
             return {{"mode", "jit"}, {"why", r.detail}};
         }
     }
@@ -200,9 +200,9 @@ Command devices_command() {
              "listed without loading any driver. Coverage says, per device, whether prebuilt\n"
              "binaries exist for each kernel in the installed packs (<prefix>/share/kcache/packs"
              ") or\nwhy the runtime will compile just in time.\n",
-             {{"json", Arity::Flag, "", "print JSON"},
-              {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"},
-              {"pack", Arity::Value, "FILE", "judge coverage against this pack instead"}},
+             {{"json", Arity::flag, "", "print JSON"},
+              {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"},
+              {"pack", Arity::value, "FILE", "judge coverage against this pack instead"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitStore +

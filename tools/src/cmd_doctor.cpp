@@ -229,8 +229,8 @@ Command doctor_command() {
          "[default …]), the store directory's owner and mode, the OpenCL ICDs registered\n"
          "in /etc/OpenCL/vendors (or $OCL_ICD_VENDORS), ocloc's version, and notes and\n"
          "quirk rules of the device database for each OpenCL device (probed in a child).\n",
-         {{"json", Arity::Flag, "", "print JSON"},
-          {"timeout", Arity::Value, "DUR", "bound on the OpenCL probe (default 30s)"}},
+         {{"json", Arity::flag, "", "print JSON"},
+          {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,
          0,
          std::string(kExitOk) + "  1  a problem was found (lines marked PROBLEM)\n" + kExitUsage},

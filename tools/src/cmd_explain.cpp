@@ -85,7 +85,7 @@ int run(const ParsedArgs& args) {
     }
     auto variant = kernels::parse_variant(args.positionals()[0]);
     if (!variant) {
-        return report(variant.error().code == kernels::ErrorCode::malformed_variant
+        return report(variant.error().code == kernels::KernelErrc::malformed_variant
                           ? Exit::usage
                           : Exit::not_found,
                       "explain", variant.error().message);
@@ -126,9 +126,9 @@ Command explain_command() {
              "(probed in a child) the key the runtime would look up is computed; on a miss\n"
              "the nearest stored entries are shown with every hashed field that differs\n"
              "(wanted vs stored): a new driver version, other build options, …\n",
-             {{"device", Arity::Value, "SEL", "only this device: index or name substring"},
-              {"limit", Arity::Value, "N", "nearest entries shown per device (default 3)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"device", Arity::value, "SEL", "only this device: index or name substring"},
+              {"limit", Arity::value, "N", "nearest entries shown per device (default 3)"},
+              {"json", Arity::flag, "", "print JSON"}},
              1,
              1,
              std::string(kExitOk) + kExitUsage + "  3  unknown kernel, parameter or device\n" +

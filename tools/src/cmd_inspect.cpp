@@ -151,8 +151,8 @@ int run_get(const ParsedArgs& args) {
     auto entry = store->get(*key);
     if (!entry) {
         return report(
-            entry.error().reason == store::MissReason::NotFound ? Exit::not_found
-                                                                : Exit::store_error,
+            entry.error().reason == store::MissReason::not_found ? Exit::not_found
+                                                                 : Exit::store_error,
             "get",
             std::string(store::to_string(entry.error().reason)) + ": " + entry.error().detail);
     }
@@ -171,12 +171,12 @@ Command ls_command() {
              "list cache entries (user store, or a pack)",
              "Filters combine (all must hold). --kernel accepts names and aliases and matches\n"
              "every variant of the kernel.\n",
-             {{"kernel", Arity::Value, "NAME", "only this kernel (name or alias)"},
-              {"device", Arity::Value, "TEXT", "only devices whose name contains TEXT"},
-              {"origin", Arity::Value, "KIND", "only jit, aot or import entries"},
-              {"verified", Arity::Value, "STATE", "only passed, failed or unverified entries"},
-              {"pack", Arity::Value, "FILE", "list this pack instead of the user store"},
-              {"json", Arity::Flag, "", "print a JSON array of entries"}},
+             {{"kernel", Arity::value, "NAME", "only this kernel (name or alias)"},
+              {"device", Arity::value, "TEXT", "only devices whose name contains TEXT"},
+              {"origin", Arity::value, "KIND", "only jit, aot or import entries"},
+              {"verified", Arity::value, "STATE", "only passed, failed or unverified entries"},
+              {"pack", Arity::value, "FILE", "list this pack instead of the user store"},
+              {"json", Arity::flag, "", "print a JSON array of entries"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},
@@ -188,7 +188,7 @@ Command stats_command() {
              "[options]",
              "show store size, entries and hit/miss counters",
              "",
-             {{"json", Arity::Flag, "", "print JSON"}},
+             {{"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitStore},
@@ -201,8 +201,8 @@ Command get_command() {
              "write the binary of one entry (KEY: hex key or prefix)",
              "KEY is a full 64-digit key or a unique prefix of at least 8 digits, as `kcache\n"
              "ls` prints it. The checksum is verified before any byte is written.\n",
-             {{"output", Arity::Value, "FILE", "write the binary here (default: stdout)"},
-              {"info", Arity::Flag, "", "print the entry's metadata as JSON instead"}},
+             {{"output", Arity::value, "FILE", "write the binary here (default: stdout)"},
+              {"info", Arity::flag, "", "print the entry's metadata as JSON instead"}},
              1,
              1,
              std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},

@@ -119,9 +119,9 @@ Command gc_command() {
              "remove old entries and shrink the store to a size",
              "--older-than removes entries not used for that long; --max-size then evicts the\n"
              "least recently used entries until the stored bytes fit. At least one is needed.\n",
-             {{"max-size", Arity::Value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
-              {"older-than", Arity::Value, "DUR", "remove entries unused for DUR (30d, 12h)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"max-size", Arity::value, "SIZE", "keep at most SIZE stored bytes (500M, 2G)"},
+              {"older-than", Arity::value, "DUR", "remove entries unused for DUR (30d, 12h)"},
+              {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitStore},
@@ -135,7 +135,7 @@ Command export_command() {
              "Every entry is checksum-verified before it is written; the pack is an SQLite\n"
              "file of the store's schema that `kcache import` (or the runtime, as a\n"
              "read-only tier) reads.\n",
-             {{"kernel", Arity::Value, "NAME", "only entries of this kernel (name or alias)"}},
+             {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or alias)"}},
              1,
              1,
              std::string(kExitOk) + kExitUsage + kExitNotFound + kExitStore},
@@ -148,7 +148,7 @@ Command import_command() {
              "copy the entries of a pack into the user store",
              "Each entry's checksum is verified; entries that do not verify are skipped and\n"
              "counted. A pack written by a newer kcache (newer schema) is refused.\n",
-             {{"json", Arity::Flag, "", "print JSON"}},
+             {{"json", Arity::flag, "", "print JSON"}},
              1,
              1,
              std::string(kExitOk) + "  1  some entries were corrupt and skipped\n" + kExitUsage +

@@ -117,7 +117,7 @@ void build_one(BuildJob& job, TargetPlan& plan, const kernels::Variant& variant)
     auto rendered = kernels::render(variant);
     auto binary = job.ocloc.compile({rendered->source, rendered->options, plan.target},
                                     compiler::Clock::now() + job.timeout);
-    if (!binary && binary.error().kind == compiler::AotErrorKind::unsupported_target) {
+    if (!binary && binary.error().kind == compiler::OclocErrc::unsupported_target) {
         std::lock_guard lock(job.mutex);
         if (!plan.unsupported.exchange(true)) {
             plan.unsupported_detail = binary.error().message;
@@ -130,7 +130,7 @@ void build_one(BuildJob& job, TargetPlan& plan, const kernels::Variant& variant)
     }
     const auto& bytes = binary->binary;
     store::Provenance prov{
-        kProducer, store::Origin::Aot,
+        kProducer, store::Origin::aot,
         std::chrono::duration_cast<std::chrono::milliseconds>(binary->elapsed).count(),
         binary->log};
     auto put =
@@ -166,16 +166,16 @@ std::vector<store::AotCoverage> coverage_of(const std::vector<std::unique_ptr<Ta
         for (const device_db::FamilyRecord* f : plan->families) {
             store::AotCoverage r{f->name,
                                  plan->target,
-                                 store::CoverageStatus::Covered,
+                                 store::CoverageStatus::covered,
                                  family_pci_ids(f->name),
                                  compiler_id,
                                  ""};
             if (plan->unsupported) {
-                r.status = store::CoverageStatus::NotTargetable;
+                r.status = store::CoverageStatus::not_targetable;
                 r.detail = plan->unsupported_detail + "; the runtime must JIT";
             } else if (plan->failed > 0) {
-                r.status = plan->built > 0 ? store::CoverageStatus::Covered
-                                           : store::CoverageStatus::Failed;
+                r.status = plan->built > 0 ? store::CoverageStatus::covered
+                                           : store::CoverageStatus::failed;
                 r.detail = std::to_string(plan->failed.load()) + " variants failed to build";
             }
             records.push_back(std::move(r));
@@ -196,12 +196,12 @@ int print_summary(const std::vector<store::AotCoverage>& records, std::uint64_t 
                   const std::string& out_path, int failures) {
     std::cout << "pack " << out_path << ": " << entries << " binaries\n";
     for (const store::AotCoverage& r : records) {
-        if (r.status == store::CoverageStatus::Covered) {
+        if (r.status == store::CoverageStatus::covered) {
             std::cout << "  covered: " << r.family << " (" << r.ocloc_target << ")\n";
         }
     }
     for (const store::AotCoverage& r : records) {
-        if (r.status != store::CoverageStatus::Covered) {
+        if (r.status != store::CoverageStatus::covered) {
             std::cout << "  NOT COVERED: " << r.family << " (" << id_list(r.pci_ids)
                       << "): " << r.detail << "\n";
         }
@@ -293,14 +293,14 @@ Command prebuild_command() {
              "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n"
              "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
              "<prefix>/share/kcache/packs.\n",
-             {{"output", Arity::Value, "PACK", "pack file to write (must not exist; *.kcpack)"},
-              {"targets", Arity::Value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
-              {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
-              {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-              {"jobs", Arity::Value, "N", "parallel ocloc runs (default 1)"},
-              {"timeout", Arity::Value, "DUR", "per compile (default 120s)"},
-              {"ocloc", Arity::Value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
-              {"quiet", Arity::Flag, "", "no progress output"}},
+             {{"output", Arity::value, "PACK", "pack file to write (must not exist; *.kcpack)"},
+              {"targets", Arity::value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
+              {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+              {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+              {"jobs", Arity::value, "N", "parallel ocloc runs (default 1)"},
+              {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
+              {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
+              {"quiet", Arity::flag, "", "no progress output"}},
              0,
              0,
              std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +

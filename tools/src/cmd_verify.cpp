@@ -55,8 +55,8 @@ KatOutcome verify_on_device(store::Store& store, const KatRun& kat, const store:
     KatOutcome outcome = run_kat(kat.helper, kat.devices, entry, kat.timeout);
     if (outcome.state == KatState::passed || outcome.state == KatState::failed ||
         outcome.state == KatState::timeout) {
-        const auto result = outcome.state == KatState::passed ? store::Verification::Passed
-                                                              : store::Verification::Failed;
+        const auto result = outcome.state == KatState::passed ? store::Verification::passed
+                                                              : store::Verification::failed;
         (void)store.set_verified(entry.info.key, result);
     }
     return outcome;
@@ -150,10 +150,10 @@ Command verify_command() {
              "kat_error (the helper could not run; nothing recorded), no_kat (not a\n"
              "registry kernel, e.g. a --manifest one, or built from another kcache\n"
              "version's source), device_absent; each with a detail (\"detail\" in --json).\n",
-             {{"run", Arity::Flag, "", "also run known-answer tests on the device"},
-              {"timeout", Arity::Value, "DUR", "bound on one known-answer test (default 60s)"},
-              {"pack", Arity::Value, "FILE", "check this pack instead (checksums only)"},
-              {"json", Arity::Flag, "", "print JSON"}},
+             {{"run", Arity::flag, "", "also run known-answer tests on the device"},
+              {"timeout", Arity::value, "DUR", "bound on one known-answer test (default 60s)"},
+              {"pack", Arity::value, "FILE", "check this pack instead (checksums only)"},
+              {"json", Arity::flag, "", "print JSON"}},
              0,
              0,
              std::string(kExitOk) +

@@ -280,7 +280,7 @@ int run(const ParsedArgs& args) {
     // handle writes nothing back at exit (the service has its own for puts).
     const bool exists = std::filesystem::exists(config->dir / store::kStoreFileName);
     auto store = open_user_store("warm", code,
-                                 exists ? store::OpenMode::ReadOnly : store::OpenMode::ReadWrite);
+                                 exists ? store::OpenMode::read_only : store::OpenMode::read_write);
     auto db = device_db::DeviceDb::from_environment();
     if (!store || !db) {
         return store ? report(Exit::store_error, "warm", db.error().message) : code;
@@ -314,14 +314,14 @@ Command warm_command() {
          "errors: the runtime falls back for them.\n"
          "--manifest FILE warms an operator library's own kernels; the format is in\n"
          "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n",
-         {{"device", Arity::Value, "SEL", "only this device: index or name substring"},
-          {"kernels", Arity::Value, "LIST", "kernel names or aliases (default: all)"},
-          {"dtypes", Arity::Value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-          {"manifest", Arity::Value, "FILE", "warm the kernels of this manifest instead"},
-          {"jobs", Arity::Value, "N", "compiles in parallel (default: the number of CPUs)"},
-          {"timeout", Arity::Value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
-          {"json", Arity::Flag, "", "print the summary and every item as JSON"},
-          {"quiet", Arity::Flag, "", "no progress output"}},
+         {{"device", Arity::value, "SEL", "only this device: index or name substring"},
+          {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+          {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+          {"manifest", Arity::value, "FILE", "warm the kernels of this manifest instead"},
+          {"jobs", Arity::value, "N", "compiles in parallel (default: the number of CPUs)"},
+          {"timeout", Arity::value, "DUR", "per compile (default: KCACHE_JIT_TIMEOUT_MS, 120s)"},
+          {"json", Arity::flag, "", "print the summary and every item as JSON"},
+          {"quiet", Arity::flag, "", "no progress output"}},
          0,
          0,
          std::string(kExitOk) + "  1  some kernel failed to build (build error, crash, store)\n" +

@@ -97,7 +97,7 @@ KatOutcome run_kat(const std::string& helper, const std::vector<device_db::Devic
     if (!rendered || !kernels::variant_tolerance(*variant)) {
         return no_kat;
     }
-    if (f.source_digest != store::sha256_hex(rendered->source)) {
+    if (f.source_digest != kcache::sha256_hex(rendered->source)) {
         // Another kcache version's source (or a library's own kernel of that
         // name): this KAT tests the ABI of the registry's source only.
         return {KatState::no_kat, f.kernel_name + " was built from other source text than " +
@@ -113,18 +113,18 @@ KatOutcome run_kat(const std::string& helper, const std::vector<device_db::Devic
     spec.stdin_data.assign(entry.bytes.begin(), entry.bytes.end());
     const compiler::RunResult r = compiler::run(spec, compiler::Clock::now() + timeout);
     switch (r.outcome) {
-        case compiler::Outcome::timed_out:
+        case compiler::ChildExit::timed_out:
             return {KatState::timeout, "the known-answer test did not finish within " +
                                            std::to_string(timeout.count()) +
                                            " ms; the helper was killed"};
-        case compiler::Outcome::signaled:
+        case compiler::ChildExit::signaled:
             return {KatState::failed, "the known-answer test crashed the helper (signal " +
                                           std::to_string(r.signal) + ")"};
-        case compiler::Outcome::spawn_failed:
+        case compiler::ChildExit::spawn_failed:
             return {KatState::error,
                     "cannot start " + helper + ": " +
                         std::error_code(r.spawn_errno, std::generic_category()).message()};
-        case compiler::Outcome::exited:
+        case compiler::ChildExit::exited:
             break;
     }
     return read_verdict(r);

@@ -1,4 +1,4 @@
-// kcache: the command-line tool (DESIGN.md "Interfaces"). Dispatches to one
+// kcache: the command-line tool (docs/design.md, "Interfaces"). Dispatches to one
 // subcommand per file; every subcommand has --help and documented exit codes.
 
 #include <iostream>

@@ -126,16 +126,16 @@ Result<std::vector<DeviceIdentity>, ProbeError> probe_devices(std::chrono::milli
     spec.args = {"devices", kProbeChildFlag};
     const auto run = compiler::run(spec, compiler::Clock::now() + timeout);
     switch (run.outcome) {
-        case compiler::Outcome::timed_out:
+        case compiler::ChildExit::timed_out:
             return fail(ProbeError{ProbeErrc::timed_out,
                                    "OpenCL platform initialisation did not finish within " +
                                        std::to_string(timeout.count()) + " ms (probe killed)"});
-        case compiler::Outcome::signaled:
+        case compiler::ChildExit::signaled:
             return fail(ProbeError{ProbeErrc::crashed, "the OpenCL probe died of signal " +
                                                            std::to_string(run.signal)});
-        case compiler::Outcome::spawn_failed:
+        case compiler::ChildExit::spawn_failed:
             return fail(ProbeError{ProbeErrc::failed, "cannot start the probe " + spec.program});
-        case compiler::Outcome::exited:
+        case compiler::ChildExit::exited:
             break;
     }
     if (run.exit_code != 0) {

@@ -59,12 +59,12 @@ Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_liter
         if (!ZSTD_isError(n) && n < raw.size()) {
             out.data.resize(n);
             out.data.shrink_to_fit();
-            out.codec = Codec::Zstd;
+            out.codec = Codec::zstd;
             return out;
         }
     }
     out.data.assign(raw.begin(), raw.end());
-    out.codec = Codec::None;
+    out.codec = Codec::none;
     return out;
 }
 
@@ -76,13 +76,13 @@ Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uin
                     " bytes, expected 16");
     }
     Bytes raw;
-    if (codec == Codec::None) {
+    if (codec == Codec::none) {
         if (stored.size() != raw_size) {
             return fail("stored size " + std::to_string(stored.size()) + " != raw size " +
                         std::to_string(raw_size));
         }
         raw.assign(stored.begin(), stored.end());
-    } else if (codec == Codec::Zstd) {
+    } else if (codec == Codec::zstd) {
         unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
         if (declared != raw_size) {
             return fail("zstd frame header does not declare " + std::to_string(raw_size) +

@@ -57,11 +57,11 @@ std::optional<std::vector<std::uint32_t>> split_ids(const std::string& text) {
 
 const char* to_string(CoverageStatus status) {
     switch (status) {
-        case CoverageStatus::Covered:
+        case CoverageStatus::covered:
             return "covered";
-        case CoverageStatus::NotTargetable:
+        case CoverageStatus::not_targetable:
             return "not_targetable";
-        case CoverageStatus::Failed:
+        case CoverageStatus::failed:
             break;
     }
     return "failed";
@@ -69,7 +69,7 @@ const char* to_string(CoverageStatus status) {
 
 std::optional<CoverageStatus> parse_coverage_status(std::string_view text) {
     for (auto s :
-         {CoverageStatus::Covered, CoverageStatus::NotTargetable, CoverageStatus::Failed}) {
+         {CoverageStatus::covered, CoverageStatus::not_targetable, CoverageStatus::failed}) {
         if (text == to_string(s)) {
             return s;
         }
@@ -106,7 +106,7 @@ Result<std::vector<AotCoverage>, StoreError> read_table(sql::Db& db, const std::
                 (!status ? "status '" + s.text(2) + "'" : "pci_ids '" + s.text(3) + "'") +
                 ", which this kcache does not understand";
             stmt.value()->reset();
-            return fail(StoreError{StoreErrc::Corrupt, std::move(what)});
+            return fail(StoreError{StoreErrc::corrupt, std::move(what)});
         }
         out.push_back(
             AotCoverage{s.text(0), s.text(1), *status, std::move(*ids), s.text(4), s.text(5)});
@@ -120,7 +120,7 @@ Status<StoreError> write_aot_coverage(const std::filesystem::path& pack,
     const std::string p = pack.string();
     for (const AotCoverage& r : records) {
         if (r.family.empty()) {
-            return fail(StoreError{StoreErrc::InvalidArgument,
+            return fail(StoreError{StoreErrc::invalid_argument,
                                    p + ": a coverage record needs a family name"});
         }
     }

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 StoreError io_error(const fs::path& p, const std::string& what, int err) {
-    return {StoreErrc::Io, p.string() + ": " + what + ": " + std::strerror(err)};
+    return {StoreErrc::io, p.string() + ": " + what + ": " + std::strerror(err)};
 }
 
 std::string octal_mode(mode_t m) {
@@ -45,14 +45,14 @@ Status<StoreError> create_private_dir(const fs::path& dir) {
 Status<StoreError> check_owner_and_mode(const fs::path& dir, const struct stat& st,
                                         const std::string& via) {
     if (!S_ISDIR(st.st_mode)) {
-        return fail(
-            StoreError{StoreErrc::UnsafeDirectory, dir.string() + via +
-                                                       " is not a directory; point KCACHE_DIR at a "
-                                                       "directory"});
+        return fail(StoreError{StoreErrc::unsafe_directory,
+                               dir.string() + via +
+                                   " is not a directory; point KCACHE_DIR at a "
+                                   "directory"});
     }
     if (st.st_uid != ::geteuid()) {
         return fail(StoreError{
-            StoreErrc::UnsafeDirectory,
+            StoreErrc::unsafe_directory,
             "cache directory " + dir.string() + via + " is owned by uid " +
                 std::to_string(st.st_uid) + ", not by you (uid " + std::to_string(::geteuid()) +
                 "); another user could plant binaries there. Fix: use a directory you own "
@@ -61,7 +61,7 @@ Status<StoreError> check_owner_and_mode(const fs::path& dir, const struct stat& 
     }
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         return fail(StoreError{
-            StoreErrc::UnsafeDirectory,
+            StoreErrc::unsafe_directory,
             "cache directory " + dir.string() + via + " is writable by group or others (mode " +
                 octal_mode(st.st_mode) + "). Fix: `chmod 700 " + dir.string() + "`"});
     }
@@ -96,13 +96,13 @@ Result<Writable, StoreError> prepare_cache_dir(const fs::path& dir) {
     }
     struct statvfs vfs {};
     if (::statvfs(dir.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0) {
-        return Writable::No;
+        return Writable::no;
     }
-    return ::access(dir.c_str(), W_OK) == 0 ? Writable::Yes : Writable::No;
+    return ::access(dir.c_str(), W_OK) == 0 ? Writable::yes : Writable::no;
 }
 
 Writable file_writable(const fs::path& path) {
-    return ::access(path.c_str(), W_OK) == 0 ? Writable::Yes : Writable::No;
+    return ::access(path.c_str(), W_OK) == 0 ? Writable::yes : Writable::no;
 }
 
 std::string header_problem(const fs::path& db) {
@@ -166,7 +166,7 @@ Result<fs::path, StoreError> move_aside(const fs::path& db, const std::string& w
             return fail(io_error(companion, "cannot move aside", errno));
         }
     }
-    log_message(LogLevel::Warning, db.string() + " is damaged (" + why + "); moved it to " +
+    log_message(LogLevel::warning, db.string() + " is damaged (" + why + "); moved it to " +
                                        target.string() + " and started an empty store");
     return target;
 }

@@ -9,7 +9,7 @@
 
 namespace kcache::store::files {
 
-enum class Writable { Yes, No };
+enum class Writable { yes, no };
 
 // Creates `dir` (mode 0700, parents as needed) or checks an existing one
 // (following a symlink): it must be a directory owned by the effective user

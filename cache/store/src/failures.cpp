@@ -43,13 +43,13 @@ sql::Res<std::optional<FailureRecord>> find_locked(Store::Impl& s, const Key& ke
 
 const char* to_string(FailureKind kind) {
     switch (kind) {
-        case FailureKind::Timeout:
+        case FailureKind::timeout:
             return "timeout";
-        case FailureKind::Crash:
+        case FailureKind::crash:
             return "crash";
-        case FailureKind::BuildError:
+        case FailureKind::build_error:
             return "build_error";
-        case FailureKind::RejectedBinary:
+        case FailureKind::rejected_binary:
             return "rejected_binary";
     }
     return "unknown";

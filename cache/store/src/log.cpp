@@ -30,7 +30,7 @@ void log_message(LogLevel level, std::string_view message) {
         sink()(level, message);
         return;
     }
-    const char* tag = level == LogLevel::Error ? "error" : "warning";
+    const char* tag = level == LogLevel::error ? "error" : "warning";
     std::fprintf(stderr, "kcache: %s: %.*s\n", tag, static_cast<int>(message.size()),
                  message.data());
 }

@@ -31,22 +31,22 @@ Result<Entry, Miss> Pack::Impl::lookup(const Key& key) {
     };
     auto stmt = db.cached(rows::kSelectEntryByKey);
     if (!stmt.ok()) {
-        return miss(MissReason::IoError, stmt.error().message);
+        return miss(MissReason::io_error, stmt.error().message);
     }
     auto st = stmt.value()->bind(1, key.hex());
     auto row = st.ok() ? stmt.value()->step() : sql::Res<bool>(fail(st.error()));
     if (!row.ok()) {
-        return miss(row.error().corrupt() ? MissReason::Corrupt : MissReason::IoError,
+        return miss(row.error().corrupt() ? MissReason::corrupt : MissReason::io_error,
                     path.string() + ": " + row.error().message);
     }
     if (!row.value()) {
-        return miss(MissReason::NotFound, {});
+        return miss(MissReason::not_found, {});
     }
     auto entry = rows::read_verified(*stmt.value());
     if (!entry.ok()) {
-        log_message(LogLevel::Warning, "corrupt entry " + key.hex() + " in pack " + path.string() +
+        log_message(LogLevel::warning, "corrupt entry " + key.hex() + " in pack " + path.string() +
                                            " (" + entry.error() + "): skipped");
-        return miss(MissReason::Corrupt, entry.error());
+        return miss(MissReason::corrupt, entry.error());
     }
     ++counters.hits;
     return std::move(entry).value();
@@ -56,7 +56,7 @@ Result<Pack, StoreError> Pack::open(const fs::path& path) {
     const std::string p = path.string();
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) {
-        return fail(StoreError{StoreErrc::Io, p + ": no such pack file"});
+        return fail(StoreError{StoreErrc::io, p + ": no such pack file"});
     }
     // immutable=1: no locks, no -shm/-wal, nothing written, even beside the file.
     auto db = sql::Db::open(sql::file_uri(p, "immutable=1"),
@@ -99,8 +99,8 @@ Result<Entry, Miss> Pack::get(const KeyFields& fields) {
         if (!diff.empty()) {
             std::lock_guard lock(impl_->mu);
             --impl_->counters.hits;
-            ++impl_->counters.misses[static_cast<std::size_t>(MissReason::Collision)];
-            return fail(Miss{MissReason::Collision,
+            ++impl_->counters.misses[static_cast<std::size_t>(MissReason::collision)];
+            return fail(Miss{MissReason::collision,
                              impl_->path.string() + ": stored " + diff.front() + " differs"});
         }
     }
@@ -164,7 +164,7 @@ Result<TieredHit, TieredMiss> TieredStore::get(const KeyFields& fields) {
     TieredMiss missed;
     if (user_) {
         auto r = user_->get(fields);
-        Tier tier{Tier::Kind::User, 0, "user"};
+        Tier tier{Tier::Kind::user, 0, "user"};
         if (r.ok()) {
             return TieredHit{std::move(r).value(), tier};
         }
@@ -172,7 +172,7 @@ Result<TieredHit, TieredMiss> TieredStore::get(const KeyFields& fields) {
     }
     for (std::size_t i = 0; i < packs_.size(); ++i) {
         auto r = packs_[i].get(fields);
-        Tier tier{Tier::Kind::Pack, i, packs_[i].path().string()};
+        Tier tier{Tier::Kind::pack, i, packs_[i].path().string()};
         if (r.ok()) {
             return TieredHit{std::move(r).value(), tier};
         }

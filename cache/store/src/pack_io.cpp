@@ -96,7 +96,7 @@ Result<std::uint64_t, StoreError> Store::export_pack(const fs::path& pack_path,
                                                      const std::vector<Key>& keys) {
     std::error_code ec;
     if (fs::exists(pack_path, ec)) {
-        return fail(StoreError{StoreErrc::InvalidArgument,
+        return fail(StoreError{StoreErrc::invalid_argument,
                                pack_path.string() + " exists; packs are only written new"});
     }
     // Written under a temporary name and renamed: a pack is complete or absent.
@@ -127,7 +127,7 @@ Result<std::uint64_t, StoreError> Store::export_pack(const fs::path& pack_path,
     }
     pack = sql::Db::open(":memory:", SQLITE_OPEN_READWRITE, 0);  // closes the pack file
     if (::chmod(tmp.c_str(), 0644) != 0 || ::rename(tmp.c_str(), pack_path.c_str()) != 0) {
-        return fail_with(StoreError{StoreErrc::Io, pack_path.string() + ": cannot publish pack"});
+        return fail_with(StoreError{StoreErrc::io, pack_path.string() + ": cannot publish pack"});
     }
     return copied.value();
 }
@@ -147,11 +147,11 @@ Result<ImportReport, StoreError> Store::import_pack(const fs::path& pack_path) {
             return;
         }
         Provenance p = e.info.provenance;
-        p.origin = Origin::Import;
+        p.origin = Origin::imported;
         auto r = put(e.info.fields, e.bytes, p);
         if (!r.ok()) {
             first_error = r.error();
-        } else if (r->outcome == PutOutcome::Stored) {
+        } else if (r->outcome == PutOutcome::stored) {
             ++report.imported;
         } else {
             ++report.already_present;

@@ -96,17 +96,17 @@ sql::Stat upgrade_locked(sql::Db& db, int version) {
 }  // namespace
 
 StoreError too_new(int found, const std::string& path) {
-    return {StoreErrc::SchemaTooNew,
+    return {StoreErrc::schema_too_new,
             path + ": schema version " + std::to_string(found) + " was written by a newer kcache " +
                 "(this one reads up to " + std::to_string(kCurrentVersion) +
                 "); the file is left untouched: upgrade kcache, or point KCACHE_DIR elsewhere"};
 }
 
-StoreError to_store_error(const sql::Error& e, const std::string& path) {
-    StoreErrc code = e.busy()                    ? StoreErrc::Busy
-                     : e.corrupt()               ? StoreErrc::Corrupt
-                     : e.code == SQLITE_READONLY ? StoreErrc::ReadOnly
-                                                 : StoreErrc::Io;
+StoreError to_store_error(const sql::SqlError& e, const std::string& path) {
+    StoreErrc code = e.busy()                    ? StoreErrc::busy
+                     : e.corrupt()               ? StoreErrc::corrupt
+                     : e.code == SQLITE_READONLY ? StoreErrc::read_only
+                                                 : StoreErrc::io;
     return {code, path + ": SQLite: " + e.message};
 }
 
@@ -170,7 +170,7 @@ Status<StoreError> check_readable(sql::Db& db, const std::string& path) {
         return fail(too_new(v.value(), path));
     }
     if (v.value() < kCurrentVersion) {
-        return fail(StoreError{StoreErrc::SchemaTooOld,
+        return fail(StoreError{StoreErrc::schema_too_old,
                                path + ": schema version " + std::to_string(v.value()) +
                                    " is older than " + std::to_string(kCurrentVersion) +
                                    " and cannot be migrated read-only: open it writable once, "

@@ -27,6 +27,6 @@ StoreError too_new(int found, const std::string& path);
 Status<StoreError> check_readable(sql::Db& db, const std::string& path);
 
 // Maps an SQLite error to a StoreError whose message names `path`.
-StoreError to_store_error(const sql::Error& e, const std::string& path);
+StoreError to_store_error(const sql::SqlError& e, const std::string& path);
 
 }  // namespace kcache::store::schema

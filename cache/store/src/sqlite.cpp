@@ -4,10 +4,10 @@
 
 namespace kcache::store::sql {
 
-Error Stmt::error(int rc) const {
+SqlError Stmt::error(int rc) const {
     sqlite3* db = sqlite3_db_handle(s_.get());
-    return Error{rc & 0xff,
-                 std::string(sqlite3_errmsg(db)) + " (in: " + sqlite3_sql(s_.get()) + ")"};
+    return SqlError{rc & 0xff,
+                    std::string(sqlite3_errmsg(db)) + " (in: " + sqlite3_sql(s_.get()) + ")"};
 }
 
 Stat Stmt::bind(int i, std::int64_t v) {
@@ -54,8 +54,8 @@ Stat Stmt::run() {
         return fail(r.error());
     }
     if (r.value()) {
-        return fail(Error{SQLITE_MISUSE,
-                          std::string("statement returned a row: ") + sqlite3_sql(s_.get())});
+        return fail(SqlError{SQLITE_MISUSE,
+                             std::string("statement returned a row: ") + sqlite3_sql(s_.get())});
     }
     return Ok{};
 }
@@ -82,8 +82,8 @@ std::span<const std::uint8_t> Stmt::blob(int col) const {
     return {static_cast<const std::uint8_t*>(p), static_cast<std::size_t>(n)};
 }
 
-Error Db::error(int rc) const {
-    return Error{rc & 0xff, db_ ? sqlite3_errmsg(db_.get()) : sqlite3_errstr(rc)};
+SqlError Db::error(int rc) const {
+    return SqlError{rc & 0xff, db_ ? sqlite3_errmsg(db_.get()) : sqlite3_errstr(rc)};
 }
 
 Res<Db> Db::open(const std::string& uri, int flags, int busy_timeout_ms) {
@@ -109,7 +109,8 @@ Res<StmtRef> Db::cached(const char* sql) {
         int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
         if (rc != SQLITE_OK) {
             sqlite3_finalize(raw);
-            return fail(Error{rc & 0xff, std::string(sqlite3_errmsg(db_.get())) + " in: " + sql});
+            return fail(
+                SqlError{rc & 0xff, std::string(sqlite3_errmsg(db_.get())) + " in: " + sql});
         }
         it = cache_.emplace(sql, std::make_unique<Stmt>(raw)).first;
     }

@@ -19,7 +19,7 @@
 
 namespace kcache::store::sql {
 
-struct Error {
+struct SqlError {
     int code = SQLITE_ERROR;  // primary result code
     std::string message;
 
@@ -28,8 +28,8 @@ struct Error {
 };
 
 template <class T>
-using Res = Result<T, Error>;
-using Stat = Status<Error>;
+using Res = Result<T, SqlError>;
+using Stat = Status<SqlError>;
 
 struct StmtDeleter {
     void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
@@ -73,7 +73,7 @@ class Stmt {
     sqlite3_stmt* get() const { return s_.get(); }
 
   private:
-    Error error(int rc) const;
+    SqlError error(int rc) const;
     std::unique_ptr<sqlite3_stmt, StmtDeleter> s_;
 };
 
@@ -112,7 +112,7 @@ class Db {
     // Number of rows changed by the last statement.
     std::int64_t changes() const { return sqlite3_changes64(db_.get()); }
     sqlite3* get() const { return db_.get(); }
-    Error error(int rc) const;
+    SqlError error(int rc) const;
 
   private:
     std::unique_ptr<sqlite3, DbDeleter> db_;

@@ -40,13 +40,13 @@ Result<StoredRow, Miss> fetch_locked(Store::Impl& s, const std::string& key_hex)
             StoredRow{rows::read_info(*q), {sum.begin(), sum.end()}, {blob.begin(), blob.end()}});
     });
     if (!found.ok()) {
-        const MissReason reason = found.error().corrupt() ? MissReason::Corrupt
-                                  : found.error().busy()  ? MissReason::Busy
-                                                          : MissReason::IoError;
+        const MissReason reason = found.error().corrupt() ? MissReason::corrupt
+                                  : found.error().busy()  ? MissReason::busy
+                                                          : MissReason::io_error;
         return fail(Miss{reason, s.error(found.error()).message});
     }
     if (!found.value()) {
-        return fail(Miss{MissReason::NotFound, {}});
+        return fail(Miss{MissReason::not_found, {}});
     }
     return std::move(*found.value());
 }
@@ -66,7 +66,7 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
     }();
     auto miss = [&](Miss m) -> Result<Entry, Miss> {
         std::lock_guard lock(s.mu);
-        if (m.reason == MissReason::Corrupt && row.ok()) {
+        if (m.reason == MissReason::corrupt && row.ok()) {
             s.quarantine(key_hex, row->checksum, m.detail);
         }
         s.count_miss(m.reason);
@@ -78,13 +78,13 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
     if (requested != nullptr && !same_fields(row->info.fields, *requested)) {
         auto diff = differing_fields(row->info.fields, *requested);
         return miss(
-            Miss{MissReason::Collision, "key " + key_hex + " holds an entry whose " +
+            Miss{MissReason::collision, "key " + key_hex + " holds an entry whose " +
                                             (diff.empty() ? std::string("fields") : diff.front()) +
                                             " differ from the request (SHA-256 collision)"});
     }
     auto bytes = decode_verified(row->info.codec, row->blob, row->info.raw_size, row->checksum);
     if (!bytes.ok()) {
-        return miss(Miss{MissReason::Corrupt, bytes.error()});
+        return miss(Miss{MissReason::corrupt, bytes.error()});
     }
     {
         std::lock_guard lock(s.mu);
@@ -109,7 +109,7 @@ sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const C
         return fail(row.error());
     }
     if (!row.value()) {
-        return PutResult{info.key, PutOutcome::AlreadyPresent};
+        return PutResult{info.key, PutOutcome::already_present};
     }
     const std::int64_t id = insert.value()->int64(0);
     if (auto r = insert.value()->step(); !r.ok()) {  // finishes the RETURNING clause
@@ -133,7 +133,7 @@ sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const C
     if (!evicted.ok()) {
         return fail(evicted.error());
     }
-    return PutResult{info.key, PutOutcome::Stored, evicted.value()};
+    return PutResult{info.key, PutOutcome::stored, evicted.value()};
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     for (const auto& name : fields.entry_points) {
         // The column keeps names space-separated; kernel names are identifiers anyway.
         if (name.empty() || name.find_first_of(" \t\n\r\f\v") != std::string::npos) {
-            return fail(StoreError{StoreErrc::InvalidArgument,
+            return fail(StoreError{StoreErrc::invalid_argument,
                                    "entry point name '" + name + "' is empty or has whitespace"});
         }
     }
@@ -172,9 +172,9 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     info.stored_size = encoded.data.size();
     if (info.stored_size > impl_->policy.max_bytes) {
         return fail(
-            StoreError{StoreErrc::TooLarge, "entry of " + std::to_string(info.stored_size) +
-                                                " stored bytes exceeds the store's bound of " +
-                                                std::to_string(impl_->policy.max_bytes)});
+            StoreError{StoreErrc::too_large, "entry of " + std::to_string(info.stored_size) +
+                                                 " stored bytes exceeds the store's bound of " +
+                                                 std::to_string(impl_->policy.max_bytes)});
     }
     std::lock_guard lock(impl_->mu);
     Impl& s = *impl_;
@@ -195,7 +195,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
     if (!done.ok()) {
         return fail(s.error(done.error()));
     }
-    if (done->outcome == PutOutcome::Stored) {  // pending hits went out with it
+    if (done->outcome == PutOutcome::stored) {  // pending hits went out with it
         s.touches.clear();
         s.pending = TierStats{"user", 0, {}};
         s.last_flush_ms = s.now();

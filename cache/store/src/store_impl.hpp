@@ -16,7 +16,7 @@ struct Store::Impl {
     std::filesystem::path dir;
     std::filesystem::path db_path;
     Policy policy;
-    OpenMode mode = OpenMode::ReadWrite;
+    OpenMode mode = OpenMode::read_write;
     sql::Db db;
     sql::RetryPolicy retry;
     std::mutex mu;  // guards everything below and the connection
@@ -40,7 +40,7 @@ struct Store::Impl {
           retry{policy.busy_retries, policy.retry_backoff_ms} {}
 
     TimeMs now() const { return now_ms(policy); }
-    StoreError error(const sql::Error& e) const { return schema::to_store_error(e, db_path); }
+    StoreError error(const sql::SqlError& e) const { return schema::to_store_error(e, db_path); }
     Status<StoreError> require_writable() const;
 
     // Lock held. Counts a miss; records a hit and flushes when the last

@@ -11,23 +11,23 @@ std::string miss_counter_name(MissReason reason) {
 
 const char* to_string(MissReason reason) {
     switch (reason) {
-        case MissReason::NotFound:
+        case MissReason::not_found:
             return "not_found";
-        case MissReason::Corrupt:
+        case MissReason::corrupt:
             return "corrupt";
-        case MissReason::Collision:
+        case MissReason::collision:
             return "collision";
-        case MissReason::IoError:
+        case MissReason::io_error:
             return "io_error";
-        case MissReason::Busy:
+        case MissReason::busy:
             return "busy";
     }
     return "unknown";
 }
 
 Status<StoreError> Store::Impl::require_writable() const {
-    if (mode == OpenMode::ReadOnly) {
-        return fail(StoreError{StoreErrc::ReadOnly,
+    if (mode == OpenMode::read_only) {
+        return fail(StoreError{StoreErrc::read_only,
                                db_path.string() + " is open read-only; nothing can be written"});
     }
     return Ok{};
@@ -89,7 +89,7 @@ sql::Stat Store::Impl::write_pending() {
 
 sql::Stat Store::Impl::flush_locked() {
     last_flush_ms = now();
-    if (mode == OpenMode::ReadOnly) {
+    if (mode == OpenMode::read_only) {
         return Ok{};  // counters of a read-only store live only in this process
     }
     if (touches.empty() && pending.hits == 0 &&
@@ -116,9 +116,9 @@ sql::Stat Store::Impl::flush_locked() {
 
 void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::uint8_t>& checksum,
                              const std::string& why) {
-    log_message(LogLevel::Warning, "corrupt entry " + key_hex + " in " + db_path.string() + " (" +
+    log_message(LogLevel::warning, "corrupt entry " + key_hex + " in " + db_path.string() + " (" +
                                        why + "): quarantined");
-    if (mode == OpenMode::ReadOnly) {
+    if (mode == OpenMode::read_only) {
         ++unpersisted_corruptions;  // cannot be removed: it stays a miss
         return;
     }
@@ -145,7 +145,7 @@ void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::
         return txn->commit();
     });
     if (!done.ok()) {
-        log_message(LogLevel::Error,
+        log_message(LogLevel::error,
                     "could not quarantine " + key_hex + ": " + done.error().message);
     }
 }

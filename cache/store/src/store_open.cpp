@@ -14,7 +14,7 @@ namespace {
 Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy& policy) {
     const std::string path = db_path.string();
     if (!fs::exists(db_path)) {
-        return fail(StoreError{StoreErrc::ReadOnly,
+        return fail(StoreError{StoreErrc::read_only,
                                path + ": no store here, and it cannot be created read-only"});
     }
     // mode=ro needs the WAL index (-shm) to exist or be creatable; in a
@@ -29,12 +29,12 @@ Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy
         if (st.ok()) {
             return std::move(db).value();
         }
-        if (st.error().code == StoreErrc::SchemaTooNew ||
-            st.error().code == StoreErrc::SchemaTooOld || st.error().code == StoreErrc::Corrupt) {
+        if (st.error().code == StoreErrc::schema_too_new ||
+            st.error().code == StoreErrc::schema_too_old || st.error().code == StoreErrc::corrupt) {
             return fail(st.error());
         }
     }
-    return fail(StoreError{StoreErrc::Io, path + ": cannot be opened read-only"});
+    return fail(StoreError{StoreErrc::io, path + ": cannot be opened read-only"});
 }
 
 // One attempt at opening `db_path` writable, creating or migrating the schema.
@@ -57,7 +57,7 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
         return fail(schema::too_new(version.value(), path));
     }
     std::string pragmas = "PRAGMA synchronous = ";
-    pragmas += policy.durability == Durability::Full ? "FULL;" : "NORMAL;";
+    pragmas += policy.durability == Durability::full ? "FULL;" : "NORMAL;";
     if (version.value() == 0) {
         pragmas += "PRAGMA auto_vacuum = INCREMENTAL;";
     }
@@ -86,7 +86,7 @@ Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy&
         }
     }
     auto db = open_writable_once(db_path, policy, retry);
-    if (db.ok() || db.error().code != StoreErrc::Corrupt) {
+    if (db.ok() || db.error().code != StoreErrc::corrupt) {
         return db;
     }
     auto moved = files::move_aside(db_path, db.error().message);
@@ -113,16 +113,16 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
     }
     const fs::path db_path = dir / kStoreFileName;
     OpenMode mode = policy.mode;
-    if (mode == OpenMode::ReadWrite &&
-        (writable.value() == files::Writable::No ||
-         (fs::exists(db_path) && files::file_writable(db_path) == files::Writable::No))) {
-        log_message(LogLevel::Warning,
+    if (mode == OpenMode::read_write &&
+        (writable.value() == files::Writable::no ||
+         (fs::exists(db_path) && files::file_writable(db_path) == files::Writable::no))) {
+        log_message(LogLevel::warning,
                     db_path.string() + " cannot be written: opened read-only, puts will fail");
-        mode = OpenMode::ReadOnly;
+        mode = OpenMode::read_only;
     }
     sql::RetryPolicy retry{policy.busy_retries, policy.retry_backoff_ms};
-    auto db = mode == OpenMode::ReadOnly ? open_read_only(db_path, policy)
-                                         : open_writable(db_path, policy, retry);
+    auto db = mode == OpenMode::read_only ? open_read_only(db_path, policy)
+                                          : open_writable(db_path, policy, retry);
     if (!db.ok()) {
         return fail(db.error());
     }

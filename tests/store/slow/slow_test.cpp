@@ -31,8 +31,8 @@ std::size_t shared_size(int i) {
 
 ks::KeyFields crash_fields(int round, int child, int seq) {
     ks::KeyFields f = sample_fields(0);
-    f.source_digest = ks::sha256_hex("crash " + std::to_string(round) + " " +
-                                     std::to_string(child) + " " + std::to_string(seq));
+    f.source_digest = kcache::sha256_hex("crash " + std::to_string(round) + " " +
+                                         std::to_string(child) + " " + std::to_string(seq));
     return f;
 }
 
@@ -63,7 +63,7 @@ TEST_F(Slow, StoreRoundTripsAThousandEntriesOfRandomSize) {
         for (int i = 0; i < 1000; ++i) {
             auto put = store.put(sample_fields(i), binary_like(sizes[i], i), test_provenance());
             ASSERT_TRUE(put.ok()) << i << ": " << put.error().message;
-            ASSERT_EQ(put->outcome, ks::PutOutcome::Stored);
+            ASSERT_EQ(put->outcome, ks::PutOutcome::stored);
         }
         for (int i = 0; i < 1000; ++i) {
             auto got = store.get(sample_fields(i));
@@ -103,7 +103,7 @@ void run_shared_child() {
                 ASSERT_EQ(got->bytes, binary_like(shared_size(i), i)) << "key " << i;
                 ++hits;
             } else {
-                ASSERT_EQ(got.error().reason, ks::MissReason::NotFound) << got.error().detail;
+                ASSERT_EQ(got.error().reason, ks::MissReason::not_found) << got.error().detail;
             }
         }
     }

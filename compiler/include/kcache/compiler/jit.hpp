@@ -1,6 +1,6 @@
 #pragma once
 // JitCompiler: builds OpenCL C for one device in the kcache-jit helper
-// process under a deadline (DESIGN.md "The watchdog"). A compile that hangs
+// process under a deadline (docs/design.md, "The watchdog"). A compile that hangs
 // is killed at the deadline; one that crashes takes only the helper down.
 
 #include <chrono>
@@ -13,7 +13,7 @@
 
 namespace kcache::compiler {
 
-enum class CompileErrorKind {
+enum class JitErrc {
     timeout,           // the deadline passed; the helper was killed
     crash,             // the helper died of a signal (see `signal`)
     build_error,       // the driver rejected the source (see `log`)
@@ -25,10 +25,10 @@ enum class CompileErrorKind {
 };
 
 // Returns a short name for `k` ("timeout", "crash", …).
-const char* to_string(CompileErrorKind k);
+const char* to_string(JitErrc k);
 
-struct CompileError {
-    CompileErrorKind kind = CompileErrorKind::protocol;
+struct JitError {
+    JitErrc kind = JitErrc::protocol;
     std::string message;  // one line for people
     int signal = 0;       // kind == crash
     std::string log;      // compiler build log (build_error), else the helper's stderr tail
@@ -68,8 +68,8 @@ class JitCompiler {
     // Builds `request` in a fresh helper; returns the validated binary, build
     // log and timings, or a typed error. Returns by `deadline` plus the time
     // to kill and reap the helper.
-    Result<JitResult, CompileError> compile(const JitRequest& request,
-                                            Clock::time_point deadline) const;
+    Result<JitResult, JitError> compile(const JitRequest& request,
+                                        Clock::time_point deadline) const;
 
     const std::string& helper_path() const { return config_.helper_path; }
 
@@ -79,6 +79,6 @@ class JitCompiler {
 
 // Turns a finished helper run into the compile result (exposed for tests of
 // the mapping; compile() = run() + this).
-Result<JitResult, CompileError> interpret_helper_run(const RunResult& run);
+Result<JitResult, JitError> interpret_helper_run(const RunResult& run);
 
 }  // namespace kcache::compiler

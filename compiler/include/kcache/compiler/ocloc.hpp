@@ -13,7 +13,7 @@
 
 namespace kcache::compiler {
 
-enum class AotErrorKind {
+enum class OclocErrc {
     bad_target,          // the target text is not a name, PCI id or list of them
     unsupported_target,  // this ocloc does not know the target ("Cannot get HW Info")
     build_error,         // the source did not compile; see `log`
@@ -27,10 +27,10 @@ enum class AotErrorKind {
 };
 
 // Returns a short name for `k` ("unsupported target", …).
-const char* to_string(AotErrorKind k);
+const char* to_string(OclocErrc k);
 
-struct AotError {
-    AotErrorKind kind = AotErrorKind::tool_failed;
+struct OclocError {
+    OclocErrc kind = OclocErrc::tool_failed;
     std::string message;  // one line for people
     std::string log;      // ocloc's output
     int exit_code = -1;
@@ -82,12 +82,12 @@ class OclocCompiler {
 
     // Compiles `request` by `deadline` (plus kill and reap time); returns the
     // checked binary and its SPIR-V, or a classified error.
-    Result<AotBinary, AotError> compile(const AotRequest& request,
-                                        Clock::time_point deadline) const;
+    Result<AotBinary, OclocError> compile(const AotRequest& request,
+                                          Clock::time_point deadline) const;
 
     // Queries ocloc's version and digests its compiler libraries (reads
     // ~40 MiB; callers cache the answer). Error: ocloc or libigc not found.
-    Result<CompilerIdentity, AotError> identity(Clock::time_point deadline) const;
+    Result<CompilerIdentity, OclocError> identity(Clock::time_point deadline) const;
 
   private:
     // Runs ocloc with `args` in `cwd` through the exec guard.
@@ -95,9 +95,9 @@ class OclocCompiler {
                         Clock::time_point deadline) const;
 
     // SPIR-V of `request` via `-spv_only` in `dir` (for fat builds).
-    Result<std::string, AotError> portable_spirv(const AotRequest& request,
-                                                 const std::filesystem::path& dir,
-                                                 Clock::time_point deadline) const;
+    Result<std::string, OclocError> portable_spirv(const AotRequest& request,
+                                                   const std::filesystem::path& dir,
+                                                   Clock::time_point deadline) const;
 
     OclocConfig config_;
 };

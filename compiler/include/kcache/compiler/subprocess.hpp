@@ -1,5 +1,5 @@
 #pragma once
-// The watchdog subprocess runner (DESIGN.md "The watchdog"): starts a program
+// The watchdog subprocess runner (docs/design.md, "The watchdog"): starts a program
 // with posix_spawn in its own process group, feeds its stdin, captures
 // stdout/stderr up to a bound, holds the deadline in the parent and, when it
 // passes, SIGKILLs the whole group and reaps the child. No zombies and no
@@ -44,7 +44,7 @@ struct SpawnSpec {
 };
 
 // How the child ended.
-enum class Outcome {
+enum class ChildExit {
     exited,        // normal exit, see exit_code
     signaled,      // killed by a signal it did not get from the watchdog
     timed_out,     // the deadline passed and the watchdog killed the group
@@ -52,10 +52,10 @@ enum class Outcome {
 };
 
 // Returns a short name for `o` ("exited", "timed out", …).
-const char* to_string(Outcome o);
+const char* to_string(ChildExit o);
 
 struct RunResult {
-    Outcome outcome = Outcome::spawn_failed;
+    ChildExit outcome = ChildExit::spawn_failed;
     int exit_code = -1;  // valid when outcome == exited
     int signal = 0;      // valid when outcome == signaled
     int spawn_errno = 0;
@@ -68,7 +68,7 @@ struct RunResult {
 };
 
 // Runs `spec` until it exits or `deadline` passes (then SIGKILL to the group
-// and reap). Never throws; failures to start are Outcome::spawn_failed.
+// and reap). Never throws; failures to start are ChildExit::spawn_failed.
 RunResult run(const SpawnSpec& spec, Clock::time_point deadline);
 
 // Observer for logs and tests: called with the child's pid (== its process

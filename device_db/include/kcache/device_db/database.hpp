@@ -45,19 +45,20 @@ struct QuirkDecision {
 class DeviceDb {
   public:
     // The built-in data only; an error means the shipped data is broken.
-    static Result<DeviceDb, Error> builtin();
+    static Result<DeviceDb, DeviceDbError> builtin();
     // The built-in data with `override_file` layered on top.
-    static Result<DeviceDb, Error> with_override(const std::filesystem::path& override_file);
+    static Result<DeviceDb, DeviceDbError> with_override(
+        const std::filesystem::path& override_file);
     // The built-in data plus the file named by $KCACHE_DEVICE_DB, when set and non-empty.
-    static Result<DeviceDb, Error> from_environment();
+    static Result<DeviceDb, DeviceDbError> from_environment();
     // Layers `files` in order over an empty database.
-    static Result<DeviceDb, Error> from_files(std::vector<DataFile> files);
+    static Result<DeviceDb, DeviceDbError> from_files(std::vector<DataFile> files);
 
     // Adds `file` on top: a record with the key of an earlier one (vendor id, family
-    // name, vendor+PCI id, quirk id) replaces it. Fails with ErrorCode::unknown_reference
+    // name, vendor+PCI id, quirk id) replaces it. Fails with DeviceDbErrc::unknown_reference
     // ("file:line: ...") when a device or quirk names a family no layer defines; the
     // database is unchanged then.
-    Status<Error> add_layer(DataFile file);
+    Status<DeviceDbError> add_layer(DataFile file);
 
     // Record for an Intel-style PCI id: exact device, else vendor, else none.
     DeviceMatch match(std::uint32_t vendor_id, std::uint32_t pci_id) const;

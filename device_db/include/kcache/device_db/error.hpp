@@ -6,7 +6,7 @@
 
 namespace kcache::device_db {
 
-enum class ErrorCode {
+enum class DeviceDbErrc {
     io,                 // a file or directory could not be read
     opencl,             // an OpenCL query failed
     json_syntax,        // the data file is not valid JSON
@@ -22,11 +22,11 @@ enum class ErrorCode {
 };
 
 // Name of `code` as written in messages ("unknown_key").
-const char* to_string(ErrorCode code);
+const char* to_string(DeviceDbErrc code);
 
 // One problem found in a data file, located by file and 1-based line.
 struct Diagnostic {
-    ErrorCode code;
+    DeviceDbErrc code;
     std::string file;
     int line = 0;
     std::string problem;
@@ -35,15 +35,15 @@ struct Diagnostic {
     std::string to_string() const;
 };
 
-struct Error {
-    ErrorCode code;
+struct DeviceDbError {
+    DeviceDbErrc code;
     // Human-readable; for data files one "file:line: problem" per line.
     std::string message;
     // Every located problem (empty for errors that have no file position).
     std::vector<Diagnostic> diagnostics;
 };
 
-// Builds an Error from located problems; `code` and the message follow them.
-Error make_error(std::vector<Diagnostic> diagnostics);
+// Builds an DeviceDbError from located problems; `code` and the message follow them.
+DeviceDbError make_error(std::vector<Diagnostic> diagnostics);
 
 }  // namespace kcache::device_db

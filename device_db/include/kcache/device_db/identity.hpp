@@ -1,6 +1,6 @@
 #pragma once
 // DeviceIdentity: what decides the bytes a driver compiler produces for a device
-// (DESIGN.md "Identity and the key"), probed from OpenCL.
+// (docs/design.md, "Identity and the key"), probed from OpenCL.
 
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -68,8 +68,8 @@ struct DeviceIdentity {
 };
 
 // Reads `device`'s identity; fields of missing extensions stay empty. Returns
-// ErrorCode::opencl when a core query fails.
-Result<DeviceIdentity, Error> probe(cl_device_id device);
+// DeviceDbErrc::opencl when a core query fails.
+Result<DeviceIdentity, DeviceDbError> probe(cl_device_id device);
 
 // One OpenCL device together with its probed identity.
 struct OpenClDevice {
@@ -86,8 +86,8 @@ struct OpenClListing {
 };
 
 // Every device of every platform the ICD loader offers; no platform at all is an empty
-// listing, a failing clGetPlatformIDs an ErrorCode::opencl error.
-Result<OpenClListing, Error> list_opencl_devices();
+// listing, a failing clGetPlatformIDs an DeviceDbErrc::opencl error.
+Result<OpenClListing, DeviceDbError> list_opencl_devices();
 
 // The identity fields that decide the code a driver generates, as (name, value) pairs in
 // a fixed order; absent optional fields have the value "". For cache keys and for

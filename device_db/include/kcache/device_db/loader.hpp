@@ -14,12 +14,12 @@ namespace kcache::device_db {
 
 // Parses `text` as a data file named `file_name` in messages. Returns every problem
 // found (JSON syntax stops at the first) as one Error.
-Result<DataFile, Error> parse_data_file(std::string_view text, std::string_view file_name);
+Result<DataFile, DeviceDbError> parse_data_file(std::string_view text, std::string_view file_name);
 
-// Reads `path` and parses it; ErrorCode::io when it cannot be read.
-Result<DataFile, Error> read_data_file(const std::filesystem::path& path);
+// Reads `path` and parses it; DeviceDbErrc::io when it cannot be read.
+Result<DataFile, DeviceDbError> read_data_file(const std::filesystem::path& path);
 
 // The data files compiled into the library (devices.json, quirks.json), parsed.
-Result<std::vector<DataFile>, Error> builtin_data_files();
+Result<std::vector<DataFile>, DeviceDbError> builtin_data_files();
 
 }  // namespace kcache::device_db

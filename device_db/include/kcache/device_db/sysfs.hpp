@@ -39,7 +39,8 @@ struct SysfsListing {
 // Reads `<sysfs_root>/class/drm/card*/device/{vendor,device,revision,class,uevent}`.
 // Connector entries ("card0-DP-1") are ignored; non-display PCI classes and malformed
 // files are reported in `skipped`. A missing drm directory is an empty listing; only an
-// unreadable one is ErrorCode::io.
-Result<SysfsListing, Error> list_sysfs_gpus(const std::filesystem::path& sysfs_root = "/sys");
+// unreadable one is DeviceDbErrc::io.
+Result<SysfsListing, DeviceDbError> list_sysfs_gpus(
+    const std::filesystem::path& sysfs_root = "/sys");
 
 }  // namespace kcache::device_db

@@ -18,7 +18,7 @@ namespace kcache::kernels {
 // Returns the tolerance results of `variant` are checked with: tolerance(dtype),
 // widened for dot's native-half products (each rounded to half, 2^-11 relative),
 // and all zero for the bit-exact qconv_pointwise; the errors of render otherwise.
-Result<Tolerance, Error> variant_tolerance(const Variant& variant);
+Result<Tolerance, KernelError> variant_tolerance(const Variant& variant);
 
 // Fused activation of a variant ("act" parameter).
 enum class Activation { none, relu };

@@ -16,7 +16,7 @@
 
 namespace kcache::kernels {
 
-enum class ErrorCode {
+enum class KernelErrc {
     unknown_kernel,     // no kernel has that name or alias
     unknown_parameter,  // the kernel has no variant parameter of that name
     invalid_value,      // a value (or combination of values) the kernel does not offer
@@ -24,13 +24,13 @@ enum class ErrorCode {
     unsupported,        // the device lacks an extension that the variant needs
 };
 
-struct Error {
-    ErrorCode code;
+struct KernelError {
+    KernelErrc code;
     std::string message;
 };
 
 // Returns the enumerator's name, e.g. "unknown_kernel".
-std::string_view to_string(ErrorCode code);
+std::string_view to_string(KernelErrc code);
 
 // One value a variant parameter may take, and what choosing it means.
 struct ParamValue {
@@ -85,21 +85,22 @@ struct Rendered {
 const std::vector<KernelInfo>& kernels();
 
 // Returns the kernel named `name_or_alias`; unknown_kernel when there is none.
-Result<const KernelInfo*, Error> find_kernel(std::string_view name_or_alias);
+Result<const KernelInfo*, KernelError> find_kernel(std::string_view name_or_alias);
 
 // Returns the canonical name for `name_or_alias`; unknown_kernel when there is none.
-Result<std::string, Error> resolve(std::string_view name_or_alias);
+Result<std::string, KernelError> resolve(std::string_view name_or_alias);
 
 // Returns the local sizes `kernel` is offered with, most preferred first (empty if none).
 std::vector<std::size_t> preferred_local_sizes(const KernelInfo& kernel);
 
 // Returns the variant of `name_or_alias` with `params` applied over the defaults;
 // unknown_kernel, unknown_parameter or invalid_value on a bad name or choice.
-Result<Variant, Error> make_variant(std::string_view name_or_alias, const Params& params = {});
+Result<Variant, KernelError> make_variant(std::string_view name_or_alias,
+                                          const Params& params = {});
 
 // Parses a variant id ("dot:dtype=f16" — missing parameters take defaults, an
 // alias is accepted); malformed_variant or the errors of make_variant.
-Result<Variant, Error> parse_variant(std::string_view id);
+Result<Variant, KernelError> parse_variant(std::string_view id);
 
 // Returns every variant of `kernel` (all valid parameter combinations).
 std::vector<Variant> variants(const KernelInfo& kernel);
@@ -109,14 +110,15 @@ std::vector<Variant> all_variants();
 
 // Renders `variant` to source, options and entry points; the errors of
 // make_variant when the variant was not made by this registry.
-Result<Rendered, Error> render(const Variant& variant);
+Result<Rendered, KernelError> render(const Variant& variant);
 
 // Ok when a device with `device_extensions` can build `variant`, else
 // unsupported naming the missing extension (or the errors of render).
-Status<Error> check_support(const Variant& variant, std::span<const std::string> device_extensions);
+Status<KernelError> check_support(const Variant& variant,
+                                  std::span<const std::string> device_extensions);
 
 // Returns the exact text of embedded file `name` (e.g. "prelude.cl"), or
 // invalid_value when no such file is embedded.
-Result<std::string_view, Error> embedded_source(std::string_view name);
+Result<std::string_view, KernelError> embedded_source(std::string_view name);
 
 }  // namespace kcache::kernels

@@ -49,7 +49,7 @@ struct LaunchTarget {
 
 // Returns the work-group size `variant` is built with (its kernels require
 // exactly that local size); the registry's error for a variant it did not make.
-Result<std::size_t, kernels::Error> variant_local_size(const kernels::Variant& variant);
+Result<std::size_t, kernels::KernelError> variant_local_size(const kernels::Variant& variant);
 
 // dot: rows of `n` elements of x and y, `rows` results in out. `partial`
 // holds dot_partial_bytes(n, rows, local_size) bytes of scratch.

@@ -19,12 +19,12 @@ using Checksum = std::array<std::uint8_t, 16>;
 Checksum checksum_of(std::span<const std::uint8_t> raw);
 
 struct Encoded {
-    Codec codec = Codec::None;
+    Codec codec = Codec::none;
     Bytes data;
 };
 
 // Returns `raw` as one zstd frame at `level`, with its literals Huffman-coded
-// only when `compress_literals`, or unchanged (Codec::None) when zstd does not
+// only when `compress_literals`, or unchanged (Codec::none) when zstd does not
 // make it smaller (or cannot be set up).
 Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals = false);
 

@@ -25,7 +25,7 @@
 
 namespace kcache::store {
 
-enum class CoverageStatus { Covered, NotTargetable, Failed };
+enum class CoverageStatus { covered, not_targetable, failed };
 
 // "covered", "not_targetable", "failed": the table's text.
 const char* to_string(CoverageStatus status);
@@ -34,7 +34,7 @@ std::optional<CoverageStatus> parse_coverage_status(std::string_view text);
 struct AotCoverage {
     std::string family;        // device-database family name ("mtl-h")
     std::string ocloc_target;  // the target the AOT keys name ("mtl-h")
-    CoverageStatus status = CoverageStatus::Covered;
+    CoverageStatus status = CoverageStatus::covered;
     std::vector<std::uint32_t> pci_ids;
     std::string compiler;
     std::string detail;

@@ -1,5 +1,5 @@
 #pragma once
-// The cache key (DESIGN.md "Identity and the key"): every field that decides
+// The cache key (docs/design.md, "Identity and the key"): every field that decides
 // the bytes of a device binary, as plain data, and its SHA-256 digest over a
 // versioned, length-prefixed canonical serialization (grammar in key.cpp).
 

@@ -7,7 +7,7 @@
 
 namespace kcache::store {
 
-enum class LogLevel { Warning, Error };
+enum class LogLevel { warning, error };
 
 using LogSink = std::function<void(LogLevel, std::string_view)>;
 

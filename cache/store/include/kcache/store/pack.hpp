@@ -53,8 +53,8 @@ class Pack {
 
 // Which tier answered a tiered lookup.
 struct Tier {
-    enum class Kind { User, Pack } kind = Kind::User;
-    std::size_t index = 0;  // position among the packs (Kind::Pack)
+    enum class Kind { user, pack } kind = Kind::user;
+    std::size_t index = 0;  // position among the packs (Kind::pack)
     std::string name;       // "user" or the pack's path
 };
 

@@ -19,16 +19,16 @@ using Bytes = std::vector<std::uint8_t>;
 using TimeMs = std::int64_t;
 
 // Whether a store may be written.
-enum class OpenMode { ReadWrite, ReadOnly };
+enum class OpenMode { read_write, read_only };
 
 // How each commit reaches the disk. Normal (WAL + synchronous=NORMAL) keeps
 // every committed put across a process crash (the crash tests kill -9); Full
 // also survives a power loss, at one fsync per put.
-enum class Durability { Normal, Full };
+enum class Durability { normal, full };
 
 // Tunables of a user store, with their defaults.
 struct Policy {
-    OpenMode mode = OpenMode::ReadWrite;
+    OpenMode mode = OpenMode::read_write;
     std::uint64_t max_bytes = 1ull << 30;  // stored (compressed) blob bytes kept; LRU beyond
     int zstd_level = 3;                    // 1..19; an entry zstd cannot shrink is kept raw
     // Huffman-code zstd's literals too. Off: device binaries are 2–12 % larger
@@ -41,7 +41,7 @@ struct Policy {
     TimeMs last_use_granularity_ms = 60'000;   // hits are written back at most this often
     TimeMs failure_base_ttl_ms = 10 * 60'000;  // first failure record lives this long…
     TimeMs failure_max_ttl_ms = 7 * 24 * 3'600'000ll;  // …doubling per repeat up to this
-    Durability durability = Durability::Normal;
+    Durability durability = Durability::normal;
     // The clock, replaceable for tests of expiry; default: system clock.
     std::function<TimeMs()> clock;
 };
@@ -85,14 +85,14 @@ struct Miss {
     std::string detail;
 };
 
-enum class Origin { Jit = 0, Aot = 1, Import = 2 };
-enum class Verification { Unverified = 0, Passed = 1, Failed = 2 };
-enum class Codec { None = 0, Zstd = 1 };
+enum class Origin { jit = 0, aot = 1, imported = 2 };
+enum class Verification { unverified = 0, passed = 1, failed = 2 };
+enum class Codec { none = 0, zstd = 1 };
 
 // Where an entry's bytes came from.
 struct Provenance {
     std::string producer_version;  // the kcache (or tool) version that wrote it
-    Origin origin = Origin::Jit;
+    Origin origin = Origin::jit;
     TimeMs build_time_ms = 0;  // how long the compile took
     std::string build_log;
 };
@@ -102,13 +102,13 @@ struct EntryInfo {
     Key key;
     KeyFields fields;  // as stored (normalized)
     Provenance provenance;
-    Codec codec = Codec::None;
+    Codec codec = Codec::none;
     std::uint64_t raw_size = 0;
     std::uint64_t stored_size = 0;
     TimeMs created_ms = 0;
     TimeMs last_use_ms = 0;
     std::uint64_t hit_count = 0;
-    Verification verification = Verification::Unverified;
+    Verification verification = Verification::unverified;
     TimeMs verified_at_ms = 0;
 };
 
@@ -119,7 +119,7 @@ struct Entry {
 };
 
 // What put() did.
-enum class PutOutcome { Stored, AlreadyPresent };
+enum class PutOutcome { stored, already_present };
 
 struct PutResult {
     Key key;
@@ -134,7 +134,7 @@ struct NearEntry {
 };
 
 // Kinds of remembered compile failures.
-enum class FailureKind { Timeout = 0, Crash = 1, BuildError = 2, RejectedBinary = 3 };
+enum class FailureKind { timeout = 0, crash = 1, build_error = 2, rejected_binary = 3 };
 
 // Returns a stable lower-case name ("timeout", "crash", …).
 const char* to_string(FailureKind kind);
