@@ -3,6 +3,7 @@
 # KCACHE_AOT_PACK) the pack, with its signature PACK.minisig beside it when
 # KCACHE_PACK_SIGNING_KEY is set (cmake/aot_pack.cmake installs both; minisign
 # verifies it without kcache).
+# With KCACHE_PYTHON it also holds the Python package for the system Python.
 # `cpack -G DEB` in the build directory writes kcache_<version>_<arch>.deb.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kcache)
@@ -15,5 +16,11 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd, minisign")
+if(KCACHE_PYTHON)
+  # The extension is built for one Python minor version (its ABI tag).
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+      "python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
+  string(APPEND CPACK_DEBIAN_PACKAGE_SUGGESTS ", python3-pyopencl, python3-numpy")
+endif()
 set(CPACK_STRIP_FILES ON)
 include(CPack)

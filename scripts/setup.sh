@@ -12,6 +12,7 @@ packages=(
   libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format
   libcurl4-openssl-dev nginx-light openssl minisign
+  pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
 )
 
 missing=()

@@ -30,4 +30,15 @@ if [ -n "$pack" ]; then
   echo "installed pack $(basename "$pack"): $n entries"
   [ "$n" -gt 0 ]
 fi
+# The Python package (when the build has it), imported from the staging root.
+if grep -q '^KCACHE_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
+  pydir=$(sed -n 's/^KCACHE_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
+  python=$(sed -n 's/^KCACHE_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+  ls "$root/usr/$pydir"/kcache/_kcache*.so >/dev/null
+  PYTHONPATH=$root/usr/$pydir "$python" -c 'import kcache, sys
+assert kcache.__file__.startswith(sys.argv[1]), kcache.__file__
+with kcache.Cache() as c:
+    print("python package from the .deb:", kcache.__file__, c.stats()["entries"], "entries")' \
+    "$root/usr/$pydir"
+fi
 echo "deb: ok"
