@@ -14,11 +14,15 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 cmake --install "$build" --prefix "$PWD/$stage/prefix" >/dev/null
 strip "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* 2>/dev/null || true
 for b in bench/gpu/gpu_bench bench/gpu/ops_dump bench/compiler/jit_cost_bench tests/kernels/kernels_pocl_test \
-         tests/cache/cache_ladder_test tests/cache/cache_api_test tests/device_db/device_db_pocl_tests \
+         tests/cache/cache_ladder_test tests/cache/cache_api_test tests/cache/cache_context_test tests/device_db/device_db_pocl_tests \
          tests/ops/ops_test; do
   [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
 done
-for l in libsqlite3.so.0 libzstd.so.1 libxxhash.so.0; do
-  cp -L "/usr/lib/x86_64-linux-gnu/$l" "$stage/lib/"
-done
+# Every shared library the staged programs load, but the C and C++ runtimes
+# and the OpenCL ICD loader, which that machine has (its own driver is there).
+for f in "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* \
+         "$stage"/bin/*; do
+  ldd "$f" 2>/dev/null | awk '/=> \// { print $3 }'
+done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*|libOpenCL)\.so' |
+  while read -r l; do cp -L "$l" "$stage/lib/"; done
 du -sh "$stage"
