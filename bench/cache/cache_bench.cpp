@@ -1,4 +1,4 @@
-// Benchmarks of the cache service on PoCL (issue 5; see README.md here).
+// Benchmarks of the cache service on PoCL (see README.md here).
 // Every benchmark takes the kernel as its argument (index into kernel_names());
 // the step benchmarks are in steps_bench.cpp, main() and the child modes in main.cpp.
 //   BM_DriverFloor        clCreateProgramWithBinary + clBuildProgram of the stored bytes
