@@ -11,7 +11,16 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "OpenCL kernel compilation cache with AOT packs and a watchdogged JIT")
 set(CPACK_PACKAGE_CONTACT "kcache maintainers <kcache@localhost>")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "kcache maintainers <kcache@localhost>")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_PACKAGE_DESCRIPTION
+    "kcache keeps OpenCL kernel binaries keyed by device, driver and source,\n\
+prebuilds them for Intel iGPUs with ocloc, and compiles missing ones in a\n\
+helper process under a watchdog.")
+# The package installs where the build says it is installed: the paths the
+# runtime compiles in (packs, kcache-jit) must match. A distribution package
+# is built from a tree configured with -DCMAKE_INSTALL_PREFIX=/usr.
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")

@@ -7,9 +7,10 @@
 
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
-#include "kcache/cache/pack_trust.hpp"
+#include "kcache/common/own_path.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/log.hpp"
 
@@ -459,13 +460,9 @@ namespace service {
 
 std::vector<std::filesystem::path> installed_pack_dirs() {
     std::vector<std::filesystem::path> dirs;
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&installed_pack_dirs), &info) != 0 && info.dli_fname) {
-        std::error_code ec;
-        auto lib = std::filesystem::canonical(info.dli_fname, ec);
-        if (!ec) {
-            dirs.push_back((lib.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
-        }
+    if (auto image = own_image_path(reinterpret_cast<const void*>(&installed_pack_dirs));
+        !image.empty()) {
+        dirs.push_back((image.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
     }
     std::filesystem::path configured(KCACHE_PACK_DIR);
     if (dirs.empty() || dirs.front() != configured) {

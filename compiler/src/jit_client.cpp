@@ -8,6 +8,7 @@
 
 #include "jit_internal.hpp"
 #include "jit_pool.hpp"
+#include "kcache/common/own_path.hpp"
 #include "kcache/compiler/jit.hpp"
 
 #ifndef KCACHE_JIT_INSTALL_PATH
@@ -55,16 +56,7 @@ JitErrc kind_of(ReplyStatus s) {
 
 // Directory of the binary holding this function (executable or .so).
 std::filesystem::path own_directory() {
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&own_directory), &info) != 0 && info.dli_fname) {
-        std::error_code ec;
-        auto p = std::filesystem::canonical(info.dli_fname, ec);
-        if (!ec) {
-            return p.parent_path();
-        }
-    }
-    std::error_code ec;
-    return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    return own_image_path(reinterpret_cast<const void*>(&own_directory)).parent_path();
 }
 
 }  // namespace

@@ -9,24 +9,26 @@ trap 'rm -rf "$work"' EXIT
 (cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
 deb=$(ls "$work"/out/kcache_*.deb)
 echo "package: $(basename "$deb") ($(stat -c %s "$deb") bytes)"
+# The package installs under the prefix the build was configured for.
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 dpkg -x "$deb" "$work/root"
 root=$work/root
-test -x "$root/usr/bin/kcache"
-test -x "$root/usr/libexec/kcache/kcache-jit"
-test -f "$root/usr/include/kcache/kcache.h"
-ls "$root"/usr/lib/libkcache.so* >/dev/null
+test -x "$root$prefix/bin/kcache"
+test -x "$root$prefix/libexec/kcache/kcache-jit"
+test -f "$root$prefix/include/kcache/kcache.h"
+ls "$root$prefix"/lib/libkcache.so* >/dev/null
 
 export KCACHE_DIR=$work/store HOME=$work/home XDG_CACHE_HOME=$work/cache
 unset KCACHE_JIT_PATH KCACHE_PACKS
-"$root/usr/bin/kcache" doctor >"$work/doctor.txt" || { cat "$work/doctor.txt"; exit 1; }
-grep -q "$root/usr/libexec/kcache/kcache-jit" "$work/doctor.txt" ||
+"$root$prefix/bin/kcache" doctor >"$work/doctor.txt" || { cat "$work/doctor.txt"; exit 1; }
+grep -q "$root$prefix/libexec/kcache/kcache-jit" "$work/doctor.txt" ||
   { echo "doctor does not find the staged kcache-jit"; cat "$work/doctor.txt"; exit 1; }
-grep -q "$root/usr/share/kcache/packs" "$work/doctor.txt" ||
+grep -q "$root$prefix/share/kcache/packs" "$work/doctor.txt" ||
   { echo "doctor does not name the staged pack directory"; cat "$work/doctor.txt"; exit 1; }
-"$root/usr/bin/kcache" ls
-pack=$(ls "$root"/usr/share/kcache/packs/*.kcpack 2>/dev/null | head -n 1 || true)
+"$root$prefix/bin/kcache" ls
+pack=$(ls "$root$prefix"/share/kcache/packs/*.kcpack 2>/dev/null | head -n 1 || true)
 if [ -n "$pack" ]; then
-  n=$("$root/usr/bin/kcache" ls --pack "$pack" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+  n=$("$root$prefix/bin/kcache" ls --pack "$pack" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
   echo "installed pack $(basename "$pack"): $n entries"
   [ "$n" -gt 0 ]
 fi
@@ -34,11 +36,30 @@ fi
 if grep -q '^KCACHE_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
   pydir=$(sed -n 's/^KCACHE_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
   python=$(sed -n 's/^KCACHE_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
-  ls "$root/usr/$pydir"/kcache/_kcache*.so >/dev/null
-  PYTHONPATH=$root/usr/$pydir "$python" -c 'import kcache, sys
+  ls "$root$prefix/$pydir"/kcache/_kcache*.so >/dev/null
+  PYTHONPATH=$root$prefix/$pydir "$python" -c 'import kcache, sys
 assert kcache.__file__.startswith(sys.argv[1]), kcache.__file__
 with kcache.Cache() as c:
     print("python package from the .deb:", kcache.__file__, c.stats()["entries"], "entries")' \
-    "$root/usr/$pydir"
+    "$root$prefix/$pydir"
+fi
+# As a user would run it: by PATH, not as root, with a store of its own.
+# doctor and devices must find the installed kcache-jit and pack directory.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  chmod 0711 "$work"
+  user_home=$work/user
+  mkdir -p "$user_home"
+  chown 65534:65534 "$user_home"
+  chmod 0700 "$user_home"
+  as_user() {
+    env -i PATH="$root$prefix/bin:/usr/bin:/bin" HOME="$user_home" KCACHE_DIR="$user_home/store" \
+      setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+  }
+  as_user kcache doctor >"$work/doctor-user.txt" 2>&1 || true
+  grep -q "$root$prefix/share/kcache/packs" "$work/doctor-user.txt" ||
+    { echo "kcache run by PATH does not name the installed pack directory"; cat "$work/doctor-user.txt"; exit 1; }
+  grep -q "$root$prefix/libexec/kcache/kcache-jit" "$work/doctor-user.txt" ||
+    { echo "kcache run by PATH does not find the installed kcache-jit"; cat "$work/doctor-user.txt"; exit 1; }
+  echo "kcache by PATH as uid 65534: doctor names the installed pack directory and kcache-jit"
 fi
 echo "deb: ok"
