@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 KeyFields probe_fields() {
     KeyFields k;
     k.kernel_name = "fuzz";
-    k.source_digest = sha256_hex("__kernel void fuzz() {}");
+    k.source_digest = kcache::sha256_hex("__kernel void fuzz() {}");
     k.entry_points = {"fuzz"};
     k.target_format = "native";
     k.device_name = "cpu";

@@ -55,7 +55,7 @@ void reply_side(const std::string& frame) {
     }
     // The parent's view of a helper that exited with this on its stdout.
     RunResult run;
-    run.outcome = Outcome::exited;
+    run.outcome = ChildExit::exited;
     run.exit_code = reply && reply->status == ReplyStatus::ok ? 0 : 1;
     run.out = frame;
     auto result = interpret_helper_run(run);

@@ -434,8 +434,8 @@ std::size_t Cache::forget(cl_context context) noexcept {
 }
 
 void Cache::drain(std::chrono::milliseconds limit) noexcept {
+    const auto until = deadline_after(limit);
     try {
-        auto until = deadline_after(limit);
         std::vector<std::shared_future<Compiled>> pending;
         {
             std::lock_guard g(impl_->mu);

@@ -38,7 +38,7 @@ class Session {
     Result<cl_context, Failure> context(cl_device_id device);
 
     std::map<std::string, cl_device_id> devices_;  // selector fields → device
-    std::map<cl_device_id, cl::Context> contexts_;
+    std::map<cl_device_id, cl::ContextHandle> contexts_;
 };
 
 // Launches each kernel of `program` named in `entry_points` (all if empty)
