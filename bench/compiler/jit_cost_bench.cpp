@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "jit_support.hpp"
-#include "kcache/compiler/cl_handles.hpp"
+#include "kcache/cl/handles.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "temp_dir.hpp"
 #include "test_platform.hpp"
@@ -77,7 +77,7 @@ std::string salted(const std::string& source) {
 struct InProcess {
     cl_device_id device = nullptr;
     bool cpu = false;
-    compiler::cl::Context context;
+    cl::ContextHandle context;
 
     static InProcess open() {
         InProcess p;
@@ -106,7 +106,7 @@ struct InProcess {
         const auto t0 = Clock::now();
         const char* src = source.c_str();
         cl_int e = CL_SUCCESS;
-        compiler::cl::Program p(clCreateProgramWithSource(context.get(), 1, &src, nullptr, &e));
+        cl::ProgramHandle p(clCreateProgramWithSource(context.get(), 1, &src, nullptr, &e));
         if (!p || clBuildProgram(p.get(), 1, &device, options.c_str(), nullptr, nullptr)) {
             return -1;
         }

@@ -19,8 +19,8 @@ double seconds(std::chrono::microseconds us) {
 
 py::list misses_of(const Outcome& o) {
     py::list out;
-    for (const auto& [rung, why] : o.misses) {
-        out.append(py::make_tuple(to_string(rung), why));
+    for (const RungMiss& m : o.misses) {
+        out.append(py::make_tuple(to_string(m.rung), to_string(m.cause), m.detail));
     }
     return out;
 }
@@ -74,9 +74,10 @@ void bind_outcome(py::module_& m) {
             "rung", [](const Outcome& o) { return to_string(o.rung); },
             "Which rung answered: 'in_process', 'user_store', 'pack', 'aot', "
             "'failure_record', 'jit' or 'none'.")
-        .def_property_readonly("misses", &misses_of,
-                               "[(rung, reason), ...]: why each rung above the answering one "
-                               "missed, in ladder order.")
+        .def_property_readonly(
+            "misses", &misses_of,
+            "[(rung, cause, detail), ...]: why each rung above the answering one "
+            "missed, in ladder order.")
         .def_readonly("message", &Outcome::message,
                       "Text for people; the build log on 'build_error'.")
         .def_readonly("key", &Outcome::key, "Hex cache key ('' when not known).")

@@ -45,7 +45,7 @@ def test_a_second_process_hits_the_user_store(cache, store, ocl):
     assert child["key"] == first.kcache_outcome.key
     assert child["stats"]["jit_compiles"] == 0
     assert child["stats"]["store_hits"] == 1
-    assert [rung for rung, _ in child["misses"]] == ["in_process"], child["misses"]
+    assert [rung for rung, *_ in child["misses"]] == ["in_process"], child["misses"]
 
 
 def test_binary_is_the_stored_program_as_bytes(cache, ocl):
