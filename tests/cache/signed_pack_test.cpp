@@ -56,9 +56,10 @@ class PoclSignedPack : public CacheTest {
     }
     // The ladder's line about the pack skipped by the policy ("" when none).
     std::string skipped(const Outcome& o) const {
-        for (const auto& [rung, why] : o.misses) {
-            if (rung == Rung::pack && why.find(pack_.string() + " skipped") != std::string::npos) {
-                return why;
+        for (const RungMiss& m : o.misses) {
+            if (m.rung == Rung::pack && m.cause == MissCause::skipped &&
+                m.detail.find(pack_.string() + " skipped") != std::string::npos) {
+                return m.detail;
             }
         }
         return "";

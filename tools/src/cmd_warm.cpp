@@ -248,38 +248,35 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
             summary["remote_uploads"] = uploads->first;
             summary["remote_upload_failures"] = uploads->second;
         }
+        summary["items"] = items;
+        std::cout << summary.dump(2) << "\n";
+        return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
     }
-    summary["items"] = items;
-    std::cout << summary.dump(2) << "\n";
-    return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
-}
-for (const json& item : items) {
-    if (item["result"] == "failed" || item["result"] == "timed out" ||
-        item["result"] == "not stored") {
-        print_item_text(item);
+    for (const json& item : items) {
+        if (item["result"] == "failed" || item["result"] == "timed out" ||
+            item["result"] == "not stored") {
+            print_item_text(item);
+        }
+    }
+    std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
+              << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
+              << " timed out";
+    if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
+        std::cout << ", " << n << " not stored";
+    }
+    std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
+    if (counts[4] > 0) {
+        std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
+    }
+    if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
+        std::cout << "built kernels that could not be stored are compiled again next time: "
+                     "free space or raise KCACHE_MAX_SIZE\n";
     }
     if (uploads) {
         std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
                   << " failed\n";
     }
-}
-std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, " << counts[2]
-          << " unsupported, " << counts[3] << " failed, " << counts[4] << " timed out";
-if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
-    std::cout << ", " << n << " not stored";
-}
-std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
-if (counts[4] > 0) {
-    std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
-}
-if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
-    std::cout << "built kernels that could not be stored are compiled again next time: "
-                 "free space or raise KCACHE_MAX_SIZE\n";
-}
-if (uploads) {
-    std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second << " failed\n";
-}
-return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 // The items to build, or prints why not and sets `code`.
