@@ -23,6 +23,7 @@ done
 for f in "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* \
          "$stage"/bin/*; do
   ldd "$f" 2>/dev/null | awk '/=> \// { print $3 }'
-done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*|libOpenCL)\.so' |
+done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*|libOpenCL|libkcache)\.so' |
   while read -r l; do cp -L "$l" "$stage/lib/"; done
+rm -rf "$stage"/prefix/lib/python3*  # the Python package is not used there
 du -sh "$stage"

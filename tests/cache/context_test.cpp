@@ -69,7 +69,7 @@ TEST_F(Pocl, ForgetThroughTheCApi) {
     ASSERT_EQ(kcache_forget_context(cache, ctx, &dropped), KCACHE_OK);
     EXPECT_EQ(dropped, 1u);
     EXPECT_EQ(destroyed.load(), 1);
-    kcache_stats st{};
+    kcache_stats st = KCACHE_STATS_INIT;
     ASSERT_EQ(kcache_get_stats(cache, &st), KCACHE_OK);
     EXPECT_EQ(st.programs_released, 1u);
     kcache_close(cache);

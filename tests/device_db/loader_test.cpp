@@ -179,7 +179,9 @@ TEST_F(DeviceDbFiles, ReadDataFileReportsMissingFilesAndDirectoriesAsIo) {
         auto r = read_data_file(path);
         ASSERT_FALSE(r.ok()) << path;
         EXPECT_EQ(r.error().code, DeviceDbErrc::io) << path;
-        EXPECT_EQ(r.error().message, path.string() + ": not a readable regular file");
+        EXPECT_NE(r.error().message.find("cannot read device data file " + path.string()),
+                  std::string::npos)
+            << r.error().message;
     }
 }
 

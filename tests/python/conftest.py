@@ -32,7 +32,9 @@ def pytest_configure(config):
     os.environ["POCL_CACHE_DIR"] = _POCL_CACHE
     os.environ["KCACHE_DIR"] = os.path.join(_POCL_CACHE, "unused-default-store")
     os.environ.pop("KCACHE_PACKS", None)
-    os.environ["KCACHE_CONFIG"] = os.devnull
+    empty_config = os.path.join(_POCL_CACHE, "config")  # a config file must be regular
+    open(empty_config, "w").close()
+    os.environ["KCACHE_CONFIG"] = empty_config
 
 
 def pytest_unconfigure(config):

@@ -24,7 +24,8 @@ ls "$pkg"/_kcache*.so >/dev/null
   { echo "/usr/$pydir is not on $python's sys.path"; exit 1; }
 
 export PYTHONPATH=$prefix/$pydir KCACHE_DIR=$work/store POCL_CACHE_DIR=$work/pocl
-export KCACHE_CONFIG=/dev/null
+: >"$work/config"  # an empty config file (kcache reads regular files only)
+export KCACHE_CONFIG=$work/config
 unset KCACHE_JIT_PATH KCACHE_PACKS
 cd "$work"
 run() {

@@ -176,7 +176,7 @@ TEST_F(StoreSignature, SignedPackVerifiesAndItsTrustedCommentNamesThePack) {
     ASSERT_TRUE(sig.ok()) << sig.error();
     const auto& c = sig->trusted_comment;
     for (const char* part :
-         {"schema:2", "entries:3", "producer:", "compiler:", "created:", "file:p.kcpack"}) {
+         {"schema:3", "entries:3", "producer:", "compiler:", "created:", "file:p.kcpack"}) {
         EXPECT_NE(c.find(part), std::string::npos) << part << " in " << c;
     }
     EXPECT_NE(c.find(sample_fields(0).compiler_id), std::string::npos) << c;
@@ -240,9 +240,9 @@ TEST_F(StoreSignature, AnEditedTrustedCommentFailsTheGlobalSignature) {
     const ks::SecretKey key = new_key();
     ASSERT_TRUE(ks::sign_pack(pack, key).ok());
     std::string text = file_bytes(ks::signature_path(pack));
-    const auto at = text.find("schema:2");
+    const auto at = text.find("schema:3");
     ASSERT_NE(at, std::string::npos);
-    text.replace(at, 8, "schema:3");
+    text.replace(at, 8, "schema:4");
     write_file(ks::signature_path(pack), text);
     const auto got = ks::check_pack_signature(pack, trusting(key));
     EXPECT_EQ(got.state, SignatureState::invalid);

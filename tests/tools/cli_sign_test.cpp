@@ -43,7 +43,7 @@ TEST_F(CliSign, MinisignVerifiesWhatKcacheSigns) {
     ASSERT_EQ(s.code, 0) << s.err;
     const CliRun v = minisign({"-V", "-p", path("k.pub"), "-m", pack.string()});
     ASSERT_EQ(v.code, 0) << v.out << v.err;
-    EXPECT_NE(v.out.find("Trusted comment: kcache pack\tschema:2\tentries:3"), std::string::npos)
+    EXPECT_NE(v.out.find("Trusted comment: kcache pack\tschema:3\tentries:3"), std::string::npos)
         << v.out;
     EXPECT_NE(v.out.find("file:p.kcpack"), std::string::npos);
 
@@ -52,7 +52,7 @@ TEST_F(CliSign, MinisignVerifiesWhatKcacheSigns) {
     const auto sig = ok.json()["signature"];
     EXPECT_EQ(sig["state"], "trusted");
     EXPECT_EQ(sig["trusted"], true);
-    EXPECT_NE(sig["trusted_comment"].get<std::string>().find("schema:2"), std::string::npos);
+    EXPECT_NE(sig["trusted_comment"].get<std::string>().find("schema:3"), std::string::npos);
     const std::string key_id = sig["key_id"];
     EXPECT_NE(file_bytes(path("k.pub")).find(key_id), std::string::npos);
     const CliRun text = kcache_trusting({"verify", "--pack", pack.string()}, path("k.pub"));
