@@ -1,8 +1,6 @@
 // The Cache facade: opening (configuration, store, packs, device data) and
 // turning public requests into ladder plans. Nothing here throws outward.
 
-#include <dlfcn.h>
-
 #include <cstdio>
 
 #include "cache_impl.hpp"
@@ -10,7 +8,6 @@
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
-#include "kcache/common/own_path.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/log.hpp"
 
@@ -350,126 +347,4 @@ Program Cache::program(cl_context context, cl_device_id device,
     });
 }
 
-namespace {
-
-// The bytes of a program program() answered (or its failure).
-Binary binary_of(Program p) {
-    Binary b;
-    b.outcome = p.outcome();
-    if (!p.ok()) {
-        return b;
-    }
-    std::size_t size = 0;
-    cl_int err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
-    if (err != CL_SUCCESS || size == 0) {
-        b.outcome.status = StatusCode::device_error;
-        b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed";
-        return b;
-    }
-    b.bytes.resize(size);
-    unsigned char* data = b.bytes.data();
-    err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARIES, sizeof(data), &data, nullptr);
-    if (err != CL_SUCCESS) {
-        b.bytes.clear();
-        b.outcome.status = StatusCode::device_error;
-        b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARIES) failed";
-    }
-    return b;
-}
-
-}  // namespace
-
-Binary Cache::binary(cl_context context, cl_device_id device,
-                     const KernelRequest& request) noexcept {
-    Binary b;
-    try {
-        b = binary_of(program(context, device, request));
-    } catch (const std::exception& e) {
-        b.bytes.clear();
-        b.outcome = failed(StatusCode::internal_error, e.what());
-    }
-    return b;
-}
-
-CacheStats Cache::stats() noexcept {
-    CacheStats s;
-    auto& c = impl_->counters;
-    s.in_process_hits = c.in_process;
-    s.store_hits = c.store;
-    s.pack_hits = c.pack;
-    s.aot_hits = c.aot;
-    s.failure_hits = c.failure;
-    s.jit_compiles = c.jit_compiles;
-    s.jit_failures = c.jit_failures;
-    s.resident_hits = c.resident;
-    s.programs_released = impl_->programs.released();
-    if (impl_->remote) {
-        const remote::Counters r = impl_->remote->counters();
-        s.remote_hits = r.hits;
-        s.remote_misses = r.misses;
-        s.remote_errors = r.errors;
-        s.remote_timeouts = r.timeouts;
-        s.remote_corrupt = r.corrupt;
-        s.remote_uploads = r.uploads;
-        s.remote_upload_failures = r.upload_failures;
-    }
-    try {
-        if (auto* user = impl_->tiers.user()) {
-            if (auto st = user->stats(); st) {
-                s.entries = st->entries;
-                s.raw_bytes = st->raw_bytes;
-                s.stored_bytes = st->stored_bytes;
-                s.evictions = st->evictions;
-                s.corruptions = st->corruptions;
-            }
-        }
-    } catch (...) {
-        // The store's sizes stay zero; the process counters above are exact.
-    }
-    return s;
-}
-
-std::size_t Cache::forget(cl_context context) noexcept {
-    return impl_->programs.forget(context);
-}
-
-void Cache::drain(std::chrono::milliseconds limit) noexcept {
-    const auto until = deadline_after(limit);
-    try {
-        std::vector<std::shared_future<Compiled>> pending;
-        {
-            std::lock_guard g(impl_->mu);
-            for (auto& [key, fut] : impl_->inflight) {
-                pending.push_back(fut);
-            }
-        }
-        for (auto& f : pending) {
-            f.wait_until(until);
-        }
-    } catch (...) {
-        // Only the vector's allocation can throw: then nothing is waited for.
-    }
-    if (impl_->remote) {
-        const auto left = until - SteadyClock::now();
-        impl_->remote->flush(std::max(std::chrono::milliseconds(0),
-                                      std::chrono::duration_cast<std::chrono::milliseconds>(left)));
-    }
-}
-
-namespace service {
-
-std::vector<std::filesystem::path> installed_pack_dirs() {
-    std::vector<std::filesystem::path> dirs;
-    if (auto image = own_image_path(reinterpret_cast<const void*>(&installed_pack_dirs));
-        !image.empty()) {
-        dirs.push_back((image.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
-    }
-    std::filesystem::path configured(KCACHE_PACK_DIR);
-    if (dirs.empty() || dirs.front() != configured) {
-        dirs.push_back(std::move(configured));
-    }
-    return dirs;
-}
-
-}  // namespace service
 }  // namespace kcache
