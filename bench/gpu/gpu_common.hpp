@@ -75,7 +75,8 @@ inline std::vector<std::uint8_t> binary_of(cl_program p) {
 // context per sample, the store hit's steps in place, the first hit of a
 // fresh process vs the floor's, resident memory per 1,000 contexts.
 int long_lived(const Device& d, const std::filesystem::path& root);
-// Child modes of long_lived(): print one time in microseconds.
+// Child modes of long_lived(): print a time in microseconds (child-first-hit:
+// then the Cache::open part of it).
 int child_first_hit(const Device& d, const std::string& kernel, const std::filesystem::path& dir);
 int child_first_floor(const Device& d, const std::string& kernel,
                       const std::filesystem::path& file);

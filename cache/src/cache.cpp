@@ -199,19 +199,41 @@ std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id 
     return p;
 }
 
+bool Cache::Impl::memoized_plan(cl_device_id device, const std::string& signature, Plan& plan) {
+    std::lock_guard g(mu);
+    auto it = plans.find({device, signature});
+    if (it == plans.end()) {
+        return false;
+    }
+    plan = it->second;
+    return true;
+}
+
+void Cache::Impl::memoize_plan(cl_device_id device, const std::string& signature,
+                               const Plan& plan) {
+    // Root devices only: they live as long as the process, so their handle
+    // cannot come back naming another device (a released sub-device's can).
+    cl_device_id parent = nullptr;
+    if (config.max_programs == 0 ||
+        clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent, nullptr) !=
+            CL_SUCCESS ||
+        parent != nullptr) {
+        return;
+    }
+    std::lock_guard g(mu);
+    if (plans.size() >= config.max_programs) {
+        plans.erase(plans.begin());
+    }
+    plans.insert_or_assign({device, signature}, plan);
+}
+
 namespace {
 
-// Checks the handles, identifies the device and applies its quirks; fills
-// everything of `plan` but the compile input. Returns ok or why not.
-Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
-                std::optional<std::chrono::milliseconds> deadline, Mode mode, Plan& plan,
+// Checks the context, identifies the device and applies its quirks; fills
+// everything of `plan` but the compile input and the deadline. Returns ok or
+// why not.
+Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan& plan,
                 device_db::DeviceIdentity& id) {
-    if (context == nullptr || device == nullptr) {
-        return failed(StatusCode::invalid_argument, "null cl_context or cl_device_id");
-    }
-    if (impl.config.disabled) {
-        return failed(StatusCode::disabled, "kcache is disabled (KCACHE_DISABLE)");
-    }
     std::string why;
     if (!service::device_in_context(context, device, why)) {
         return failed(StatusCode::invalid_argument, why);
@@ -221,10 +243,6 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
         return failed(StatusCode::device_error, probed.error());
     }
     id = std::move(*probed);
-    auto budget = deadline.value_or(impl.config.jit_timeout);
-    if (budget.count() < 0) {
-        return failed(StatusCode::invalid_argument, "negative deadline");
-    }
     auto quirks = impl.db.quirks_for(id);
     if (quirks.deny) {
         return failed(
@@ -232,11 +250,8 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device,
             "device denied by quirk rule " + (quirks.rules.empty() ? "" : quirks.rules[0]->id));
     }
     if (quirks.jit_timeout_ms) {
-        budget = std::min(budget, std::chrono::milliseconds(*quirks.jit_timeout_ms));
+        plan.budget_cap = std::chrono::milliseconds(*quirks.jit_timeout_ms);
     }
-    plan.deadline = deadline_after(budget);
-    plan.budget = budget;
-    plan.mode = mode;
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
     plan.aot_target = service::aot_target(impl.db, id);
@@ -263,22 +278,46 @@ Program guarded(SteadyClock::time_point start, F&& body) noexcept {
     return p;
 }
 
-// The repeat-hit path first (null handles and KCACHE_DISABLE still answer as
-// the full path would), then `full`, remembering what it resolved.
-template <class Request, class Full>
+// Every request's way: the checks on the handles and the deadline, the
+// repeat hit (same context), a plan memoized for this device and request (a
+// new context: its handle is still checked), or `resolve(plan)` (prepare,
+// render, key; returns ok or why not); then the deadline and the ladder.
+template <class Request, class Resolve>
 Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
-               Full&& full) {
-    if (context == nullptr || device == nullptr || impl.config.disabled) {
-        return full(nullptr);
+               Resolve&& resolve) {
+    if (context == nullptr || device == nullptr) {
+        return failed_program(StatusCode::invalid_argument, "null cl_context or cl_device_id");
+    }
+    if (impl.config.disabled) {
+        return failed_program(StatusCode::disabled, "kcache is disabled (KCACHE_DISABLE)");
+    }
+    auto budget = request.deadline.value_or(impl.config.jit_timeout);
+    if (budget.count() < 0) {
+        return failed_program(StatusCode::invalid_argument, "negative deadline");
     }
     std::string signature = service::request_signature(request);
     if (auto hit = impl.repeat_hit(context, device, signature)) {
         return std::move(*hit);
     }
-    store::Key key;
-    Program p = full(&key);
+    Plan plan;
+    if (impl.memoized_plan(device, signature, plan)) {
+        std::string why;
+        if (!service::device_in_context(context, device, why)) {
+            return failed_program(StatusCode::invalid_argument, why);
+        }
+    } else {
+        Outcome ok = resolve(plan);
+        if (ok.status != StatusCode::ok) {
+            return failed_program(ok.status, ok.message);
+        }
+        impl.memoize_plan(device, signature, plan);
+    }
+    plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
+    plan.deadline = deadline_after(plan.budget);
+    plan.mode = request.mode;
+    Program p = impl.run_ladder(context, device, plan);
     if (p.ok()) {
-        impl.programs.remember(context, device, std::move(signature), key);
+        impl.programs.remember(context, device, std::move(signature), plan.key);
     }
     return p;
 }
@@ -288,36 +327,32 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
 Program Cache::program(cl_context context, cl_device_id device,
                        const KernelRequest& request) noexcept {
     return guarded(SteadyClock::now(), [&]() -> Program {
-        return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
+        return answer(*impl_, context, device, request, [&](Plan& plan) -> Outcome {
             kernels::Params params(request.params.begin(), request.params.end());
             auto variant = kernels::make_variant(request.kernel, params);
             if (!variant) {
                 auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
                                 ? StatusCode::unknown_kernel
                                 : StatusCode::invalid_argument;
-                return failed_program(code, variant.error().message);
+                return failed(code, variant.error().message);
             }
-            Plan plan;
             device_db::DeviceIdentity id;
-            auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
+            auto ok = prepare(*impl_, context, device, plan, id);
             if (ok.status != StatusCode::ok) {
-                return failed_program(ok.status, ok.message);
+                return ok;
             }
             if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
-                return failed_program(StatusCode::unsupported, sup.error().message);
+                return failed(StatusCode::unsupported, sup.error().message);
             }
             auto rendered = kernels::render(*variant);
             if (!rendered) {
-                return failed_program(StatusCode::invalid_argument, rendered.error().message);
+                return failed(StatusCode::invalid_argument, rendered.error().message);
             }
             plan.input = {variant->id(), rendered->source, rendered->options,
                           rendered->entry_points};
             plan.warmup_local_size = rendered->local_size;
             finish(plan, id);
-            if (resolved_key != nullptr) {
-                *resolved_key = plan.key;
-            }
-            return impl_->run_ladder(context, device, plan);
+            return ok;
         });
     });
 }
@@ -325,24 +360,20 @@ Program Cache::program(cl_context context, cl_device_id device,
 Program Cache::program(cl_context context, cl_device_id device,
                        const SourceRequest& request) noexcept {
     return guarded(SteadyClock::now(), [&]() -> Program {
-        return answer(*impl_, context, device, request, [&](store::Key* resolved_key) -> Program {
+        return answer(*impl_, context, device, request, [&](Plan& plan) -> Outcome {
             if (request.source.empty()) {
-                return failed_program(StatusCode::invalid_argument, "empty kernel source");
+                return failed(StatusCode::invalid_argument, "empty kernel source");
             }
-            Plan plan;
             device_db::DeviceIdentity id;
-            auto ok = prepare(*impl_, context, device, request.deadline, request.mode, plan, id);
+            auto ok = prepare(*impl_, context, device, plan, id);
             if (ok.status != StatusCode::ok) {
-                return failed_program(ok.status, ok.message);
+                return ok;
             }
             plan.input = {request.name, request.source, request.options, request.entry_points};
             plan.warmup_local_size = request.warmup_local_size;
             plan.aot_target.reset();  // AOT packs hold registry kernels only
             finish(plan, id);
-            if (resolved_key != nullptr) {
-                *resolved_key = plan.key;
-            }
-            return impl_->run_ladder(context, device, plan);
+            return ok;
         });
     });
 }

@@ -37,6 +37,7 @@ struct Plan {
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
     std::chrono::milliseconds budget{0};  // what `deadline` was made from
+    std::optional<std::chrono::milliseconds> budget_cap;  // quirk jit_timeout_ms
     Mode mode = Mode::blocking;
     bool use_stored = true;                   // quirk no_cached_binaries turns this off
     bool verified_only = false;               // quirk verify_before_use: only Passed entries
@@ -71,6 +72,11 @@ struct Cache::Impl {
 
     std::mutex mu;  // guards everything below
     std::map<cl_device_id, device_db::DeviceIdentity> identities;
+    // Plans resolved for root devices, by (device, request signature), before
+    // any deadline is applied: a new context for a request this cache has
+    // answered skips the quirks, rendering and key hashing (cache.cpp). At
+    // most config.max_programs; when full, one is dropped to make room.
+    std::map<std::pair<cl_device_id, std::string>, Plan> plans;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;
@@ -89,6 +95,9 @@ struct Cache::Impl {
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
     std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
                                       const std::string& signature);
+    // cache.cpp: the plans above; `plan` is filled on a hit.
+    bool memoized_plan(cl_device_id device, const std::string& signature, Plan& plan);
+    void memoize_plan(cl_device_id device, const std::string& signature, const Plan& plan);
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);

@@ -2,8 +2,6 @@
 
 #include "program_cache.hpp"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <tuple>
 
@@ -26,15 +24,6 @@ std::string request_signature(const SourceRequest& r) {
 }
 
 namespace {
-
-using DestructorCallbackFn = cl_int(CL_API_CALL*)(cl_context, void(CL_CALLBACK*)(cl_context, void*),
-                                                  void*);
-
-// What a platform's driver does that the release scheme depends on.
-struct PlatformTraits {
-    bool counts_programs = false;  // a program's reference shows in CL_CONTEXT_REFERENCE_COUNT
-    DestructorCallbackFn destructor_callback = nullptr;  // OpenCL 3.0 drivers only
-};
 
 cl_uint reference_count(cl_context context) {
     cl_uint n = 0;
@@ -70,10 +59,11 @@ bool counts_programs(cl_context context) {
     return false;
 }
 
-// The traits of `device`'s platform, probed on `context` the first time.
-PlatformTraits traits_of(cl_context context, cl_device_id device) {
+// Whether `device`'s platform counts a program's reference in its context's
+// CL_CONTEXT_REFERENCE_COUNT, probed on `context` the first time.
+bool platform_counts_programs(cl_context context, cl_device_id device) {
     static std::mutex mu;
-    static std::map<cl_platform_id, PlatformTraits> known;
+    static std::map<cl_platform_id, bool> known;
     cl_platform_id platform = nullptr;
     clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr);
     {
@@ -82,17 +72,9 @@ PlatformTraits traits_of(cl_context context, cl_device_id device) {
             return it->second;
         }
     }
-    PlatformTraits t;
-    t.counts_programs = counts_programs(context);
-    char version[64] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof(version) - 1, version, nullptr);
-    if (std::string_view(version).starts_with("OpenCL 3.")) {
-        // Looked up, not linked: an older ICD loader lacks the symbol.
-        t.destructor_callback = reinterpret_cast<DestructorCallbackFn>(
-            ::dlsym(RTLD_DEFAULT, "clSetContextDestructorCallback"));
-    }
+    const bool counts = counts_programs(context);
     std::lock_guard g(mu);
-    return known.emplace(platform, t).first->second;
+    return known.emplace(platform, counts).first->second;
 }
 
 struct Slot {
@@ -107,9 +89,19 @@ using Slots = std::list<Slot>;  // front: most recently used
 struct ContextEntry {
     std::size_t programs = 0;
     bool counts_programs = false;
+    cl::ContextHandle held;  // the cache's own reference on the context
 };
 
 }  // namespace
+
+// What the cache lets go of, released after its lock is dropped (releasing a
+// context's last program may destroy the context, and a driver may call back
+// into the application then). Members are destroyed in reverse order: the
+// programs first, then the cache's own references on their contexts.
+struct Released {
+    std::vector<cl::ContextHandle> contexts;
+    std::vector<ProgramRef> programs;
+};
 
 struct ProgramCache::State {
     explicit State(std::size_t m) : max(m) {}
@@ -123,10 +115,10 @@ struct ProgramCache::State {
     std::unordered_map<cl_context, ContextEntry> contexts;
     std::atomic<std::uint64_t> released{0};
 
-    // Unlinks `it` everywhere; appends its program to `out` (released by the
-    // caller after unlocking).
-    void unlink(Slots::iterator it, std::vector<ProgramRef>& out) {
-        out.push_back(std::move(it->program));  // first: the only step that can throw
+    // Unlinks `it` everywhere; moves its program (and the context's reference
+    // when it was the context's last) to `out`.
+    void unlink(Slots::iterator it, Released& out) {
+        out.programs.push_back(std::move(it->program));  // first: the only step that can throw
         if (auto per = signatures.find({it->context, it->device}); per != signatures.end()) {
             for (const auto& s : it->signatures) {
                 per->second.erase(s);
@@ -136,6 +128,7 @@ struct ProgramCache::State {
             }
         }
         if (auto c = contexts.find(it->context); c != contexts.end() && --c->second.programs == 0) {
+            out.contexts.push_back(std::move(c->second.held));
             contexts.erase(c);
         }
         slots.erase({it->context, it->device, it->key});
@@ -143,7 +136,7 @@ struct ProgramCache::State {
         released++;
     }
 
-    void drop_context(cl_context context, std::vector<ProgramRef>& out) {
+    void drop_context(cl_context context, Released& out) {
         for (auto it = lru.begin(); it != lru.end();) {
             auto next = std::next(it);
             if (it->context == context) {
@@ -154,10 +147,11 @@ struct ProgramCache::State {
     }
 
     // The sweep and the bound (see program_cache.hpp).
-    void sweep_and_trim(std::vector<ProgramRef>& out) {
+    void sweep_and_trim(Released& out) {
         std::vector<cl_context> only_ours;
         for (const auto& [context, entry] : contexts) {
-            if (entry.counts_programs && reference_count(context) <= entry.programs) {
+            const std::size_t ours = 1 + (entry.counts_programs ? entry.programs : 0);
+            if (reference_count(context) <= ours) {
                 only_ours.push_back(context);
             }
         }
@@ -170,36 +164,18 @@ struct ProgramCache::State {
     }
 };
 
-namespace {
-
-void CL_CALLBACK on_context_destroyed(cl_context context, void* user_data) {
-    auto* weak = static_cast<std::weak_ptr<ProgramCache::State>*>(user_data);
-    if (auto state = weak->lock()) {
-        std::vector<ProgramRef> dropped;
-        {
-            std::lock_guard g(state->mu);
-            state->drop_context(context, dropped);
-        }
-    }
-    delete weak;
-}
-
-}  // namespace
-
 ProgramCache::ProgramCache(std::size_t max_programs)
-    : state_(std::make_shared<State>(max_programs)) {}
+    : state_(std::make_unique<State>(max_programs)) {}
 
 ProgramCache::~ProgramCache() {
-    // Release outside the lock and after the state is gone from the
-    // callbacks' reach: releasing a context's last program may run them.
-    std::vector<ProgramRef> dropped;
-    {
-        std::lock_guard g(state_->mu);
-        for (auto& s : state_->lru) {
-            dropped.push_back(std::move(s.program));
-        }
+    Released dropped;  // released after the lock
+    std::lock_guard g(state_->mu);
+    for (auto& s : state_->lru) {
+        dropped.programs.push_back(std::move(s.program));
     }
-    state_.reset();
+    for (auto& [context, entry] : state_->contexts) {
+        dropped.contexts.push_back(std::move(entry.held));
+    }
 }
 
 std::optional<std::pair<cl_program, store::Key>> ProgramCache::find_signature(
@@ -234,31 +210,28 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
 
 cl_program ProgramCache::insert(cl_context context, cl_device_id device, const store::Key& key,
                                 ProgramRef program) {
-    const PlatformTraits traits = traits_of(context, device);
+    const bool counts = platform_counts_programs(context, device);
     State& s = *state_;
-    std::vector<ProgramRef> dropped;  // released after the lock, before returning
+    Released dropped;  // released after the lock, before returning
     std::lock_guard g(s.mu);
     if (auto it = s.slots.find({context, device, key}); it != s.slots.end()) {
         s.lru.splice(s.lru.begin(), s.lru, it->second);  // another thread kept one first
         cl_program kept = it->second->program.get();
         clRetainProgram(kept);
-        dropped.push_back(std::move(program));
+        dropped.programs.push_back(std::move(program));
         return kept;
     }
     cl_program answer = program.get();
     clRetainProgram(answer);  // the caller's own reference
     if (s.max == 0) {
-        dropped.push_back(std::move(program));
+        dropped.programs.push_back(std::move(program));
         return answer;
     }
     auto [entry, first] = s.contexts.try_emplace(context);
     if (first) {
-        entry->second.counts_programs = traits.counts_programs;
-        if (traits.destructor_callback != nullptr) {
-            auto* weak = new std::weak_ptr<State>(state_);
-            if (traits.destructor_callback(context, on_context_destroyed, weak) != CL_SUCCESS) {
-                delete weak;
-            }
+        entry->second.counts_programs = counts;
+        if (clRetainContext(context) == CL_SUCCESS) {
+            entry->second.held.reset(context);
         }
     }
     entry->second.programs++;
@@ -283,13 +256,13 @@ void ProgramCache::remember(cl_context context, cl_device_id device, std::string
 }
 
 std::size_t ProgramCache::forget(cl_context context) noexcept {
-    std::vector<ProgramRef> dropped;
+    Released dropped;
     try {
         std::lock_guard g(state_->mu);
         state_->drop_context(context, dropped);
     } catch (...) {  // out of memory: what was unlinked so far is still released
     }
-    return dropped.size();
+    return dropped.programs.size();
 }
 
 std::size_t ProgramCache::size() const {

@@ -3,39 +3,38 @@
 // request-signature fast path in front, bounded, and let go when their
 // context goes away.
 //
-// Why contexts need care: a cl_program holds a reference on its context, so a
-// program kept here keeps the context alive after its owner released it, and
-// the context's destructor callback (OpenCL 3.0) cannot fire while it is held.
-// Four things release programs:
+// Why contexts need care: a cl_program keeps its context alive, so a program
+// kept here would keep the context alive after its owner released it (and
+// the context's destructor callback, OpenCL 3.0, cannot fire while it is
+// held). Drivers differ in what CL_CONTEXT_REFERENCE_COUNT shows: PoCL counts
+// each program's reference in it, NVIDIA's driver does not (its programs keep
+// the context's memory, ~90 MB on an H100, without showing in the count).
+// So the cache holds one reference of its own on every context it keeps
+// programs for, and knows exactly what of the count is its own: that
+// reference, plus its programs where the platform counts them (probed once
+// per platform: an unbuilt program is created and released while the count
+// is watched). Three things release programs:
 //  1. The sweep. On every insert (the slow path: a binary was just loaded)
 //     each context with programs here is asked for CL_CONTEXT_REFERENCE_COUNT.
-//     When the count is no more than the programs kept here on it, nothing but
-//     this cache keeps the context alive (the caller released it and holds no
-//     queue, buffer or kernel on it; a program the caller still holds counts
-//     once, like ours, and stays valid), so its programs are released and the
-//     driver can free the context. This needs a driver that counts a program's
-//     reference in its context's count: that is probed once per platform (an
-//     unbuilt program is created and released while the count is watched).
-//     Where it does not, the sweep is off and 2 and 3 are what release.
-//     Inserting is a load (hundreds of microseconds at least); the sweep adds
-//     one query per context kept, and repeat hits never sweep.
+//     When the count is no more than the cache's own share, nothing but this
+//     cache keeps the context alive (the caller released it and holds no
+//     queue, buffer or kernel on it; a program the caller still holds keeps
+//     its own reference and stays valid), so its programs and the cache's
+//     reference are released and the driver frees the context. Inserting is
+//     a load (a hundred microseconds at least); the sweep adds one query per
+//     context kept, and repeat hits never sweep.
 //  2. The bound: at most `max_programs` programs; the least recently used is
-//     released first.
+//     released first (with the context's reference, after its last program).
 //  3. forget(context): the owner says the context is going.
-//  4. The context destructor callback, registered once per context where the
-//     driver has it. It fires only once the context is destroyed, i.e. when
-//     nothing here held it or on a driver whose programs do not hold their
-//     context, and drops what remains for it, so that a later context at the
-//     same address never meets stale entries. It holds only a weak reference
-//     to the cache's state, so a cache destroyed first is safe.
-// Programs are released outside the lock: releasing a context's last program
-// destroys the context and runs the callback, which takes the lock. The
-// request whose insert swept a context pays for destroying it, as the owner
-// would have in clReleaseContext without kcache; an owner that calls forget()
-// before releasing its context pays there instead. (A thread of the cache's
-// own that released them was tried: on PoCL its overlap with the requests
-// made them 11-20x slower on a loaded machine; released in place they cost
-// 1.0x the floor.)
+// Holding a reference also means a context kept here is never destroyed
+// under the cache, so its address cannot be reused by a new context while
+// entries name it.
+// Programs are released outside the lock. The request whose insert swept a
+// context pays for destroying it, as the owner would have in clReleaseContext
+// without kcache; an owner that calls forget() before releasing its context
+// pays there instead. (A thread of the cache's own that released them was
+// tried: on PoCL its overlap with the requests made them 11-20x slower on a
+// loaded machine; released in place they cost 1.0x the floor.)
 
 #include <cstdint>
 #include <list>
@@ -85,13 +84,13 @@ class ProgramCache {
     std::size_t forget(cl_context context) noexcept;
     // Programs kept now.
     std::size_t size() const;
-    // Programs released so far (sweep, bound, forget, destructor callback).
+    // Programs released so far (sweep, bound, forget).
     std::uint64_t released() const;
 
-    struct State;  // shared with the destructor callbacks (weakly)
+    struct State;
 
   private:
-    std::shared_ptr<State> state_;
+    std::unique_ptr<State> state_;
 };
 
 }  // namespace kcache::service

@@ -25,6 +25,14 @@ cl_context watched_context(cl_device_id device, std::atomic<int>& destroyed) {
     return ctx;
 }
 
+bool destroyed_within(const std::atomic<int>& destroyed, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (destroyed.load() == 0 && std::chrono::steady_clock::now() < end) {
+        ::usleep(1000);
+    }
+    return destroyed.load() == 1;
+}
+
 std::uint64_t resident_kib() {
     std::ifstream statm("/proc/self/statm");
     std::uint64_t size = 0, resident = 0;
