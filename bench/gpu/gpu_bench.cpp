@@ -154,6 +154,9 @@ int main(int argc, char** argv) {
     if (mode == "child-first-hit" && argc == 4) {
         return child_first_hit(d, argv[2], argv[3]);
     }
+    if (mode == "child-first-steps" && argc == 4) {
+        return child_first_steps(d, argv[2], argv[3]);
+    }
     if (mode == "child-first-floor" && argc == 4) {
         return child_first_floor(d, argv[2], argv[3]);
     }

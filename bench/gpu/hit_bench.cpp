@@ -28,6 +28,7 @@
 
 #include "gpu_common.hpp"
 #include "kcache/cache/keys.hpp"
+#include "kcache/device_db/database.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/codec.hpp"
@@ -253,6 +254,31 @@ double child_us(const std::string& args, double* part = nullptr) {
     return ::pclose(f) == 0 ? us : -1;
 }
 
+// The parts of a fresh process's first hit, each the first of its kind in a
+// child (so each pays its own cold start): the device data, the store's
+// open, the device probe, then Cache::open and the hit with those warm.
+void first_steps(const std::filesystem::path& dir) {
+    constexpr int kParts = 5;
+    std::vector<double> t[kParts];
+    for (int i = 0; i < 7; ++i) {
+        const std::string cmd = "'" + self_path() + "' child-first-steps dot '" + dir.string() + "'";
+        FILE* f = ::popen(cmd.c_str(), "r");
+        double v[kParts] = {};
+        const bool read = f != nullptr && std::fscanf(f, "%lf %lf %lf %lf %lf", &v[0], &v[1],
+                                                      &v[2], &v[3], &v[4]) == kParts;
+        if (f == nullptr || ::pclose(f) != 0 || !read) {
+            continue;
+        }
+        for (int j = 0; j < kParts; ++j) {
+            t[j].push_back(v[j]);
+        }
+    }
+    std::printf(
+        "first hit's parts (dot), each cold in a fresh process (medians, µs): device data %.1f,"
+        " store open %.1f, probe %.1f; then Cache::open %.1f, hit %.1f\n",
+        median(t[0]), median(t[1]), median(t[2]), median(t[3]), median(t[4]));
+}
+
 void first_in_process(const Device& d, const std::filesystem::path& dir) {
     std::printf(
         "\n3. first hit in a fresh process (open + probe + hit) vs the floor's first load"
@@ -280,6 +306,7 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
         std::printf("%-16s %10.1f %10.1f %10.1f %+10.1f\n", k.name.c_str(), h, median(open), f,
                     h - f);
     }
+    first_steps(dir);
 }
 
 std::uint64_t resident_kib() {
@@ -354,6 +381,31 @@ int child_first_hit(const Device& d, const std::string& kernel, const std::files
         return 1;
     }
     std::printf("%.1f %.1f\n", us, opened);
+    return 0;
+}
+
+int child_first_steps(const Device& d, const std::string& kernel,
+                      const std::filesystem::path& dir) {
+    const auto config = config_at(dir);
+    auto t0 = Clock::now();
+    const bool db = kcache::device_db::DeviceDb::from_environment().ok();
+    const double db_us = us_since(t0);
+    t0 = Clock::now();
+    const bool store = kcache::store::Store::open(dir).ok();
+    const double store_us = us_since(t0);
+    t0 = Clock::now();
+    const bool probed = kcache::device_db::probe(d.device).ok();
+    const double probe_us = us_since(t0);
+    t0 = Clock::now();
+    auto cache = kcache::Cache::open(config);
+    const double open_us = us_since(t0);
+    t0 = Clock::now();
+    auto p = cache ? cache->program(d.context, d.device, request_of(kernel)) : kcache::Program();
+    const double hit_us = us_since(t0);
+    if (!db || !store || !probed || !p.ok() || p.outcome().rung != kcache::Rung::user_store) {
+        return 1;
+    }
+    std::printf("%.1f %.1f %.1f %.1f %.1f\n", db_us, store_us, probe_us, open_us, hit_us);
     return 0;
 }
 

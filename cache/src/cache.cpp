@@ -2,6 +2,8 @@
 // turning public requests into ladder plans. Nothing here throws outward.
 
 #include <cstdio>
+#include <future>
+#include <system_error>
 
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
@@ -89,11 +91,15 @@ cl_program Program::release() noexcept {
     return std::exchange(program_, nullptr);
 }
 
-Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j)
+Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t)
     : config(std::move(c)),
       db(std::move(d)),
       tiers(std::move(t)),
-      jit(std::move(j)),
+      // Helpers are told apart for closing (track_helper_start); the hook
+      // runs only once compiles start, when this object is complete.
+      jit(compiler::JitConfig{config.jit_helper, {},
+                              [this](pid_t pid) { track_helper_start(*this, pid); },
+                              config.jit_helpers, config.jit_idle}),
       programs(config.max_programs),
       resident(config.max_resident_bytes) {}
 
@@ -111,15 +117,24 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
     Outcome local;
     Outcome& out = outcome ? *outcome : local;
     try {
-        auto db = device_db::DeviceDb::from_environment();
-        if (!db) {
-            out = failed(StatusCode::config_error, "device database: " + db.error().message);
-            return nullptr;
+        // The device data is parsed (about a millisecond, once per process for
+        // the built-in files) while the store opens.
+        auto parse = [] { return device_db::DeviceDb::from_environment(); };
+        std::future<decltype(parse())> parsing;
+        try {
+            parsing = std::async(std::launch::async, parse);
+        } catch (const std::system_error&) {  // no thread to be had: parse in place
+            parsing = std::async(std::launch::deferred, parse);
         }
         store::Policy policy;
         policy.max_bytes = config.max_bytes;
         policy.mode = config.read_only ? store::OpenMode::read_only : store::OpenMode::read_write;
         auto user = store::Store::open(config.dir, policy);
+        auto db = parsing.get();
+        if (!db) {
+            out = failed(StatusCode::config_error, "device database: " + db.error().message);
+            return nullptr;
+        }
         if (!user) {
             out = failed(StatusCode::store_error, user.error().message);
             return nullptr;
@@ -133,23 +148,14 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         std::vector<service::RefusedPack> refused;
         auto packs = open_packs(service::runtime_pack_files(config), config, refused);
         store::TieredStore tiers(std::move(*user), std::move(packs));
-        compiler::JitConfig jc;
-        jc.helper_path = config.jit_helper;
         auto remote = service::open_remote(config);
         if (!remote) {
             out = failed(StatusCode::config_error, remote.error());
             return nullptr;
         }
-        auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers), jc);
+        auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers));
         impl->remote = std::move(*remote);
         impl->refused_packs = std::move(refused);
-        Impl* raw = impl.get();
-        impl->jit = compiler::JitCompiler(compiler::JitConfig{
-            jc.helper_path.empty() ? compiler::default_helper_path() : jc.helper_path,
-            {},
-            [raw](pid_t pid) { track_helper_start(*raw, pid); },
-            config.jit_helpers,
-            config.jit_idle});
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {

@@ -89,7 +89,7 @@ struct Cache::Impl {
     // join_workers() and before the store closes.
     std::unique_ptr<remote::Client> remote;
 
-    Impl(Config c, device_db::DeviceDb d, store::TieredStore t, compiler::JitConfig j);
+    Impl(Config c, device_db::DeviceDb d, store::TieredStore t);
     ~Impl();
 
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.

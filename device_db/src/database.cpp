@@ -105,11 +105,16 @@ Result<DeviceDb, DeviceDbError> DeviceDb::from_files(std::vector<DataFile> files
 }
 
 Result<DeviceDb, DeviceDbError> DeviceDb::builtin() {
-    auto files = builtin_data_files();
-    if (!files) {
-        return fail(files.error());
-    }
-    return from_files(std::move(*files));
+    // The built-in files cannot change while the process runs: they are
+    // parsed and checked once (about a millisecond) and copied per caller.
+    static const Result<DeviceDb, DeviceDbError> parsed = []() -> Result<DeviceDb, DeviceDbError> {
+        auto files = builtin_data_files();
+        if (!files) {
+            return fail(files.error());
+        }
+        return from_files(std::move(*files));
+    }();
+    return parsed;
 }
 
 Result<DeviceDb, DeviceDbError> DeviceDb::with_override(
