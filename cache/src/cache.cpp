@@ -205,32 +205,33 @@ std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id 
     return p;
 }
 
-bool Cache::Impl::memoized_plan(cl_device_id device, const std::string& signature, Plan& plan) {
+bool Cache::Impl::take_plan(cl_device_id device, const std::string& signature, Plan& plan) {
     std::lock_guard g(mu);
     auto it = plans.find({device, signature});
     if (it == plans.end()) {
         return false;
     }
-    plan = it->second;
+    plan = std::move(it->second);  // moved, not copied: it comes back after the ladder
+    plans.erase(it);
     return true;
 }
 
-void Cache::Impl::memoize_plan(cl_device_id device, const std::string& signature,
-                               const Plan& plan) {
+void Cache::Impl::keep_plan(cl_device_id device, std::string signature, Plan plan, bool root) {
     // Root devices only: they live as long as the process, so their handle
     // cannot come back naming another device (a released sub-device's can).
     cl_device_id parent = nullptr;
     if (config.max_programs == 0 ||
-        clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent, nullptr) !=
-            CL_SUCCESS ||
-        parent != nullptr) {
+        (!root && (clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent,
+                                   nullptr) != CL_SUCCESS ||
+                   parent != nullptr))) {
         return;
     }
+    plan.remote_error.reset();  // this request's, like its deadline and mode
     std::lock_guard g(mu);
     if (plans.size() >= config.max_programs) {
         plans.erase(plans.begin());
     }
-    plans.insert_or_assign({device, signature}, plan);
+    plans.insert_or_assign({device, std::move(signature)}, std::move(plan));
 }
 
 namespace {
@@ -306,25 +307,24 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
         return std::move(*hit);
     }
     Plan plan;
-    if (impl.memoized_plan(device, signature, plan)) {
+    const bool memoized = impl.take_plan(device, signature, plan);
+    if (memoized) {
         std::string why;
         if (!service::device_in_context(context, device, why)) {
+            impl.keep_plan(device, std::move(signature), std::move(plan), true);
             return failed_program(StatusCode::invalid_argument, why);
         }
-    } else {
-        Outcome ok = resolve(plan);
-        if (ok.status != StatusCode::ok) {
-            return failed_program(ok.status, ok.message);
-        }
-        impl.memoize_plan(device, signature, plan);
+    } else if (Outcome ok = resolve(plan); ok.status != StatusCode::ok) {
+        return failed_program(ok.status, ok.message);
     }
     plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
     plan.deadline = deadline_after(plan.budget);
     plan.mode = request.mode;
     Program p = impl.run_ladder(context, device, plan);
     if (p.ok()) {
-        impl.programs.remember(context, device, std::move(signature), plan.key);
+        impl.programs.remember(context, device, signature, plan.key);
     }
+    impl.keep_plan(device, std::move(signature), std::move(plan), memoized);
     return p;
 }
 

@@ -75,7 +75,8 @@ struct Cache::Impl {
     // Plans resolved for root devices, by (device, request signature), before
     // any deadline is applied: a new context for a request this cache has
     // answered skips the quirks, rendering and key hashing (cache.cpp). At
-    // most config.max_programs; when full, one is dropped to make room.
+    // most config.max_programs; when full, one is dropped to make room. A
+    // plan is moved out while its request runs the ladder and moved back.
     std::map<std::pair<cl_device_id, std::string>, Plan> plans;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
@@ -95,9 +96,11 @@ struct Cache::Impl {
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
     std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
                                       const std::string& signature);
-    // cache.cpp: the plans above; `plan` is filled on a hit.
-    bool memoized_plan(cl_device_id device, const std::string& signature, Plan& plan);
-    void memoize_plan(cl_device_id device, const std::string& signature, const Plan& plan);
+    // cache.cpp: the plans above. take_plan moves one out (another thread
+    // asking meanwhile resolves its own); keep_plan puts one (back), for a
+    // root device (`root`: known to be one).
+    bool take_plan(cl_device_id device, const std::string& signature, Plan& plan);
+    void keep_plan(cl_device_id device, std::string signature, Plan plan, bool root);
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);
