@@ -111,7 +111,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
     Outcome local;
     Outcome& out = outcome ? *outcome : local;
     try {
-        auto db = device_db::DeviceDb::from_environment();
+        auto db = device_db::DeviceDb::with_override(config.device_db);
         if (!db) {
             out = failed(StatusCode::config_error, "device database: " + db.error().message);
             return nullptr;
