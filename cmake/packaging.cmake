@@ -10,8 +10,18 @@ set(CPACK_PACKAGE_NAME kcache)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "OpenCL kernel compilation cache with AOT packs and a watchdogged JIT")
-set(CPACK_PACKAGE_CONTACT "kcache maintainers <kcache@localhost>")
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER "kcache maintainers <kcache@localhost>")
+# Who answers for the package and where the project lives: set them when
+# configuring a package for distribution (-DKCACHE_PACKAGE_MAINTAINER=...,
+# -DKCACHE_HOMEPAGE=...). The default address is a reserved .invalid one,
+# so an unconfigured build never names a mailbox that is not ours.
+set(KCACHE_PACKAGE_MAINTAINER "kcache authors <maintainers@kcache.invalid>" CACHE STRING
+    "Maintainer field of the .deb: Name <address>")
+set(KCACHE_HOMEPAGE "https://github.com/kcache/kcache" CACHE STRING
+    "The project's home page (Homepage field of the .deb)")
+set(CPACK_PACKAGE_CONTACT "${KCACHE_PACKAGE_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${KCACHE_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGE_HOMEPAGE_URL "${KCACHE_HOMEPAGE}")
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${KCACHE_HOMEPAGE}")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_PACKAGE_DESCRIPTION
     "kcache keeps OpenCL kernel binaries keyed by device, driver and source,\n\

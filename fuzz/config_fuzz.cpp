@@ -22,7 +22,7 @@ const fs::path& config_path() {
         fs::path p = kcache::fuzz::scratch_dir() / "config";
         for (const char* name :
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
-              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_DEVICE_DB"}) {
+              "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_DEVICE_DB", "TMPDIR"}) {
             ::unsetenv(name);
         }
         ::setenv("KCACHE_CONFIG", p.c_str(), 1);

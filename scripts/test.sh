@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test this machine can run (tests that need
-# hardware it lacks carry the GPU label and are excluded by it).
+# Sets up, builds and runs every test (ctest -LE GPU: a test that needed a
+# GPU would carry that label; none does, the device tests run on PoCL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

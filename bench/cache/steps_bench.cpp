@@ -23,7 +23,7 @@ void BM_StepRender(benchmark::State& state) {
 }
 
 void BM_StepDeviceChecks(benchmark::State& state) {
-    auto db = device_db::DeviceDb::from_environment();
+    auto db = device_db::DeviceDb::builtin();
     if (!db) {
         die("device database: " + db.error().message);
     }

@@ -11,7 +11,7 @@
 
 #include "jit_support.hpp"
 #include "kcache/cl/handles.hpp"
-#include "temp_dir.hpp"
+#include "temp_path.hpp"
 
 namespace {
 

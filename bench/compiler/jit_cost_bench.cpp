@@ -41,7 +41,7 @@
 #include "jit_support.hpp"
 #include "kcache/cl/handles.hpp"
 #include "kcache/kernels/registry.hpp"
-#include "temp_dir.hpp"
+#include "temp_path.hpp"
 #include "test_platform.hpp"
 
 namespace {

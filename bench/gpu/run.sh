@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run THERE, on the GPU machine, from the repository root, after
 # bench/gpu/stage.sh staged .gpu/ here and the device tool carried it:
-#   bash bench/gpu/run.sh            (writes a copy of the report to $OUT if set)
+#   bash bench/gpu/run.sh            (the report goes to $OUT/gpu-report.txt, else
+#                                     .gpu/gpu-report.txt: never into the tree)
 # Registers NVIDIA's OpenCL ICD, then: identity probe, warm every variant,
 # a second process that must hit for all, warm again (builds nothing), the
 # kernels' KATs and the service tests on the GPU, the examples operator
@@ -13,7 +14,7 @@
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
-report=${OUT:-/tmp}/gpu-report.txt
+report=${OUT:-$S}/gpu-report.txt
 echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 # The GPU alone, not PoCL (that machine's loader reads OCL_ICD_FILENAMES; an
 # OCL_ICD_VENDORS naming one .icd file hid NVIDIA from child processes there).

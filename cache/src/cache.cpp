@@ -119,7 +119,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
     try {
         // The device data is parsed (about a millisecond, once per process for
         // the built-in files) while the store opens.
-        auto parse = [] { return device_db::DeviceDb::from_environment(); };
+        auto parse = [&config] { return device_db::DeviceDb::with_override(config.device_db); };
         std::future<decltype(parse())> parsing;
         try {
             parsing = std::async(std::launch::async, parse);

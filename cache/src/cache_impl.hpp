@@ -107,8 +107,20 @@ struct Cache::Impl {
     Program run_ladder(cl_context context, cl_device_id device, Plan& plan);
     std::optional<service::ProgramRef> try_resident(cl_context context, cl_device_id device,
                                                     const Plan& plan, Outcome& out);
+    // Rungs 2 and 3: the exact binary (user store, packs, remote), then an AOT
+    // binary for the device's target; each miss is added to `out`.
     std::optional<service::ProgramRef> try_stored(cl_context context, cl_device_id device,
                                                   Plan& plan, Outcome& out);
+    std::optional<service::ProgramRef> load_stored(cl_context context, cl_device_id device,
+                                                   const Plan& plan, store::TieredHit& hit,
+                                                   Outcome& out);
+    std::optional<service::ProgramRef> try_aot(cl_context context, cl_device_id device,
+                                               const Plan& plan, Outcome& out);
+    bool answer_from_failure_record(const Plan& plan, Outcome& out);
+    std::optional<service::ProgramRef> try_jit(cl_context context, cl_device_id device,
+                                               const Plan& plan, Outcome& out);
+    // The user store when it may be written (not read-only), else nullptr.
+    store::Store* writable_user_store();
 
     // remote_rung.cpp
     std::optional<service::ProgramRef> try_remote(cl_context context, cl_device_id device,

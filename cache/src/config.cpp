@@ -2,7 +2,7 @@
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
 //   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
-//              | jit_helpers | jit_idle_ms
+//              | jit_helpers | jit_idle_ms | device_db | tmpdir
 //              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
@@ -158,6 +158,10 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
         c.jit_helper = value;
+    } else if (key == "device_db") {
+        c.device_db = value;
+    } else if (key == "tmpdir") {
+        c.tmpdir = value.empty() ? "/tmp" : value;
     } else if (key == "jit_helpers") {
         auto n = service::parse_size(value);
         if (!n || value.back() < '0' || value.back() > '9' || *n > 256) {
@@ -206,6 +210,8 @@ constexpr Setting kSettings[] = {
     {"jit_path", "KCACHE_JIT_PATH"},
     {"jit_helpers", "KCACHE_JIT_HELPERS"},
     {"jit_idle_ms", "KCACHE_JIT_IDLE_MS"},
+    {"device_db", "KCACHE_DEVICE_DB"},
+    {"tmpdir", "TMPDIR"},  // the system's variable: no KCACHE_ prefix
     {"remote", "KCACHE_REMOTE"},
     {"remote_readonly", "KCACHE_REMOTE_READONLY"},
     {"remote_timeout_ms", "KCACHE_REMOTE_TIMEOUT_MS"},

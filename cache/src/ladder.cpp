@@ -96,35 +96,44 @@ std::optional<service::ProgramRef> Cache::Impl::try_resident(cl_context context,
     return std::move(*prog);
 }
 
+// A stored exact binary (user store or pack) loaded by the driver; a binary
+// the driver rejects is recorded, and dropped from the user store.
+std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, cl_device_id device,
+                                                            const Plan& plan, store::TieredHit& hit,
+                                                            Outcome& out) {
+    if (hit.tier.kind == store::Tier::Kind::pack) {
+        out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
+                                "missed (a pack had the entry)");
+    }
+    auto prog = service::program_from_binary(context, device, hit.entry.bytes, plan.input.options);
+    if (prog) {
+        out.rung = rung_of(hit.tier);
+        (out.rung == Rung::user_store ? counters.store : counters.pack)++;
+        if (!plan.verified_only) {
+            resident.put(plan.key, std::move(hit.entry.bytes), out.rung);
+        }
+        return std::move(*prog);
+    }
+    out.misses.emplace_back(rung_of(hit.tier), MissCause::rejected_by_driver,
+                            "driver rejected the binary: " + prog.error());
+    if (store::Store* user = writable_user_store()) {
+        (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
+        if (hit.tier.kind == store::Tier::Kind::user) {
+            (void)user->remove(plan.key);
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, cl_device_id device,
                                                            Plan& plan, Outcome& out) {
-    store::Store* user = tiers.user();
     auto hit = tiers.get(plan.fields);
     if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::passed) {
         out.misses.emplace_back(rung_of(hit->tier), MissCause::not_verified,
                                 "entry not verified on the device (quirk verify_before_use)");
     } else if (hit) {
-        if (hit->tier.kind == store::Tier::Kind::pack) {
-            out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
-                                    "missed (a pack had the entry)");
-        }
-        auto prog =
-            service::program_from_binary(context, device, hit->entry.bytes, plan.input.options);
-        if (prog) {
-            out.rung = rung_of(hit->tier);
-            (out.rung == Rung::user_store ? counters.store : counters.pack)++;
-            if (!plan.verified_only) {
-                resident.put(plan.key, std::move(hit->entry.bytes), out.rung);
-            }
-            return std::move(*prog);
-        }
-        out.misses.emplace_back(rung_of(hit->tier), MissCause::rejected_by_driver,
-                                "driver rejected the binary: " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
-            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
-            if (hit->tier.kind == store::Tier::Kind::user) {
-                (void)user->remove(plan.key);
-            }
+        if (auto prog = load_stored(context, device, plan, *hit, out)) {
+            return prog;
         }
     } else {
         for (const auto& [tier, miss] : hit.error().misses) {
@@ -139,6 +148,11 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
             out.misses.emplace_back(Rung::pack, MissCause::skipped, service::describe(refused));
         }
     }
+    return try_aot(context, device, plan, out);
+}
+
+std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_device_id device,
+                                                        const Plan& plan, Outcome& out) {
     if (!plan.aot_target) {
         out.misses.emplace_back(Rung::aot, MissCause::no_aot_target,
                                 "no AOT target for this device");
@@ -160,17 +174,18 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
                                 "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
+    store::Store* user = writable_user_store();
     auto prog = service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
     if (!prog) {
         out.misses.emplace_back(
             Rung::aot, MissCause::rejected_by_driver,
             "driver rejected the AOT binary for " + *plan.aot_target + ": " + prog.error());
-        if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+        if (user != nullptr) {
             (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
         }
         return std::nullopt;
     }
-    if (user != nullptr && user->mode() == store::OpenMode::read_write) {
+    if (user != nullptr) {
         store::Provenance prov = aot->entry.info.provenance;
         prov.origin = store::Origin::aot;
         (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
@@ -182,6 +197,87 @@ std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, c
         resident.put(plan.key, std::move(aot->entry.bytes), persisted_rung(tiers, Rung::aot));
     }
     return std::move(*prog);
+}
+
+store::Store* Cache::Impl::writable_user_store() {
+    store::Store* user = tiers.user();
+    return user != nullptr && user->mode() == store::OpenMode::read_write ? user : nullptr;
+}
+
+// Rung 4: a fresh failure record answers with its status (a rejected binary
+// does not: the JIT may still build one the driver takes). True when it answered.
+bool Cache::Impl::answer_from_failure_record(const Plan& plan, Outcome& out) {
+    store::Store* user = tiers.user();
+    if (user != nullptr) {
+        auto fr = user->find_fresh_failure(plan.key, plan.budget.count());
+        if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
+            const store::FailureRecord& rec = **fr;
+            out.status = status_of(rec.kind);
+            out.rung = Rung::failure_record;
+            out.message = std::string("recorded ") + store::to_string(rec.kind) + " (seen " +
+                          std::to_string(rec.count) + "x" +
+                          (rec.kind == store::FailureKind::timeout && rec.budget_ms > 0
+                               ? ", under a budget of " + std::to_string(rec.budget_ms) + " ms"
+                               : "") +
+                          "): " + rec.detail;
+            counters.failure++;
+            return true;
+        }
+    }
+    out.misses.emplace_back(Rung::failure_record, MissCause::no_failure_record,
+                            "no fresh failure record");
+    return false;
+}
+
+// Rungs 5 and 6: a compile in a helper under the deadline (shared with other
+// requests for the key), loaded by the driver; nullopt with `out` saying why
+// when there is no program (fail_fast, background, timeout, build failure).
+std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_device_id device,
+                                                        const Plan& plan, Outcome& out) {
+    if (plan.mode == Mode::fail_fast) {
+        out.status = StatusCode::not_cached;
+        out.message = "not cached (fail_fast: no compile started)";
+        return std::nullopt;
+    }
+    auto id = identity(device);
+    if (!id) {
+        out.status = StatusCode::device_error;
+        out.message = id.error();
+        return std::nullopt;
+    }
+    auto fut = start_compile(plan, *id);
+    if (plan.mode == Mode::background) {
+        out.status = StatusCode::not_ready;
+        out.message = "compiling in the background; ask again later";
+        return std::nullopt;
+    }
+    // The watchdog kills the helper at the deadline; the grace lets the
+    // compile's own outcome (and its failure record) land first.
+    if (fut.wait_until(plan.deadline + kWatchdogGrace) != std::future_status::ready) {
+        out.status = StatusCode::timeout;
+        out.rung = Rung::jit;
+        out.message = "deadline passed while a shared compile was still running";
+        return std::nullopt;
+    }
+    const Compiled& c = fut.get();
+    out.compile = c.compile;
+    out.rung = c.rung;
+    if (c.status != StatusCode::ok) {
+        out.status = c.status;
+        out.message = c.message;
+        return std::nullopt;
+    }
+    auto built = service::program_from_binary(context, device, c.bytes, plan.input.options);
+    if (!built) {
+        out.status = StatusCode::device_error;
+        out.message = "the compiled binary did not load: " + built.error();
+        return std::nullopt;
+    }
+    out.message = c.message;
+    if (plan.use_stored && !plan.verified_only) {
+        resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
+    }
+    return std::move(*built);
 }
 
 Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& plan) {
@@ -213,68 +309,12 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
                                 "skipped: quirk no_cached_binaries");
     }
     if (!prog) {
-        store::Store* user = tiers.user();
-        auto fr = user ? user->find_fresh_failure(plan.key, plan.budget.count())
-                       : Result<std::optional<store::FailureRecord>, store::StoreError>(
-                             std::optional<store::FailureRecord>{});
-        if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
-            const auto& rec = **fr;
-            out.status = status_of(rec.kind);
-            out.rung = Rung::failure_record;
-            out.message = std::string("recorded ") + store::to_string(rec.kind) + " (seen " +
-                          std::to_string(rec.count) + "x" +
-                          (rec.kind == store::FailureKind::timeout && rec.budget_ms > 0
-                               ? ", under a budget of " + std::to_string(rec.budget_ms) + " ms"
-                               : "") +
-                          "): " + rec.detail;
-            counters.failure++;
+        if (answer_from_failure_record(plan, out)) {
             return p;
         }
-        out.misses.emplace_back(Rung::failure_record, MissCause::no_failure_record,
-                                "no fresh failure record");
-        if (plan.mode == Mode::fail_fast) {
-            out.status = StatusCode::not_cached;
-            out.message = "not cached (fail_fast: no compile started)";
-            return p;
-        }
-        auto id = identity(device);
-        if (!id) {
-            out.status = StatusCode::device_error;
-            out.message = id.error();
-            return p;
-        }
-        auto fut = start_compile(plan, *id);
-        if (plan.mode == Mode::background) {
-            out.status = StatusCode::not_ready;
-            out.message = "compiling in the background; ask again later";
-            return p;
-        }
-        // The watchdog kills the helper at the deadline; the grace lets the
-        // compile's own outcome (and its failure record) land first.
-        if (fut.wait_until(plan.deadline + kWatchdogGrace) != std::future_status::ready) {
-            out.status = StatusCode::timeout;
-            out.rung = Rung::jit;
-            out.message = "deadline passed while a shared compile was still running";
-            return p;
-        }
-        const Compiled& c = fut.get();
-        out.compile = c.compile;
-        out.rung = c.rung;
-        if (c.status != StatusCode::ok) {
-            out.status = c.status;
-            out.message = c.message;
-            return p;
-        }
-        auto built = service::program_from_binary(context, device, c.bytes, plan.input.options);
-        if (!built) {
-            out.status = StatusCode::device_error;
-            out.message = "the compiled binary did not load: " + built.error();
-            return p;
-        }
-        prog = std::move(*built);
-        out.message = c.message;
-        if (plan.use_stored && !plan.verified_only) {
-            resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
+        prog = try_jit(context, device, plan, out);
+        if (!prog) {
+            return p;  // `out` says why
         }
     }
     p.program_ = programs.insert(context, device, plan.key, std::move(*prog));

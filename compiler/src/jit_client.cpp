@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -84,9 +83,6 @@ const char* to_string(JitErrc k) {
 }
 
 std::string default_helper_path() {
-    if (const char* env = std::getenv("KCACHE_JIT_PATH"); env && *env) {
-        return env;
-    }
     const auto here = own_directory();
     const auto beside = here / "kcache-jit";
     if (::access(beside.c_str(), X_OK) == 0) {

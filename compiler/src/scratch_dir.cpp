@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -10,12 +9,7 @@
 namespace kcache::compiler {
 
 std::optional<ScratchDir> ScratchDir::create(const std::string& root) {
-    std::string base = root;
-    if (base.empty()) {
-        const char* tmp = std::getenv("TMPDIR");
-        base = tmp && *tmp ? tmp : "/tmp";
-    }
-    std::string pattern = base + "/kcache-ocloc-XXXXXX";
+    std::string pattern = (root.empty() ? std::string("/tmp") : root) + "/kcache-ocloc-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     if (::mkdtemp(buf.data()) == nullptr) {

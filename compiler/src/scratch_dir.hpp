@@ -10,7 +10,7 @@ namespace kcache::compiler {
 
 class ScratchDir {
   public:
-    // Creates "<root>/kcache-ocloc-XXXXXX" (root empty: $TMPDIR or /tmp);
+    // Creates "<root>/kcache-ocloc-XXXXXX" (root empty: /tmp);
     // nullopt when that fails.
     static std::optional<ScratchDir> create(const std::string& root);
 

@@ -1,7 +1,6 @@
 #include "kcache/device_db/database.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "kcache/device_db/loader.hpp"
@@ -120,7 +119,7 @@ Result<DeviceDb, DeviceDbError> DeviceDb::builtin() {
 Result<DeviceDb, DeviceDbError> DeviceDb::with_override(
     const std::filesystem::path& override_file) {
     auto db = builtin();
-    if (!db) {
+    if (!db || override_file.empty()) {
         return db;
     }
     auto file = read_data_file(override_file);
@@ -131,11 +130,6 @@ Result<DeviceDb, DeviceDbError> DeviceDb::with_override(
         return fail(s.error());
     }
     return db;
-}
-
-Result<DeviceDb, DeviceDbError> DeviceDb::from_environment() {
-    auto path = override_path_from_env();
-    return path ? with_override(*path) : builtin();
 }
 
 Status<DeviceDbError> DeviceDb::add_layer(DataFile file) {
@@ -276,14 +270,6 @@ std::vector<const FamilyRecord*> DeviceDb::aot_families() const {
         }
     }
     return out;
-}
-
-std::optional<std::filesystem::path> override_path_from_env() {
-    const char* value = std::getenv("KCACHE_DEVICE_DB");
-    if (value == nullptr || *value == '\0') {
-        return std::nullopt;
-    }
-    return std::filesystem::path(value);
 }
 
 }  // namespace kcache::device_db

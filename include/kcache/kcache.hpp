@@ -122,6 +122,12 @@ struct Config {
     std::size_t jit_helpers = 4;
     // KCACHE_JIT_IDLE_MS: a persistent helper idle this long exits.
     std::chrono::milliseconds jit_idle{30'000};
+    // KCACHE_DEVICE_DB: a device-data file layered over the built-in device
+    // database (empty: the built-in data alone).
+    std::filesystem::path device_db;
+    // TMPDIR (config file: tmpdir): where kcache makes its scratch directories
+    // (ocloc's work directories, prebuild's store); an empty TMPDIR is /tmp.
+    std::filesystem::path tmpdir = "/tmp";
     // The shared remote tier (docs/remote.md); off when `remote_urls` is empty.
     std::vector<std::string> remote_urls;            // KCACHE_REMOTE: base URLs separated by spaces
     bool remote_read_only = false;                   // KCACHE_REMOTE_READONLY: never send PUT

@@ -135,6 +135,8 @@ class CacheCore {
         d["read_only"] = c.read_only;
         d["packs"] = packs;
         d["jit_helper"] = c.jit_helper;
+        d["device_db"] = c.device_db.string();
+        d["tmpdir"] = c.tmpdir.string();
         d["max_programs"] = c.max_programs;
         d["max_resident_bytes"] = c.max_resident_bytes;
         d["origins"] = origins;

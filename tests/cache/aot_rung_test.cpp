@@ -4,8 +4,8 @@
 // device that reports no PCI id), and a pack holds the binaries for that target.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "cache_fixture.hpp"
@@ -18,14 +18,6 @@ namespace kcache::test {
 namespace {
 
 constexpr const char* kTarget = "site-pocl-host";
-
-// KCACHE_DEVICE_DB for the lifetime of the object (a Cache reads it at open).
-struct ScopedDeviceDb {
-    explicit ScopedDeviceDb(const std::filesystem::path& file) {
-        ::setenv("KCACHE_DEVICE_DB", file.c_str(), 1);
-    }
-    ~ScopedDeviceDb() { ::unsetenv("KCACHE_DEVICE_DB"); }
-};
 
 class AotRung : public CacheTest {
   protected:
@@ -83,9 +75,11 @@ class AotRung : public CacheTest {
         return store::Bytes(b.bytes.begin(), b.bytes.end());
     }
 
+    // A cache on `pack` that knows the device through the site's device data,
+    // named by the Config alone (KCACHE_DEVICE_DB stays unset).
     std::unique_ptr<Cache> open_with(const std::filesystem::path& pack) {
-        ScopedDeviceDb env(devdb_);
         auto c = config();
+        c.device_db = devdb_;
         c.packs = {pack};
         Outcome o;
         auto cache = Cache::open(c, &o);

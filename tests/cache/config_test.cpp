@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "kcache/kcache.hpp"
 #include "temp_dir.hpp"
@@ -20,13 +22,67 @@ class ConfigTest : public TempDirTest {
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
               "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG",
               "KCACHE_JIT_HELPERS", "KCACHE_JIT_IDLE_MS", "KCACHE_MAX_PROGRAMS",
-              "KCACHE_MAX_RESIDENT_BYTES", "KCACHE_TRUSTED_KEYS", "KCACHE_REQUIRE_SIGNED_PACKS"}) {
+              "KCACHE_MAX_RESIDENT_BYTES", "KCACHE_TRUSTED_KEYS", "KCACHE_REQUIRE_SIGNED_PACKS",
+              "KCACHE_DEVICE_DB"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
         ::setenv("XDG_CACHE_HOME", (dir() / "cache").c_str(), 1);
+        if (const char* t = std::getenv("TMPDIR")) {
+            tmpdir_ = t;
+        }
     }
+    void TearDown() override {
+        if (tmpdir_) {
+            ::setenv("TMPDIR", tmpdir_->c_str(), 1);
+        } else {
+            ::unsetenv("TMPDIR");
+        }
+        TempDirTest::TearDown();
+    }
+    void write_config(const std::string& text) const {
+        std::filesystem::create_directories(dir() / "xdg" / "kcache");
+        std::ofstream(dir() / "xdg" / "kcache" / "config") << text;
+    }
+
+  private:
+    std::optional<std::string> tmpdir_;  // the test process's own TMPDIR, put back after
 };
+
+// The device-data override and the scratch directory reach the lower layers
+// only through these two settings (they read no environment themselves).
+TEST_F(ConfigTest, DeviceDataOverrideAndScratchDirectory) {
+    ::unsetenv("TMPDIR");
+    kcache::Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_TRUE(c.device_db.empty());
+    EXPECT_EQ(c.tmpdir, "/tmp");
+    EXPECT_EQ(c.origins["device_db"].second, Source::default_value);
+    EXPECT_EQ(c.origins["tmpdir"].second, Source::default_value);
+
+    write_config("device_db = /site/devices.json\ntmpdir = /scratch\n");
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_EQ(c.device_db, "/site/devices.json");
+    EXPECT_EQ(c.origins["device_db"].second, Source::config_file);
+    EXPECT_EQ(c.tmpdir, "/scratch");
+    EXPECT_EQ(c.origins["tmpdir"].second, Source::config_file);
+
+    ::setenv("KCACHE_DEVICE_DB", "/env/devices.json", 1);
+    ::setenv("TMPDIR", "/env-tmp", 1);
+    kcache::Config e;
+    ASSERT_TRUE(load_config(e, err)) << err;
+    EXPECT_EQ(e.device_db, "/env/devices.json");
+    EXPECT_EQ(e.origins["device_db"].second, Source::environment);
+    EXPECT_EQ(e.tmpdir, "/env-tmp");
+    EXPECT_EQ(e.origins["tmpdir"].second, Source::environment);
+    ::unsetenv("KCACHE_DEVICE_DB");
+
+    ::setenv("TMPDIR", "", 1);  // empty, as for every program: /tmp
+    kcache::Config empty;
+    ASSERT_TRUE(load_config(empty, err)) << err;
+    EXPECT_EQ(empty.tmpdir, "/tmp");
+}
 
 TEST_F(ConfigTest, DefaultsAndWhereTheyCameFrom) {
     kcache::Config c;

@@ -1,7 +1,9 @@
 // Pocl.*: the cache's JIT rung through persistent helpers: one helper serves
-// a cache's compiles in turn, and closing the cache stops it.
+// a cache's compiles in turn, closing the cache stops it, and the helper is
+// the one the Config names.
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "cache_fixture.hpp"
 #include "process_probe.hpp"
@@ -38,6 +40,26 @@ TEST_F(Pocl, HelpersZeroStartsAHelperPerCompile) {
     auto p = cache->program(context_, device_, scale_request(3));
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_TRUE(live_children_named("kcache-jit").empty());
+}
+
+// The helper is the one Config::jit_helper names: KCACHE_JIT_PATH is read by
+// load_config() alone, never by the layers below it.
+TEST_F(Pocl, HelperPathComesFromTheConfigNotTheEnvironment) {
+    ::setenv("KCACHE_JIT_PATH", "/nonexistent/from-the-environment/kcache-jit", 1);
+    auto good = open("good");
+    auto config = this->config("bad");
+    config.jit_helper = (dir() / "no-such-kcache-jit").string();
+    auto bad = Cache::open(config);
+    auto built = good ? good->program(context_, device_, scale_request(4)) : Program{};
+    auto failed = bad ? bad->program(context_, device_, scale_request(5)) : Program{};
+    ::unsetenv("KCACHE_JIT_PATH");
+    ASSERT_TRUE(good && bad);
+    EXPECT_TRUE(built.ok()) << built.outcome().message;
+    EXPECT_FALSE(failed.ok());
+    EXPECT_NE(failed.outcome().message.find("no-such-kcache-jit"), std::string::npos)
+        << failed.outcome().message;
+    EXPECT_EQ(failed.outcome().message.find("from-the-environment"), std::string::npos)
+        << failed.outcome().message;
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 
 JitCompiler crashing_helper() {
-    return JitCompiler(JitConfig{test::crashing_helper_path(), {}, {}});
+    return JitCompiler(JitConfig{KCACHE_TEST_CRASHING_HELPER_PATH, {}, {}});
 }
 
 JitRequest with_options(const std::string& options) {

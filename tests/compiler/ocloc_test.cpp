@@ -6,6 +6,10 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
 #include "jit_support.hpp"
 #include "kcache/compiler/binary_check.hpp"
 #include "temp_dir.hpp"
@@ -115,6 +119,27 @@ TEST_F(Ocloc, SuccessWithoutAnOutputFileIsNoOutput) {
         ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::no_output);
+}
+
+// ocloc runs in a scratch directory under the configured root; TMPDIR is the
+// configuration's business (Config::tmpdir), not this layer's.
+TEST_F(Ocloc, RunsInAScratchDirectoryUnderTheGivenRoot) {
+    const auto record = dir() / "cwd";
+    const char* own_tmpdir = std::getenv("TMPDIR");
+    const std::optional<std::string> saved =
+        own_tmpdir ? std::optional<std::string>(own_tmpdir) : std::nullopt;
+    ::setenv("FAKE_OCLOC_CWD_FILE", record.c_str(), 1);
+    ::setenv("TMPDIR", "/nonexistent", 1);
+    auto r =
+        ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
+    ::unsetenv("FAKE_OCLOC_CWD_FILE");
+    saved ? ::setenv("TMPDIR", saved->c_str(), 1) : ::unsetenv("TMPDIR");
+    EXPECT_FALSE(r.ok());
+    std::ifstream in(record);
+    std::string ran_in;
+    ASSERT_TRUE(std::getline(in, ran_in)) << "the stand-in ocloc did not run";
+    EXPECT_EQ(ran_in.rfind((dir() / "kcache-ocloc-").string(), 0), 0u) << ran_in;
+    EXPECT_FALSE(std::filesystem::exists(ran_in)) << "the scratch directory is left behind";
 }
 
 TEST_F(Ocloc, MissingOclocIsSpawnFailed) {

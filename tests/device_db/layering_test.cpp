@@ -1,4 +1,4 @@
-// Override files layered over the built-in data (KCACHE_DEVICE_DB).
+// Override files layered over the built-in data (Config::device_db, KCACHE_DEVICE_DB).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -134,17 +134,18 @@ TEST_F(DeviceDbOverride, FailedLayerLeavesTheDatabaseUnchanged) {
     EXPECT_EQ(db->match(0x8086, 0x1).level, MatchLevel::vendor);
 }
 
-TEST_F(DeviceDbOverride, EnvironmentVariableNamesTheOverride) {
+// The override comes from the caller (Config::device_db): an empty path is the
+// built-in data, and KCACHE_DEVICE_DB in the environment changes nothing here.
+TEST_F(DeviceDbOverride, EmptyPathIsTheBuiltInDataWhateverTheEnvironmentSays) {
     const auto path = write("env.json", kOverride);
     ::setenv("KCACHE_DEVICE_DB", path.c_str(), 1);
-    auto with_env = DeviceDb::from_environment();
-    ::setenv("KCACHE_DEVICE_DB", "", 1);
-    auto without = DeviceDb::from_environment();
+    auto without = DeviceDb::with_override({});
+    auto with = DeviceDb::with_override(path);
     ::unsetenv("KCACHE_DEVICE_DB");
-    ASSERT_TRUE(with_env.ok()) << with_env.error().message;
     ASSERT_TRUE(without.ok()) << without.error().message;
-    EXPECT_EQ(with_env->match(0x8086, 0x7dff).level, MatchLevel::pci_id);
+    ASSERT_TRUE(with.ok()) << with.error().message;
     EXPECT_EQ(without->match(0x8086, 0x7dff).level, MatchLevel::vendor);
+    EXPECT_EQ(with->match(0x8086, 0x7dff).level, MatchLevel::pci_id);
 }
 
 TEST_F(DeviceDbOverride, MissingOverrideFileIsAnIoError) {

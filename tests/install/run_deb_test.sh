@@ -9,6 +9,14 @@ trap 'rm -rf "$work"' EXIT
 (cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
 deb=$(ls "$work"/out/kcache_*.deb)
 echo "package: $(basename "$deb") ($(stat -c %s "$deb") bytes)"
+# The control fields carry the configured maintainer and home page.
+cached() { sed -n "s/^$1:STRING=//p" "$build/CMakeCache.txt"; }
+for field in Maintainer:KCACHE_PACKAGE_MAINTAINER Homepage:KCACHE_HOMEPAGE; do
+  want=$(cached "${field#*:}")
+  got=$(dpkg-deb -f "$deb" "${field%%:*}")
+  [ -n "$want" ] && [ "$got" = "$want" ] ||
+    { echo "${field%%:*} is '$got', configured '$want'"; dpkg-deb -I "$deb"; exit 1; }
+done
 # The package installs under the prefix the build was configured for.
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 dpkg -x "$deb" "$work/root"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.hpp"
-#include "nginx_server.hpp"
+#include "remote_support.hpp"
 
 namespace kcache::test {
 namespace {
@@ -14,7 +14,7 @@ class RemoteCli : public CliTest {
   protected:
     void SetUp() override {
         CliTest::SetUp();
-        server_ = NginxServer::start(dir() / "nginx");
+        server_ = start_nginx(dir() / "nginx");
         ASSERT_TRUE(server_);
     }
     std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }

@@ -6,7 +6,6 @@
 #include <fstream>
 
 #include "kcache/remote/remote.hpp"
-#include "nginx_server.hpp"
 #include "remote_support.hpp"
 #include "temp_dir.hpp"
 
@@ -19,7 +18,7 @@ class RemoteClient : public TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
-        server_ = NginxServer::start(dir() / "nginx");
+        server_ = start_nginx(dir() / "nginx");
         ASSERT_TRUE(server_);
     }
     std::unique_ptr<remote::Client> client(remote::Settings s) {
@@ -155,7 +154,7 @@ TEST_F(RemoteClient, RefusedWriteIsCountedNotFatal) {
     server_.reset();
     NginxOptions read_only;
     read_only.read_only = true;
-    server_ = NginxServer::start(dir() / "nginx-ro", read_only);
+    server_ = start_nginx(dir() / "nginx-ro", read_only);
     ASSERT_TRUE(server_);
     auto c = client();
     auto up = c->upload(made_up_fields(15), made_up_bytes(15), made_up_provenance());
@@ -225,7 +224,7 @@ TEST_F(RemoteClient, CountersAccumulateInTheStatsFile) {
 }
 
 TEST_F(RemoteClient, KeysAreShardedByRendezvousHashing) {
-    auto second = NginxServer::start(dir() / "nginx2");
+    auto second = start_nginx(dir() / "nginx2");
     ASSERT_TRUE(second);
     auto s = test_settings(server_->url(), dir() / "state");
     s.base_urls.push_back(second->url());

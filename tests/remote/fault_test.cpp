@@ -7,7 +7,6 @@
 
 #include "child_process.hpp"
 #include "kcache/remote/remote.hpp"
-#include "nginx_server.hpp"
 #include "remote_support.hpp"
 #include "temp_dir.hpp"
 
@@ -74,7 +73,7 @@ TEST_F(RemoteFault, SilentServerIsBoundedByTheTimeoutAndTheBreakerSparesOtherPro
 }
 
 TEST_F(RemoteFault, StoppedServerIsSkippedForTheWindowThenTriedAgain) {
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     auto s = test_settings(server->url(), dir() / "state");
     s.breaker_window = Millis(300);
@@ -108,7 +107,7 @@ TEST_F(RemoteFault, EightProcessesUploadAndFetchTheSameKeysAtOnce) {
         }
         return;
     }
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     auto group = ChildGroup::spawn(8, "writer",
                                    {{"URL", server->url()}, {"STATE", (dir() / "state").string()}});
@@ -136,7 +135,7 @@ class RemoteTls : public TempDirTest {
         NginxOptions o;
         o.tls_cert = dir() / "ca" / "cert.pem";
         o.tls_key = dir() / "ca" / "key.pem";
-        server_ = NginxServer::start(dir() / "nginx", o);
+        server_ = start_nginx(dir() / "nginx", o);
         ASSERT_TRUE(server_);
         ASSERT_EQ(server_->url().rfind("https://", 0), 0u);
     }

@@ -11,7 +11,6 @@
 #include "cache_fixture.hpp"
 #include "child_process.hpp"
 #include "kcache/remote/envelope.hpp"
-#include "nginx_server.hpp"
 #include "remote_support.hpp"
 
 namespace kcache::test {
@@ -90,7 +89,7 @@ TEST_F(RemoteLadder, FleetRoundTripWarmerRemoteHitsThenLocalHits) {
         run_node(context_, device_);
         return;
     }
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     const std::string salts = "1,2,3";
     auto a = nodes(1, {{"DIR", (dir() / "a").string()}, {"URL", server->url()}, {"SALTS", salts}});
@@ -125,7 +124,7 @@ TEST_F(RemoteLadder, FleetRoundTripWarmerRemoteHitsThenLocalHits) {
 }
 
 TEST_F(RemoteLadder, ServerStoppedMidRunEveryRequestIsAnsweredByJit) {
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     {
         auto warmer = Cache::open(remote_config(config("a"), server->url()));
@@ -175,7 +174,7 @@ TEST_F(RemoteLadder, HangingServerCostsOneTimeoutThenOtherProcessesSkipIt) {
 }
 
 TEST_F(RemoteLadder, CorruptObjectIsRejectedCountedThenJit) {
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     std::string key;
     {
@@ -196,7 +195,7 @@ TEST_F(RemoteLadder, CorruptObjectIsRejectedCountedThenJit) {
 TEST_F(RemoteLadder, ReadOnlyClientNeverUploadsAndRefusedWritesAreNotFatal) {
     NginxOptions refusing;
     refusing.read_only = true;  // limit_except GET HEAD
-    auto server = NginxServer::start(dir() / "nginx", refusing);
+    auto server = start_nginx(dir() / "nginx", refusing);
     ASSERT_TRUE(server);
     auto ro = remote_config(config("ro"), server->url());
     ro.remote_read_only = true;
@@ -217,7 +216,7 @@ TEST_F(RemoteLadder, ReadOnlyClientNeverUploadsAndRefusedWritesAreNotFatal) {
 }
 
 TEST_F(RemoteLadder, RequiredModeTurnsRemoteErrorsIntoErrors) {
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     auto strict = remote_config(config("strict"), server->broken_url());
     strict.remote_required = true;
@@ -240,7 +239,7 @@ TEST_F(RemoteLadder, EightProcessesShareOneServer) {
         run_node(context_, device_);
         return;
     }
-    auto server = NginxServer::start(dir() / "nginx");
+    auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);
     auto warmer = nodes(
         1, {{"DIR", (dir() / "warmer").string()}, {"URL", server->url()}, {"SALTS", "60,61"}});

@@ -1,8 +1,20 @@
 #include "remote_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 
 namespace kcache::test {
+
+std::optional<NginxServer> start_nginx(const std::filesystem::path& dir,
+                                       const NginxOptions& options) {
+    auto server = NginxServer::start(dir, options);
+    if (!server) {
+        ADD_FAILURE() << server.error();
+        return std::nullopt;
+    }
+    return std::move(server).value();
+}
 
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir) {
     std::filesystem::create_directories(state_dir);

@@ -1,16 +1,23 @@
 #pragma once
-// Shared by the remote tier's tests: settings for a test server, made-up
+// Shared by the remote tier's tests: a started nginx, settings for it, made-up
 // entries (the client does not care what the bytes are), small file edits.
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/key.hpp"
+#include "nginx_server.hpp"
 
 namespace kcache::test {
+
+// NginxServer::start(`dir`, `options`), failing the calling test with
+// nginx's error log when it does not start.
+std::optional<NginxServer> start_nginx(const std::filesystem::path& dir,
+                                       const NginxOptions& options = {});
 
 // Settings for `url` with short timeouts and state kept in `state_dir`.
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir);

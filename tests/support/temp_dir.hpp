@@ -7,10 +7,9 @@
 #include <filesystem>
 #include <string>
 
-namespace kcache::test {
+#include "temp_path.hpp"
 
-// Creates a unique directory under $TMPDIR (or /tmp) named after `tag`.
-std::filesystem::path make_temp_dir(const std::string& tag);
+namespace kcache::test {
 
 class TempDirTest : public ::testing::Test {
   protected:

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 
 #include "cli_runner.hpp"
 #include "kcache/compiler/jit.hpp"
@@ -167,6 +168,74 @@ TEST_F(CliHardening, DoctorNamesMissingPackEntries) {
     EXPECT_EQ(r.code, 1);
 }
 
+// The settings the lower layers get only through Config are in doctor's
+// report with their origins: the device-data override, the scratch directory
+// and the helper path.
+TEST_F(CliHardening, DoctorShowsTheSettingsTheLowerLayersGetThroughConfig) {
+    std::filesystem::create_directories(dir() / "xdg-config" / "kcache");
+    std::ofstream(dir() / "xdg-config" / "kcache" / "config")
+        << "tmpdir = " << (dir() / "scratch").string() << "\n";
+    std::ofstream(dir() / "site.json") << R"({"schema": 1})";
+    const CliRun r = kcache({"doctor", "--json", "--timeout", "1ms"},
+                            {"XDG_CONFIG_HOME=" + (dir() / "xdg-config").string(),
+                             "KCACHE_DEVICE_DB=" + (dir() / "site.json").string(),
+                             "KCACHE_JIT_PATH=" + (dir() / "my-kcache-jit").string()});
+    std::map<std::string, std::string> config;
+    for (const auto& f : r.json()) {
+        if (f["section"] == "config") {
+            config[f["name"].get<std::string>()] = f["value"].get<std::string>();
+        } else {
+            EXPECT_NE(f["name"], "device_db") << "the override file does not load: " << f["value"];
+        }
+    }
+    EXPECT_EQ(config["device_db"], (dir() / "site.json").string() + "  [environment]");
+    EXPECT_EQ(config["tmpdir"], (dir() / "scratch").string() + "  [config file]");
+    EXPECT_EQ(config["jit_path"], (dir() / "my-kcache-jit").string() + "  [environment]");
+}
+
+// prebuild makes ocloc's scratch directories under Config::tmpdir: the
+// config file's `tmpdir`, or TMPDIR, which comes first; and it reads the
+// device-data override the config file names.
+TEST_F(CliHardening, PrebuildTakesItsScratchDirectoryAndDeviceDataFromTheConfig) {
+    const auto config_dir = dir() / "xdg-config" / "kcache";
+    std::filesystem::create_directories(config_dir);
+    std::filesystem::create_directories(dir() / "from-file");
+    std::filesystem::create_directories(dir() / "from-env");
+    std::ofstream(config_dir / "config") << "tmpdir = " << (dir() / "from-file").string() << "\n";
+    const auto pack = (dir() / "p.kcpack").string();
+    const std::vector<std::string> env = {"XDG_CONFIG_HOME=" + (dir() / "xdg-config").string(),
+                                          "FAKE_OCLOC_CWD_FILE=" + (dir() / "cwd").string()};
+    auto prebuild_with = [&](const std::vector<std::string>& extra_env) {
+        std::vector<std::string> all = env;
+        all.insert(all.end(), extra_env.begin(), extra_env.end());
+        const CliRun r =
+            kcache({"prebuild", "--output", pack, "--ocloc", KCACHE_TEST_FAKE_OCLOC}, all);
+        EXPECT_EQ(r.code, 5) << r.err;  // the stand-in has no version to report
+    };
+    // The children inherit this process's environment: no TMPDIR while they run.
+    const char* own = std::getenv("TMPDIR");
+    const std::string saved = own ? own : "";
+    ::unsetenv("TMPDIR");
+    prebuild_with({});
+    prebuild_with({"TMPDIR=" + (dir() / "from-env").string()});
+    own ? ::setenv("TMPDIR", saved.c_str(), 1) : ::unsetenv("TMPDIR");
+    std::ifstream cwd(dir() / "cwd");
+    std::string from_file;
+    std::string from_env;
+    ASSERT_TRUE(std::getline(cwd, from_file) && std::getline(cwd, from_env))
+        << "the stand-in ocloc did not run twice";
+    EXPECT_EQ(from_file.rfind((dir() / "from-file" / "kcache-ocloc-").string(), 0), 0u)
+        << from_file;
+    EXPECT_EQ(from_env.rfind((dir() / "from-env" / "kcache-ocloc-").string(), 0), 0u) << from_env;
+
+    std::ofstream(config_dir / "config", std::ios::app)
+        << "device_db = " << (dir() / "gone.json").string() << "\n";
+    const CliRun missing = kcache({"prebuild", "--output", pack}, env);
+    EXPECT_EQ(missing.code, 3) << missing.err;
+    EXPECT_NE(missing.err.find("gone.json"), std::string::npos) << missing.err;
+    EXPECT_NE(missing.err.find("device_db in the config file"), std::string::npos) << missing.err;
+}
+
 // Disabled means: applications get `disabled` and fall back; the CLI still
 // inspects and cleans the store, and warm refuses to build what nothing reads.
 TEST_F(CliHardening, DisabledCacheWarmsNothingButStoreCommandsWork) {
@@ -216,10 +285,13 @@ TEST_F(CliHardening, FailureRecordsAreListedAndCleared) {
 }
 
 // This test binary is not installed and has no kcache-jit beside it: the
-// helper built in the same build tree is found without KCACHE_JIT_PATH.
+// helper built in the same build tree is found without configuration. The
+// compiler layer reads no environment: KCACHE_JIT_PATH reaches it only
+// through Config::jit_helper.
 TEST(BuildTree, FindsTheJitHelperWithoutConfiguration) {
-    ::unsetenv("KCACHE_JIT_PATH");
+    ::setenv("KCACHE_JIT_PATH", "/nonexistent/kcache-jit", 1);
     const std::filesystem::path helper = compiler::default_helper_path();
+    ::unsetenv("KCACHE_JIT_PATH");
     EXPECT_EQ(helper.filename(), "kcache-jit");
     EXPECT_EQ(::access(helper.c_str(), X_OK), 0) << helper << " is not an executable";
 }

@@ -43,15 +43,28 @@ std::optional<Config> load_cli_config(std::string_view command, int& exit_code) 
     return config;
 }
 
-std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int& exit_code) {
-    auto db = device_db::DeviceDb::from_environment();
+std::optional<device_db::DeviceDb> load_device_db(std::string_view command, const Config& config,
+                                                  int& exit_code) {
+    auto db = device_db::DeviceDb::with_override(config.device_db);
     if (!db) {
         const bool unreadable = db.error().code == device_db::DeviceDbErrc::io;
-        exit_code = report(unreadable ? Exit::not_found : Exit::usage, command,
-                           "KCACHE_DEVICE_DB: " + db.error().message);
+        const auto origin = config.origins.find("device_db");
+        const bool in_file =
+            origin != config.origins.end() && origin->second.second == Source::config_file;
+        exit_code =
+            report(unreadable ? Exit::not_found : Exit::usage, command,
+                   std::string(in_file ? "device_db in the config file" : "KCACHE_DEVICE_DB") +
+                       ": " + db.error().message);
         return std::nullopt;
     }
     return std::move(db).value();
+}
+
+compiler::OclocConfig ocloc_config(const Config& config) {
+    compiler::OclocConfig c;
+    c.guard_path = config.jit_helper;  // empty: compiler::default_helper_path()
+    c.scratch_root = config.tmpdir.string();
+    return c;
 }
 
 std::optional<store::Store> open_user_store(std::string_view command, int& exit_code,

@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "kcache/common/deadline.hpp"
+#include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/store/store.hpp"
@@ -71,10 +72,16 @@ Exit exit_for(const store::StoreError& error);
 // and sets `exit_code` (usage: a malformed value).
 std::optional<Config> load_cli_config(std::string_view command, int& exit_code);
 
-// The device database with the KCACHE_DEVICE_DB override applied, or prints
-// why not (naming the file, prefixed by `command`) and sets `exit_code`:
-// not_found when the override cannot be read, usage when it is malformed.
-std::optional<device_db::DeviceDb> load_device_db(std::string_view command, int& exit_code);
+// The device database with `config.device_db` (KCACHE_DEVICE_DB) layered on
+// top, or prints why not (naming the file, prefixed by `command`) and sets
+// `exit_code`: not_found when the override cannot be read, usage when it is
+// malformed.
+std::optional<device_db::DeviceDb> load_device_db(std::string_view command, const Config& config,
+                                                  int& exit_code);
+
+// ocloc as `config` says to run it: under the configured kcache-jit as its
+// exec guard (jit_path), with its scratch directories under `config.tmpdir`.
+compiler::OclocConfig ocloc_config(const Config& config);
 
 // Opens the configured user store (read-only when `mode` or the configuration
 // says so), or prints why not (prefixed by `command`) and sets `exit_code`.

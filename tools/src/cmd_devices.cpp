@@ -161,12 +161,12 @@ int run(const ParsedArgs& args) {
         return report(Exit::usage, "devices", timeout.error().message);
     }
     int code = 0;
-    auto db = load_device_db("devices", code);
-    if (!db) {
-        return code;
-    }
     auto config = load_cli_config("devices", code);
     if (!config) {
+        return code;
+    }
+    auto db = load_device_db("devices", *config, code);
+    if (!db) {
         return code;
     }
     const PackIndex packs = index_packs(pack_paths(args, *config), *config);

@@ -71,6 +71,12 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }
+    if (name == "device_db") {
+        return c.device_db.empty() ? "(none: the built-in data only)" : c.device_db.string();
+    }
+    if (name == "tmpdir") {
+        return c.tmpdir.string();
+    }
     if (name == "require_signed_packs") {
         return c.require_signed_packs ? "true" : "false";
     }
@@ -203,8 +209,8 @@ void check_icds(std::vector<Finding>& out) {
     }
 }
 
-void check_ocloc(std::vector<Finding>& out) {
-    const compiler::OclocCompiler ocloc;
+void check_ocloc(std::vector<Finding>& out, const Config& config) {
+    const compiler::OclocCompiler ocloc(ocloc_config(config));
     auto id = ocloc.identity(deadline_after(std::chrono::seconds(60)));
     if (!id) {
         out.push_back(
@@ -217,7 +223,12 @@ void check_ocloc(std::vector<Finding>& out) {
     out.push_back({"ocloc", "igc", id->igc_path});
 }
 
-void check_drivers(std::vector<Finding>& out, std::chrono::milliseconds timeout) {
+void check_drivers(std::vector<Finding>& out, const Config& config,
+                   std::chrono::milliseconds timeout) {
+    auto db = device_db::DeviceDb::with_override(config.device_db);
+    if (!db) {
+        out.push_back({"driver", "device_db", db.error().message, Level::problem});
+    }
     auto devices = probe_devices(timeout);
     if (!devices) {
         out.push_back({"driver", "probe", devices.error().message, Level::problem});
@@ -226,7 +237,6 @@ void check_drivers(std::vector<Finding>& out, std::chrono::milliseconds timeout)
     if (devices->empty()) {
         out.push_back({"driver", "devices", "no OpenCL device found", Level::problem});
     }
-    auto db = device_db::DeviceDb::from_environment();
     for (const device_db::DeviceIdentity& id : *devices) {
         out.push_back({"driver", "device", describe(id)});
         if (!db) {
@@ -257,8 +267,8 @@ int run(const ParsedArgs& args) {
     check_store_dir(findings, config->dir);
     check_signatures(findings, *config);
     check_icds(findings);
-    check_ocloc(findings);
-    check_drivers(findings, timeout->value_or(kDefaultProbeTimeout));
+    check_ocloc(findings, *config);
+    check_drivers(findings, *config, timeout->value_or(kDefaultProbeTimeout));
     for (const RemoteCheck& r : remote_checks(*config)) {
         findings.push_back({"remote", r.name, r.detail, r.ok ? Level::ok : Level::problem});
     }

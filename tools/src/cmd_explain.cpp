@@ -134,12 +134,12 @@ int run(const ParsedArgs& args) {
         return report(Exit::store_error, "explain", rendered.error().message);
     }
     int code = 0;
-    auto db = load_device_db("explain", code);
+    auto config = load_cli_config("explain", code);
+    auto db = config ? load_device_db("explain", *config, code) : std::nullopt;
     if (!db) {
         return code;
     }
-    auto config = load_cli_config("explain", code);
-    auto remote = config ? open_cli_remote("explain", *config, code) : std::nullopt;
+    auto remote = open_cli_remote("explain", *config, code);
     auto store = remote ? open_user_store("explain", code) : std::nullopt;
     auto devices = store ? probe_selected("explain", args.value("device"), code) : std::nullopt;
     if (!devices) {

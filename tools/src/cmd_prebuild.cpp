@@ -38,15 +38,17 @@ struct TargetPlan {
     std::atomic<int> failed{0};
 };
 
-// The PCI ids of every device record of `family` in the built-in data (and the override).
-std::vector<std::uint32_t> family_pci_ids(const std::string& family) {
+// The PCI ids of every device record of `family` in the built-in data and
+// `override_file` (none when empty).
+std::vector<std::uint32_t> family_pci_ids(const std::string& family,
+                                          const std::filesystem::path& override_file) {
     std::vector<std::uint32_t> ids;
     auto files = device_db::builtin_data_files();
     if (!files) {
         return ids;
     }
-    if (auto extra = device_db::override_path_from_env()) {
-        if (auto file = device_db::read_data_file(*extra)) {
+    if (!override_file.empty()) {
+        if (auto file = device_db::read_data_file(override_file)) {
             files->push_back(std::move(file).value());
         }
     }
@@ -158,14 +160,15 @@ void run_jobs(BuildJob& job, std::size_t jobs) {
 }
 
 std::vector<store::AotCoverage> coverage_of(const std::vector<std::unique_ptr<TargetPlan>>& plans,
-                                            const std::string& compiler_id) {
+                                            const std::string& compiler_id,
+                                            const std::filesystem::path& device_db) {
     std::vector<store::AotCoverage> records;
     for (const auto& plan : plans) {
         for (const device_db::FamilyRecord* f : plan->families) {
             store::AotCoverage r{f->name,
                                  plan->target,
                                  store::CoverageStatus::covered,
-                                 family_pci_ids(f->name),
+                                 family_pci_ids(f->name, device_db),
                                  compiler_id,
                                  ""};
             if (plan->unsupported) {
@@ -219,9 +222,9 @@ struct ScratchDir {
     }
 };
 
-std::filesystem::path make_scratch() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kcache-prebuild-XXXXXX";
+// A new directory under `tmpdir` (Config::tmpdir); empty when it cannot be made.
+std::filesystem::path make_scratch(const std::filesystem::path& tmpdir) {
+    std::string pattern = (tmpdir / "kcache-prebuild-XXXXXX").string();
     return ::mkdtemp(pattern.data()) ? pattern : "";
 }
 
@@ -241,7 +244,8 @@ int run(const ParsedArgs& args) {
         key_path && !(key = load_signing_key(kName, *key_path, db_code))) {
         return db_code;
     }
-    auto db = load_device_db(kName, db_code);
+    auto config = load_cli_config(kName, db_code);
+    auto db = config ? load_device_db(kName, *config, db_code) : std::nullopt;
     if (!db) {
         return db_code;
     }
@@ -250,14 +254,14 @@ int run(const ParsedArgs& args) {
     if (!plans || !variants) {
         return report(Exit::not_found, kName, !plans ? plans.error() : variants.error());
     }
-    compiler::OclocConfig config;
-    config.ocloc_path = args.value("ocloc").value_or(config.ocloc_path);
-    const compiler::OclocCompiler ocloc(config);
+    compiler::OclocConfig ocloc_settings = ocloc_config(*config);
+    ocloc_settings.ocloc_path = args.value("ocloc").value_or(ocloc_settings.ocloc_path);
+    const compiler::OclocCompiler ocloc(ocloc_settings);
     auto identity = ocloc.identity(deadline_after(std::chrono::seconds(60)));
     if (!identity) {
         return report(Exit::environment, kName, "ocloc unusable: " + identity.error().message);
     }
-    ScratchDir scratch{make_scratch()};
+    ScratchDir scratch{make_scratch(config->tmpdir)};
     store::Policy policy;
     policy.max_bytes = 1ull << 40;  // a pack keeps every binary built
     auto store = store::Store::open(scratch.path, policy);
@@ -280,7 +284,7 @@ int run(const ParsedArgs& args) {
                           scratch.path.string() + " (KCACHE_DIR=" + scratch.path.string() +
                           " kcache export PACK writes them again)");
     }
-    const auto records = coverage_of(*plans, job.compiler_id);
+    const auto records = coverage_of(*plans, job.compiler_id, config->device_db);
     if (auto written = store::write_aot_coverage(out, records); !written) {
         return report(Exit::store_error, kName, written.error().message);
     }

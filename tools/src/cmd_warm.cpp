@@ -331,7 +331,7 @@ int run(const ParsedArgs& args) {
                       "kcache is disabled (KCACHE_DISABLE): the runtime would use nothing warm "
                       "builds; unset KCACHE_DISABLE to warm");
     }
-    auto db = config ? load_device_db("warm", code) : std::nullopt;
+    auto db = config ? load_device_db("warm", *config, code) : std::nullopt;
     auto devices = db ? open_devices("warm", args.value("device"), code) : std::nullopt;
     auto items = devices ? plan_items(args, devices->size(), code) : std::nullopt;
     if (!items) {

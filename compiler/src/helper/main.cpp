@@ -30,6 +30,13 @@ using namespace kcache::compiler;
 
 // PR_SET_PDEATHSIG, then the check that closes the race with a parent that
 // died before prctl ran: we would already be orphaned (reparented).
+// The parent's pid comes in the environment, not as an argument or through
+// Config: it is not a setting but the watchdog runner's contract with every
+// child it starts (compiler/src/subprocess.cpp adds it to each child's
+// environment), and the runner starts programs whose command lines have no
+// room for it (kcache-verify; the --exec-guard form passes its argv on to
+// ocloc). Only the executables read it (this one and kcache-verify); no
+// library does.
 void die_with_parent() {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     const char* expected = std::getenv(kParentPidEnv);

@@ -72,9 +72,9 @@ struct JitConfig {
 
 class JitPool;
 
-// Where kcache-jit is looked for when no explicit path is given: the
-// environment variable KCACHE_JIT_PATH; else `kcache-jit` in the directory of
-// the binary that contains this library (the executable, or the shared object
+// Where kcache-jit is looked for when no explicit path is given (the layers
+// above pass Config::jit_helper, KCACHE_JIT_PATH, when it is set): `kcache-jit`
+// in the directory of the binary that contains this library (the executable, or the shared object
 // it is linked into); else the installed libexec path relative to it; else,
 // for programs run from the build tree, the helper built there; else the
 // configured install path. Returns the first that exists (or the last

@@ -73,7 +73,7 @@ struct OclocConfig {
     std::string ocloc_path = "/usr/bin/ocloc";
     std::string guard_path;    // kcache-jit for --exec-guard; empty: default_helper_path()
     std::string library_dir;   // where to look for libigc first; empty: the standard dirs
-    std::string scratch_root;  // parent of per-compile scratch dirs; empty: $TMPDIR or /tmp
+    std::string scratch_root;  // parent of per-compile scratch dirs (Config::tmpdir); empty: /tmp
 };
 
 class OclocCompiler {

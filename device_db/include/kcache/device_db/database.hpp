@@ -46,11 +46,11 @@ class DeviceDb {
   public:
     // The built-in data only; an error means the shipped data is broken.
     static Result<DeviceDb, DeviceDbError> builtin();
-    // The built-in data with `override_file` layered on top.
+    // The built-in data with `override_file` layered on top; an empty path
+    // layers nothing (the caller's configuration names the file: this layer
+    // reads no environment).
     static Result<DeviceDb, DeviceDbError> with_override(
         const std::filesystem::path& override_file);
-    // The built-in data plus the file named by $KCACHE_DEVICE_DB, when set and non-empty.
-    static Result<DeviceDb, DeviceDbError> from_environment();
     // Layers `files` in order over an empty database.
     static Result<DeviceDb, DeviceDbError> from_files(std::vector<DataFile> files);
 
@@ -87,8 +87,5 @@ class DeviceDb {
     std::map<std::pair<std::uint32_t, std::string>, DeviceRecord> named_devices_;
     std::vector<QuirkRule> quirks_;
 };
-
-// $KCACHE_DEVICE_DB when set and non-empty.
-std::optional<std::filesystem::path> override_path_from_env();
 
 }  // namespace kcache::device_db

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "temp_dir.hpp"
+#include "temp_path.hpp"
 
 #include "kcache/cl/handles.hpp"
 #include "kcache/cl/program.hpp"

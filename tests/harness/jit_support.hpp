@@ -1,6 +1,6 @@
 #pragma once
-// Shared pieces of the JIT tests: where the helpers are, PoCL requests,
-// the slow kernel, and loading a binary back into this process.
+// Shared pieces of the JIT tests and benchmarks: where kcache-jit is, PoCL
+// requests, the slow kernel, and loading a binary back into this process.
 
 #include <cstdlib>
 #include <string>
@@ -9,14 +9,11 @@
 
 namespace kcache::test {
 
-// Paths baked in by tests/compiler/CMakeLists.txt; KCACHE_TEST_JIT_PATH in
-// the environment overrides the helper's (test binaries run from another tree).
+// The path baked in by tests/harness/CMakeLists.txt; KCACHE_TEST_JIT_PATH in
+// the environment overrides it (test binaries run from another tree).
 inline const char* jit_helper_path() {
     const char* env = std::getenv("KCACHE_TEST_JIT_PATH");
     return env && *env ? env : KCACHE_TEST_JIT_PATH;
-}
-inline const char* crashing_helper_path() {
-    return KCACHE_TEST_CRASHING_HELPER_PATH;
 }
 
 // Selects PoCL's CPU device by platform name.

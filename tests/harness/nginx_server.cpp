@@ -7,10 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace kcache::test {
@@ -68,8 +67,8 @@ int free_port() {
     return ntohs(a.sin_port);
 }
 
-std::optional<NginxServer> NginxServer::start(const std::filesystem::path& dir,
-                                              const NginxOptions& options) {
+Result<NginxServer, std::string> NginxServer::start(const std::filesystem::path& dir,
+                                                    const NginxOptions& options) {
     std::filesystem::create_directories(dir / "root" / "kcache");
     std::filesystem::create_directories(dir / "tmp");
     NginxServer s;
@@ -83,9 +82,8 @@ std::optional<NginxServer> NginxServer::start(const std::filesystem::path& dir,
         }
     }
     std::ifstream log(dir / "error.log");
-    ADD_FAILURE() << "nginx did not start in " << dir << ":\n"
-                  << std::string(std::istreambuf_iterator<char>(log), {});
-    return std::nullopt;
+    return fail("nginx did not start in " + dir.string() + ":\n" +
+                std::string(std::istreambuf_iterator<char>(log), {}));
 }
 
 bool NginxServer::launch() {

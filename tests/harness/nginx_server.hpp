@@ -3,7 +3,8 @@
 // benchmarks: it writes its own nginx.conf into a directory, serves a root
 // inside it on a free loopback port, logs every request, and is stopped by
 // its PID. Also a listening socket that never answers, and a self-signed
-// certificate made with the openssl tool.
+// certificate made with the openssl tool. No GoogleTest here: the tests'
+// start_nginx() (tests/remote/remote_support.hpp) fails the test instead.
 
 #include <sys/types.h>
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kcache/common/result.hpp"
 #include "kcache/common/unique_fd.hpp"
 
 namespace kcache::test {
@@ -26,10 +28,10 @@ struct NginxOptions {
 
 class NginxServer {
   public:
-    // Starts nginx in `dir` (conf, root, logs, temp files all inside); fails
-    // the calling test and returns nullopt when it cannot.
-    static std::optional<NginxServer> start(const std::filesystem::path& dir,
-                                            const NginxOptions& options = {});
+    // Starts nginx in `dir` (conf, root, logs, temp files all inside); the
+    // error names the directory and carries nginx's error log.
+    static Result<NginxServer, std::string> start(const std::filesystem::path& dir,
+                                                  const NginxOptions& options = {});
     NginxServer(NginxServer&& o) noexcept;
     NginxServer& operator=(NginxServer&& o) noexcept;
     NginxServer(const NginxServer&) = delete;
