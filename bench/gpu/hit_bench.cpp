@@ -388,7 +388,7 @@ int child_first_steps(const Device& d, const std::string& kernel,
                       const std::filesystem::path& dir) {
     const auto config = config_at(dir);
     auto t0 = Clock::now();
-    const bool db = kcache::device_db::DeviceDb::from_environment().ok();
+    const bool db = kcache::device_db::DeviceDb::with_override(config.device_db).ok();
     const double db_us = us_since(t0);
     t0 = Clock::now();
     const bool store = kcache::store::Store::open(dir).ok();
