@@ -41,5 +41,8 @@ if(KCACHE_PYTHON)
       "python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
   string(APPEND CPACK_DEBIAN_PACKAGE_SUGGESTS ", python3-pyopencl, python3-numpy")
 endif()
+# The machine-readable copyright file Debian expects at
+# /usr/share/doc/kcache/copyright (the docdir of a /usr prefix).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 set(CPACK_STRIP_FILES ON)
 include(CPack)

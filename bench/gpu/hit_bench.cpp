@@ -261,11 +261,12 @@ void first_steps(const std::filesystem::path& dir) {
     constexpr int kParts = 5;
     std::vector<double> t[kParts];
     for (int i = 0; i < 7; ++i) {
-        const std::string cmd = "'" + self_path() + "' child-first-steps dot '" + dir.string() + "'";
+        const std::string cmd =
+            "'" + self_path() + "' child-first-steps dot '" + dir.string() + "'";
         FILE* f = ::popen(cmd.c_str(), "r");
         double v[kParts] = {};
-        const bool read = f != nullptr && std::fscanf(f, "%lf %lf %lf %lf %lf", &v[0], &v[1],
-                                                      &v[2], &v[3], &v[4]) == kParts;
+        const bool read = f != nullptr && std::fscanf(f, "%lf %lf %lf %lf %lf", &v[0], &v[1], &v[2],
+                                                      &v[3], &v[4]) == kParts;
         if (f == nullptr || ::pclose(f) != 0 || !read) {
             continue;
         }

@@ -97,9 +97,11 @@ Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t)
       tiers(std::move(t)),
       // Helpers are told apart for closing (track_helper_start); the hook
       // runs only once compiles start, when this object is complete.
-      jit(compiler::JitConfig{config.jit_helper, {},
+      jit(compiler::JitConfig{config.jit_helper,
+                              {},
                               [this](pid_t pid) { track_helper_start(*this, pid); },
-                              config.jit_helpers, config.jit_idle}),
+                              config.jit_helpers,
+                              config.jit_idle}),
       programs(config.max_programs),
       resident(config.max_resident_bytes) {}
 

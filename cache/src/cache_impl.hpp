@@ -36,7 +36,7 @@ struct Plan {
     std::optional<std::string> aot_target;
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
-    std::chrono::milliseconds budget{0};  // what `deadline` was made from
+    std::chrono::milliseconds budget{0};                  // what `deadline` was made from
     std::optional<std::chrono::milliseconds> budget_cap;  // quirk jit_timeout_ms
     Mode mode = Mode::blocking;
     bool use_stored = true;                   // quirk no_cached_binaries turns this off

@@ -25,6 +25,12 @@ test -x "$root$prefix/bin/kcache"
 test -x "$root$prefix/libexec/kcache/kcache-jit"
 test -f "$root$prefix/include/kcache/kcache.h"
 ls "$root$prefix"/lib/libkcache.so* >/dev/null
+# The Debian copyright file, machine-readable (DEP-5), covering every file.
+copyright=$root$prefix/share/doc/kcache/copyright
+head -1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+  { echo "no DEP-5 copyright file at $copyright"; exit 1; }
+grep -qx 'Files: \*' "$copyright" && grep -q '^Copyright: ' "$copyright" && grep -q '^License: ' "$copyright" ||
+  { echo "copyright file lacks Files/Copyright/License:"; cat "$copyright"; exit 1; }
 
 export KCACHE_DIR=$work/store HOME=$work/home XDG_CACHE_HOME=$work/cache
 unset KCACHE_JIT_PATH KCACHE_PACKS

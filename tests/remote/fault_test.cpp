@@ -72,6 +72,49 @@ TEST_F(RemoteFault, SilentServerIsBoundedByTheTimeoutAndTheBreakerSparesOtherPro
     }
 }
 
+// Eight processes of a fresh node start at the same instant against a server
+// that never answers: the server is unconfirmed, so one of them tries it and
+// the others wait for its answer, then follow the mark it left. One timeout
+// for the node, and nobody waits much past one timeout.
+TEST_F(RemoteFault, ProcessesStartingTogetherAgainstAHangingServerPayOneTimeout) {
+    if (child_role() == "fetch") {
+        report_one_fetch();
+        return;
+    }
+    auto silent = SilentServer::start();
+    ASSERT_TRUE(silent);
+    auto group = ChildGroup::spawn(
+        8, "fetch",
+        {{"URL", silent->url()}, {"STATE", (dir() / "state").string()}, {"TIMEOUT_MS", "500"}});
+    group.release();
+    int timeouts = 0, skipped = 0;
+    for (const auto& r : group.wait_all(std::chrono::seconds(60))) {
+        ASSERT_TRUE(r.ok()) << r.describe();
+        ASSERT_EQ(r.lines.size(), 1u);
+        const std::string code = r.lines[0].substr(0, r.lines[0].find(' '));
+        timeouts += code == "timeout" ? 1 : 0;
+        skipped += code == "breaker_open" ? 1 : 0;
+        EXPECT_LT(std::stoi(r.lines[0].substr(r.lines[0].find(' ') + 1)), 5000) << r.lines[0];
+    }
+    EXPECT_EQ(timeouts, 1);
+    EXPECT_EQ(skipped, 7);
+}
+
+// Once the server has answered, requests go out at once: the up mark
+// confirms it for the window, and no request waits for a trial.
+TEST_F(RemoteFault, AnsweringServerIsConfirmedForTheWindow) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    auto s = test_settings(server->url(), dir() / "state");
+    s.breaker_window = Millis(60'000);
+    auto c = open_client(s);
+    EXPECT_EQ(c->fetch(made_up_fields(1)).error().code, RemoteErrc::not_found);
+    EXPECT_TRUE(std::filesystem::exists(dir() / "state" / "remote-up"));
+    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    ASSERT_TRUE(c->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
+    EXPECT_TRUE(c->fetch(made_up_fields(1)));
+}
+
 TEST_F(RemoteFault, StoppedServerIsSkippedForTheWindowThenTriedAgain) {
     auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);

@@ -19,6 +19,21 @@ std::int64_t read_until(const std::filesystem::path& mark) {
     return until;
 }
 
+// Replaces `mark` with `text` whole (a temporary file renamed over it).
+void publish(const std::filesystem::path& mark, const std::string& text) {
+    auto tmp = mark;
+    tmp += ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << text;
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, mark, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+    }
+}
+
 }  // namespace
 
 std::int64_t wall_ms() {
@@ -27,20 +42,62 @@ std::int64_t wall_ms() {
         .count();
 }
 
-Breaker::Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window)
-    : window_(window) {
+Breaker::Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window,
+                 std::chrono::milliseconds trial_wait)
+    : window_(window), trial_wait_(trial_wait) {
     if (!state_dir.empty()) {
         mark_ = state_dir / "remote-down";
+        up_ = state_dir / "remote-up";
         lock_ = state_dir / "remote-down.lock";
     }
+}
+
+UniqueFd Breaker::take_lock(std::chrono::milliseconds wait) const {
+    UniqueFd fd(::open(lock_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd.valid()) {
+        return fd;
+    }
+    const auto end = std::chrono::steady_clock::now() + wait;
+    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (std::chrono::steady_clock::now() >= end) {
+            return UniqueFd();
+        }
+        ::usleep(2000);
+    }
+    return fd;
+}
+
+bool Breaker::confirmed_up(std::int64_t now) {
+    if (now < up_until_ms_.load()) {
+        return true;
+    }
+    const std::int64_t until = read_until(up_);
+    up_until_ms_ = until;
+    return now < until;
 }
 
 Breaker::Ticket Breaker::allow() {
     Ticket t;
     const std::int64_t now = wall_ms();
     const std::int64_t until = mark_.empty() ? local_until_ms_.load() : read_until(mark_);
-    if (until == 0) {
+    if (until == 0 && (mark_.empty() || confirmed_up(now))) {
         t.allowed = true;
+        return t;
+    }
+    if (until == 0) {  // unconfirmed: one trial for the node, the others wait for it
+        UniqueFd fd = take_lock(trial_wait_);
+        if (!fd.valid()) {
+            t.why_not = "another process has been trying the server for " +
+                        std::to_string(trial_wait_.count()) + " ms (circuit breaker)";
+            return t;
+        }
+        const std::int64_t after = wall_ms();
+        if (read_until(mark_) != 0 || confirmed_up(after)) {
+            fd.reset();  // a trial finished while this one waited: follow its mark
+            return allow();
+        }
+        t.allowed = true;
+        t.trial_lock = std::move(fd);
         return t;
     }
     if (now < until) {
@@ -73,17 +130,8 @@ void Breaker::failed(Ticket& ticket, const std::string& why) {
     if (mark_.empty()) {
         local_until_ms_ = until;
     } else {
-        auto tmp = mark_;
-        tmp += ".tmp." + std::to_string(::getpid());
-        {
-            std::ofstream out(tmp, std::ios::trunc);
-            out << until << " " << why.substr(0, 200) << "\n";
-        }
-        std::error_code ec;
-        std::filesystem::rename(tmp, mark_, ec);  // published whole, or not at all
-        if (ec) {
-            std::filesystem::remove(tmp, ec);
-        }
+        publish(mark_, std::to_string(until) + " " + why.substr(0, 200) + "\n");
+        up_until_ms_ = 0;
     }
     ticket.trial_lock.reset();
 }
@@ -91,9 +139,19 @@ void Breaker::failed(Ticket& ticket, const std::string& why) {
 void Breaker::succeeded(Ticket& ticket) {
     if (mark_.empty()) {
         local_until_ms_ = 0;
-    } else if (ticket.trial_lock.valid()) {
-        std::error_code ec;
-        std::filesystem::remove(mark_, ec);
+    } else {
+        // The up mark is renewed when less than half its window is left, so
+        // a busy node writes it about twice a window, not once a request.
+        const std::int64_t now = wall_ms();
+        if (ticket.trial_lock.valid() || up_until_ms_.load() - now < window_.count() / 2) {
+            const std::int64_t until = now + window_.count();
+            publish(up_, std::to_string(until) + "\n");
+            up_until_ms_ = until;
+        }
+        if (ticket.trial_lock.valid()) {
+            std::error_code ec;
+            std::filesystem::remove(mark_, ec);
+        }
     }
     ticket.trial_lock.reset();
 }

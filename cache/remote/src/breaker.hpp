@@ -3,12 +3,20 @@
 // the user store's directory:
 //
 //   <state_dir>/remote-down        "<until_ms> <reason>\n", replaced by rename
-//   <state_dir>/remote-down.lock   flock'ed by the one process trying again
+//   <state_dir>/remote-up          "<until_ms>\n": the server answered within
+//                                  the window before until_ms, replaced by rename
+//   <state_dir>/remote-down.lock   flock'ed by the one process trying the server
 //
-// No file: requests go out. A mark whose time has not passed: every process
-// skips the server without a request. A mark that has expired: the one
-// process that takes the lock sends a trial request; the others keep
-// skipping; its success removes the mark, its failure renews it.
+// A down mark whose time has not passed: every process skips the server
+// without a request. A down mark that has expired: the one process that
+// takes the lock sends a trial request; the others keep skipping; its
+// success removes the mark, its failure renews it.
+// No down mark and a fresh up mark: requests go out at once. No mark at all
+// (a node starting, or the server quiet for a window): the server is
+// unconfirmed, and only the process holding the lock sends a request; the
+// others wait for its answer (at most one request timeout) and then follow
+// the mark it left. So processes that start together against a hanging
+// server pay one timeout between them, not one each.
 
 #include <atomic>
 #include <chrono>
@@ -28,8 +36,11 @@ class Breaker {
         UniqueFd trial_lock;
     };
 
-    // An empty `state_dir` keeps the mark in this process only.
-    Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window);
+    // An empty `state_dir` keeps the mark in this process only. `trial_wait`
+    // bounds how long a request waits for another process's trial (the
+    // request timeout).
+    Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window,
+            std::chrono::milliseconds trial_wait);
 
     // Whether a request may go out now.
     Ticket allow();
@@ -39,9 +50,18 @@ class Breaker {
     void succeeded(Ticket& ticket);
 
   private:
+    // Takes the trial lock, waiting up to `wait` for another holder; an
+    // invalid fd when it stays held (or cannot be opened).
+    UniqueFd take_lock(std::chrono::milliseconds wait) const;
+    // A fresh up mark (this process's memory first, then the file).
+    bool confirmed_up(std::int64_t now);
+
     std::filesystem::path mark_;
+    std::filesystem::path up_;
     std::filesystem::path lock_;
     std::chrono::milliseconds window_;
+    std::chrono::milliseconds trial_wait_;
+    std::atomic<std::int64_t> up_until_ms_{0};     // the up mark as last read or written
     std::atomic<std::int64_t> local_until_ms_{0};  // used when there is no state_dir
 };
 

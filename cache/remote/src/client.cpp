@@ -50,7 +50,7 @@ RemoteError status_error(Method m, const std::string& url, long status) {
 Client::Impl::Impl(Settings s, std::string token)
     : settings(std::move(s)),
       http(settings, std::move(token)),
-      breaker(settings.state_dir, settings.breaker_window) {}
+      breaker(settings.state_dir, settings.breaker_window, settings.timeout) {}
 
 Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (settings.base_urls.empty()) {
