@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Usage: run_deb_test.sh BUILD_DIR
-# Builds the .deb with CPack, unpacks it into a staging root (dpkg -x) and runs
-# the CLI from there: doctor, ls of the user store, ls of the installed pack.
+# Builds the .deb with CPack, installs it with dpkg into an empty root of its
+# own (dpkg --root: dpkg's checks and file list, without touching this
+# machine's packages) when run as root, unpacks it into a staging root
+# (dpkg -x) and runs the CLI from there: doctor, ls of the user store, ls of
+# the installed pack, and doctor by PATH as an unprivileged user.
 set -euo pipefail
 build=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-deb-XXXXXX")
@@ -25,6 +28,21 @@ test -x "$root$prefix/bin/kcache"
 test -x "$root$prefix/libexec/kcache/kcache-jit"
 test -f "$root$prefix/include/kcache/kcache.h"
 ls "$root$prefix"/lib/libkcache.so* >/dev/null
+# dpkg itself installs it into an empty root (dependencies are this
+# machine's business, not that root's) and lists the copyright file as its own.
+if [ "$(id -u)" -eq 0 ]; then
+  droot=$work/dpkg-root
+  mkdir -p "$droot/var/lib/dpkg/info" "$droot/var/lib/dpkg/updates"
+  : >"$droot/var/lib/dpkg/status"
+  dpkg --root="$droot" --force-depends --force-script-chrootless -i "$deb" >"$work/dpkg.log" 2>&1 ||
+    { cat "$work/dpkg.log"; exit 1; }
+  dpkg --root="$droot" -s kcache | grep -qx 'Status: install ok installed' ||
+    { dpkg --root="$droot" -s kcache; exit 1; }
+  dpkg --root="$droot" -L kcache | grep -qx "$prefix/share/doc/kcache/copyright" ||
+    { echo "dpkg does not list the copyright file"; exit 1; }
+  test -x "$droot$prefix/bin/kcache"
+  echo "dpkg -i into an empty root: installed"
+fi
 # The Debian copyright file, machine-readable (DEP-5), covering every file.
 copyright=$root$prefix/share/doc/kcache/copyright
 head -1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
