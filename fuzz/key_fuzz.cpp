@@ -15,45 +15,15 @@
 #include <cctype>
 #include <optional>
 
-#include "fuzz_support.hpp"
-#include "kcache/store/key.hpp"
+#include "key_fields.hpp"
 
 namespace {
 
 using kcache::fuzz::Bytes;
 using kcache::fuzz::check;
+using kcache::fuzz::number_field;
+using kcache::fuzz::string_field;
 using kcache::store::KeyFields;
-
-constexpr int kStringFields = 12;
-constexpr int kNumberFields = 5;
-
-std::string* string_field(KeyFields& k, int i) {
-    std::string* fields[kStringFields] = {
-        &k.kernel_name,      &k.source_digest,  &k.build_options, &k.target_format,
-        &k.device_name,      &k.driver_version, &k.platform_name, &k.platform_version,
-        &k.opencl_c_version, &k.device_uuid,    &k.driver_uuid,   &k.compiler_id};
-    return fields[i % kStringFields];
-}
-
-std::uint32_t* number_field(KeyFields& k, int i) {
-    std::uint32_t* fields[kNumberFields] = {&k.key_version, &k.vendor_id, &k.pci_device_id,
-                                            &k.ip_version, &k.address_bits};
-    return fields[i % kNumberFields];
-}
-
-KeyFields read_fields(Bytes& in) {
-    KeyFields k;
-    for (int i = 0; i < kStringFields; ++i) {
-        *string_field(k, i) = in.str();
-    }
-    for (int i = 0; i < kNumberFields; ++i) {
-        *number_field(k, i) = in.u32();
-    }
-    for (int n = in.u8() % 8; n > 0; --n) {
-        k.entry_points.push_back(in.str());
-    }
-    return k;
-}
 
 // One edit of `k`: a field replaced, a byte appended, an entry point added or dropped.
 void edit(KeyFields& k, Bytes& in) {
@@ -202,7 +172,7 @@ void check_hex(Bytes& in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace kcache::store;
     Bytes in(data, size);
-    const KeyFields a = read_fields(in);
+    const KeyFields a = kcache::fuzz::read_key_fields(in);
     KeyFields b = a;
     for (int n = in.u8() % 4; n > 0; --n) {
         edit(b, in);

@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses of fuzz/ (clang, ASan+UBSan, coverage) in
 # their own build directory and runs one of them for real.
 #   scripts/fuzz.sh NAME [SECONDS] [-- LIBFUZZER_OPTIONS...]
-#     NAME     wire, key, pack, store, manifest, config, device_db or cli
+#     NAME     wire, key, pack, store, manifest, config, device_db, cli or
+#              remote_envelope
 #              (the harness fuzz/NAME_fuzz.cpp)
 #     SECONDS  how long to fuzz (default 600)
 #   KCACHE_FUZZ_BUILD_DIR=dir   build elsewhere (default build-fuzz)
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 [ $# -ge 1 ] || usage

@@ -27,8 +27,12 @@ int main() {
     }
     const std::string& mode = request->options;
     if (mode.rfind("crash:", 0) == 0) {
-        std::fprintf(stderr, "crashing_helper: raising %s\n", mode.c_str() + 6);
-        ::raise(std::stoi(mode.substr(6)));
+        const int sig = std::stoi(mode.substr(6));
+        std::fprintf(stderr, "crashing_helper: raising %d\n", sig);
+        // The default action, so that the helper dies of `sig` even where a
+        // sanitizer's handler would catch it and exit instead.
+        ::signal(sig, SIG_DFL);
+        ::raise(sig);
     } else if (mode == "garbage-reply") {
         std::fputs("this is not a reply frame", stdout);
         return 0;

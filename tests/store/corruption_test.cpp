@@ -222,6 +222,31 @@ TEST_F(Store, NewerSchemaIsRefusedAndLeftUntouched) {
     }
 }
 
+TEST_F(Store, SchemaVersionNoKcacheWritesIsDamage) {
+    // Beyond int, the version once wrapped around to 1 and was "migrated";
+    // negative ones indexed the migrations out of bounds.
+    for (const std::string version : {"-126", "0", "'three'", "4294967297"}) {
+        std::filesystem::remove_all(store_dir());
+        {
+            auto store = open_store();
+            ASSERT_TRUE(store.put(sample_fields(1), binary_like(100, 1), test_provenance()).ok());
+        }
+        raw_sql(db_path(), "UPDATE schema_version SET version = " + version);
+        ks::Policy read_only;
+        read_only.mode = ks::OpenMode::read_only;
+        auto reader = ks::Store::open(store_dir(), read_only);
+        ASSERT_FALSE(reader.ok()) << version;
+        EXPECT_EQ(reader.error().code, ks::StoreErrc::corrupt) << reader.error().message;
+        EXPECT_NE(reader.error().message.find("schema_version holds"), std::string::npos)
+            << reader.error().message;
+        LogCapture log;
+        auto store = open_store();
+        EXPECT_TRUE(log.contains("moved it to")) << version;
+        EXPECT_EQ(store.stats()->entries, 0u) << version;
+        EXPECT_EQ(raw_sql(db_path(), "SELECT version FROM schema_version"), "3");
+    }
+}
+
 TEST_F(Store, OlderSchemaIsMigratedKeepingEntries) {
     const ks::Bytes bytes = binary_like(5000, 5);
     {

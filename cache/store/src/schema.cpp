@@ -1,5 +1,7 @@
 #include "schema.hpp"
 
+#include <limits>
+
 namespace kcache::store::schema {
 namespace {
 
@@ -139,6 +141,14 @@ sql::Res<int> read_version(sql::Db& db) {
     auto v = db.query_int("SELECT max(version) FROM schema_version");
     if (!v.ok()) {
         return fail(v.error());
+    }
+    // kcache writes versions from 1 up; anything else in an existing table
+    // (0, negative, NULL, text, beyond int) is damage, never a version to
+    // migrate from.
+    if (v.value() < 1 || v.value() > std::numeric_limits<int>::max()) {
+        return fail(sql::SqlError{
+            SQLITE_CORRUPT,
+            "schema_version holds " + std::to_string(v.value()) + ", not a schema version"});
     }
     return static_cast<int>(v.value());
 }

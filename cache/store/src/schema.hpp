@@ -11,7 +11,8 @@ namespace kcache::store::schema {
 // The version this build reads and writes.
 inline constexpr int kCurrentVersion = 3;
 
-// Returns the schema version of `db`: 0 for an empty database.
+// Returns the schema version of `db`: 0 for an empty database (no version
+// table); a corrupt error for a version table not holding 1 or more.
 sql::Res<int> read_version(sql::Db& db);
 
 // Creates the schema in an empty database or migrates an older one to
