@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 
 namespace kcache::remote {
@@ -19,10 +20,12 @@ std::int64_t read_until(const std::filesystem::path& mark) {
     return until;
 }
 
-// Replaces `mark` with `text` whole (a temporary file renamed over it).
+// Replaces `mark` with `text` whole (a temporary file of this process and
+// call renamed over it, so that threads never share one).
 void publish(const std::filesystem::path& mark, const std::string& text) {
+    static std::atomic<unsigned> calls{0};
     auto tmp = mark;
-    tmp += ".tmp." + std::to_string(::getpid());
+    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(calls++);
     {
         std::ofstream out(tmp, std::ios::trunc);
         out << text;
