@@ -62,6 +62,10 @@ void reply_side(const std::string& frame) {
     if (result) {
         check(reply.ok() && reply->status == ReplyStatus::ok && !result->binary.empty(),
               "a compile result from a frame that is not a successful reply");
+        // The helper's stamps never take a timing outside the exchange (run.elapsed: 0).
+        const JitTimings& t = result->timings;
+        check(t.spawn.count() == 0 && t.queued.count() == 0 && t.transfer.count() == 0,
+              "a reply's stamps moved a timing outside the exchange");
     }
 }
 

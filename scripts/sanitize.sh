@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds kcache with sanitizers in a build directory of their own and runs
-# tests there (gcc or clang, whichever CMake picks; -O1, debug info).
+# tests there: clang-14 when installed (else CMake's default compiler), -O1,
+# line tables, a unity build (CMAKE_UNITY_BUILD: about 5 minutes for the
+# ASan set on 2 cores, against about 13 with gcc file by file; CI runs it).
 #   scripts/sanitize.sh [address] [CTEST_ARGS...]
 #       ASan + UBSan (+ LSan) in build-asan/. Without CTEST_ARGS: the CI set,
 #       the store, compiler, device database, service (cache), CLI and
@@ -44,13 +46,16 @@ fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
 [ $# -gt 0 ] || set -- "${default_args[@]}"
 
-launcher=()
+options=()
 if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  options+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DKCACHE_SANITIZE="$flags" -DKCACHE_WERROR=ON \
-  -DKCACHE_BUILD_BENCH=OFF -DKCACHE_AOT_PACK=OFF "${launcher[@]}" >/dev/null
+if command -v clang-14 >/dev/null && command -v clang++-14 >/dev/null; then
+  options+=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+fi
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_UNITY_BUILD=ON -DKCACHE_SANITIZE="$flags" \
+  -DKCACHE_WERROR=ON -DKCACHE_BUILD_BENCH=OFF -DKCACHE_AOT_PACK=OFF "${options[@]}" >/dev/null
 # shellcheck disable=SC2086 # a list of target names
 cmake --build "$dir" -j "$(nproc)" --target $targets
 

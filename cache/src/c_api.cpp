@@ -8,6 +8,7 @@
 #include <exception>
 #include <iterator>
 #include <string>
+#include <type_traits>
 
 #include "kcache/kcache.h"
 #include "kcache/kcache.hpp"
@@ -95,8 +96,12 @@ std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
     return std::chrono::milliseconds(ms);
 }
 
-bool valid_mode(kcache_mode m) {
-    return m >= KCACHE_MODE_BLOCKING && m <= KCACHE_MODE_BACKGROUND;
+// A C caller may pass any int as a kcache_mode; C++ may not even load one
+// outside the enumerators' range, so its bytes are read as the integer.
+bool valid_mode(const kcache_mode& m) {
+    std::underlying_type_t<kcache_mode> v;
+    std::memcpy(&v, &m, sizeof v);
+    return v >= KCACHE_MODE_BLOCKING && v <= KCACHE_MODE_BACKGROUND;
 }
 
 // True when a caller's extensible struct of `size` bytes has room for the

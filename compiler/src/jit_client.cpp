@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "jit_internal.hpp"
 #include "jit_pool.hpp"
@@ -188,17 +189,25 @@ Result<JitResult, JitError> interpret_reply(const std::string& frame, const std:
     JitTimings& t = result.timings;
     t.helper = a.timings;
     t.wall = times.done - times.asked;
-    // The helper stamps CLOCK_MONOTONIC, the clock steady_clock reads.
-    const auto at = [](std::uint64_t ns) {
-        return Clock::time_point(std::chrono::nanoseconds(ns));
+    // The helper stamps CLOCK_MONOTONIC, the clock steady_clock reads. Its
+    // stamps are its word, not facts: each is clamped into the span this side
+    // saw, so that a bad one gives a wrong figure, never an overflow.
+    const auto at = [](std::uint64_t ns, Clock::time_point lo, Clock::time_point hi) {
+        constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+        const auto stamp = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(ns, kMax)))));
+        return std::clamp(stamp, lo, std::max(lo, hi));
     };
-    const auto started = at(a.stamps.started_ns);
+    const auto started =
+        at(a.stamps.started_ns, times.spawned ? *times.spawned : Clock::time_point{}, times.done);
     if (times.spawned) {
         t.spawn = started - *times.spawned;
     }
     t.queued = (times.spawned ? *times.spawned : times.sent) - times.asked;
-    t.transfer = (at(a.stamps.request_ns) - std::max(times.sent, started)) +
-                 (times.done - at(a.stamps.reply_ns));
+    t.transfer =
+        (at(a.stamps.request_ns, times.asked, times.done) - std::max(times.sent, started)) +
+        (times.done - at(a.stamps.reply_ns, times.asked, times.done));
+    t.transfer = std::max(t.transfer, std::chrono::nanoseconds(0));
     return result;
 }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
+#include <system_error>
 
 #include "jit_internal.hpp"
 
@@ -34,12 +35,13 @@ JitPool::JitPool(const JitConfig& config)
     : size_(config.pool_size), idle_(config.idle_timeout), on_start_(config.on_start) {
     spec_.program = config.helper_path;
     spec_.env_overrides = config.env_overrides;
-    janitor_ = std::thread([this] { janitor(); });
 }
 
 JitPool::~JitPool() {
     shutdown();
-    janitor_.join();
+    if (janitor_.joinable()) {
+        janitor_.join();
+    }
 }
 
 void JitPool::shutdown() {
@@ -78,6 +80,15 @@ Result<std::unique_ptr<PooledHelper>, int> JitPool::start_on_janitor() {
         std::lock_guard lock(mu_);
         if (closing_) {  // the janitor may be gone
             return fail(ECANCELED);
+        }
+        // The janitor starts with the first helper: a cache that never
+        // compiles (most processes, once warm) never pays for the thread.
+        if (!janitor_.joinable()) {
+            try {
+                janitor_ = std::thread([this] { janitor(); });
+            } catch (const std::system_error& e) {
+                return fail(e.code().value());
+            }
         }
         starts_.emplace_back([this, &promise] {
             auto h = PooledHelper::start(spec_);

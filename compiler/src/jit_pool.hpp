@@ -6,11 +6,12 @@
 // reply; a helper that passed a deadline, crashed or sent garbage is killed
 // and forgotten, so the next compile of that device starts a fresh one.
 //
-// One janitor thread per pool starts the helpers and stops those idle for
-// `idle_timeout`. Starting them there matters: PR_SET_PDEATHSIG fires when
-// the *thread* that spawned a helper ends, and compiles run on short-lived
-// threads; the janitor lives as long as the pool. Killed and stopped helpers
-// go to the process-wide reaper, off the callers' paths.
+// One janitor thread per pool, started with the first helper, starts the
+// helpers and stops those idle for `idle_timeout`. Starting them there
+// matters: PR_SET_PDEATHSIG fires when the *thread* that spawned a helper
+// ends, and compiles run on short-lived threads; the janitor lives as long
+// as the pool. Killed and stopped helpers go to the process-wide reaper, off
+// the callers' paths.
 
 #include <condition_variable>
 #include <deque>

@@ -103,35 +103,6 @@ Result<DeviceDb, DeviceDbError> DeviceDb::from_files(std::vector<DataFile> files
     return db;
 }
 
-Result<DeviceDb, DeviceDbError> DeviceDb::builtin() {
-    // The built-in files cannot change while the process runs: they are
-    // parsed and checked once (about a millisecond) and copied per caller.
-    static const Result<DeviceDb, DeviceDbError> parsed = []() -> Result<DeviceDb, DeviceDbError> {
-        auto files = builtin_data_files();
-        if (!files) {
-            return fail(files.error());
-        }
-        return from_files(std::move(*files));
-    }();
-    return parsed;
-}
-
-Result<DeviceDb, DeviceDbError> DeviceDb::with_override(
-    const std::filesystem::path& override_file) {
-    auto db = builtin();
-    if (!db || override_file.empty()) {
-        return db;
-    }
-    auto file = read_data_file(override_file);
-    if (!file) {
-        return fail(file.error());
-    }
-    if (auto s = db->add_layer(std::move(*file)); !s) {
-        return fail(s.error());
-    }
-    return db;
-}
-
 Status<DeviceDbError> DeviceDb::add_layer(DataFile file) {
     DeviceDb next = *this;
     for (VendorRecord& v : file.vendors) {

@@ -15,7 +15,6 @@
 #include <set>
 #include <sstream>
 
-#include "embedded_data.hpp"
 #include "field_reader.hpp"
 #include "kcache/common/read_file.hpp"
 #include "located_json.hpp"
@@ -208,18 +207,6 @@ Result<DataFile, DeviceDbError> read_data_file(const std::filesystem::path& path
             DeviceDbErrc::io, "cannot read device data file " + text.error().message, {}});
     }
     return parse_data_file(*text, path.string());
-}
-
-Result<std::vector<DataFile>, DeviceDbError> builtin_data_files() {
-    std::vector<DataFile> files;
-    for (const detail::EmbeddedFile& f : detail::embedded_files()) {
-        auto file = parse_data_file(f.text, f.name);
-        if (!file) {
-            return fail(file.error());
-        }
-        files.push_back(std::move(*file));
-    }
-    return files;
 }
 
 }  // namespace kcache::device_db

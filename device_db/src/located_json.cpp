@@ -1,6 +1,7 @@
 #include "located_json.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <iterator>
 
 namespace kcache::device_db::detail {
@@ -141,8 +142,11 @@ class Builder : public nlohmann::json_sax<json> {
             return &top.node->back();
         }
         if (top.discard_member) {  // a repeated key keeps its first value
-            discarded_ = std::move(value);
-            return &discarded_;
+            // Each dropped value gets a slot of its own: one may hold another
+            // (a repeated key inside a repeated member), and the frames of
+            // both point into them until they close.
+            discarded_.push_back(std::move(value));
+            return &discarded_.back();
         }
         json& slot = (*top.node)[top.key];
         slot = std::move(value);
@@ -180,7 +184,7 @@ class Builder : public nlohmann::json_sax<json> {
     const std::size_t* consumed_;
     LocatedJson& out_;
     std::vector<Frame> stack_;
-    json discarded_;
+    std::deque<json> discarded_;  // stable addresses as it grows
     std::vector<Diagnostic> problems_;
 };
 

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
+#include "kcache/compiler/jit.hpp"
+
 namespace kcache::compiler {
 namespace {
 
@@ -49,6 +54,38 @@ TEST(Compiler, ReplyRoundTrips) {
     EXPECT_EQ(back->binary, a.binary);
     EXPECT_EQ(back->timings.build_us, 42u);
     EXPECT_TRUE(back->warmed);
+}
+
+// A helper's clock stamps are its word: whatever they say (here the
+// extremes of their range, the bytes of a fuzzed reply), the parent's
+// timings stay within what it saw itself, with no arithmetic overflow.
+TEST(Compiler, AReplysStampsCannotPushTimingsOutOfTheExchange) {
+    using namespace std::chrono_literals;
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t extremes[][3] = {
+        {kMax, kMax, 0}, {0, 0, kMax}, {1ull << 63, (1ull << 63) + 1, 0}, {kMax, 0, kMax}};
+    for (const auto& s : extremes) {
+        JitReply a;
+        a.status = ReplyStatus::ok;
+        a.binary = "bytes";
+        a.stamps.started_ns = s[0];
+        a.stamps.request_ns = s[1];
+        a.stamps.reply_ns = s[2];
+        RunResult run;
+        run.outcome = ChildExit::exited;
+        run.exit_code = 0;
+        run.out = encode_reply(a);
+        run.started = Clock::now();
+        run.elapsed = 5ms;
+        auto r = interpret_helper_run(run);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        const JitTimings& t = r->timings;
+        EXPECT_EQ(t.wall, 5ms);
+        for (auto part : {t.spawn, t.queued, t.transfer}) {
+            EXPECT_GE(part, 0ns) << s[0] << " " << s[1] << " " << s[2];
+            EXPECT_LE(part, t.wall) << s[0] << " " << s[1] << " " << s[2];
+        }
+    }
 }
 
 TEST(Compiler, EveryTruncationOfARequestIsRejected) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "kcache/common/read_file.hpp"
 #include "kcache/device_db/loader.hpp"
 #include "temp_dir.hpp"
 
@@ -95,6 +96,28 @@ TEST(DeviceDb, LoaderReportsRepeatedJsonKey) {
     EXPECT_EQ(d.to_string(), "t.json:4: duplicate key \"notes\" (first at line 3)");
 }
 
+// A repeated member is dropped whole, and repeats inside it are reported
+// too: each dropped value keeps its own storage while the parser is inside
+// it (found by fuzz_device_db under ASan: a use after free).
+TEST(DeviceDb, LoaderReportsRepeatsInsideARepeatedMember) {
+    const std::string text =
+        "{\n\"schema\": 1,\n\"vendors\": [],\n"
+        "\"vendors\": [{\"id\": \"0x1\",\n"
+        "  \"x\": {\"a\": 1,\n\"a\": [{\"b\": 1,\n\"b\": {}}]}}]\n}\n";
+    auto r = parse_data_file(text, "t.json");
+    ASSERT_FALSE(r.ok());
+    std::vector<std::string> said;
+    for (const Diagnostic& d : r.error().diagnostics) {
+        EXPECT_EQ(d.code, DeviceDbErrc::duplicate) << d.to_string();
+        said.push_back(d.to_string());
+    }
+    ASSERT_EQ(said.size(), 3u) << r.error().message;
+    EXPECT_EQ(said[0].rfind("t.json:4: duplicate key \"vendors\" (first at line 3)", 0), 0u)
+        << said[0];
+    EXPECT_EQ(said[1].rfind("t.json:6: duplicate key \"a\"", 0), 0u) << said[1];
+    EXPECT_EQ(said[2].rfind("t.json:7: duplicate key \"b\"", 0), 0u) << said[2];
+}
+
 TEST(DeviceDb, LoaderReportsMalformedHex) {
     Diagnostic d = only_problem(doc_with(
         kFamily,
@@ -182,6 +205,32 @@ TEST_F(DeviceDbFiles, ReadDataFileReportsMissingFilesAndDirectoriesAsIo) {
         EXPECT_NE(r.error().message.find("cannot read device data file " + path.string()),
                   std::string::npos)
             << r.error().message;
+    }
+}
+
+// The records generated at build time are those the data files parse to
+// today, field by field and with their origins.
+TEST(DeviceDb, BuiltinRecordsAreTheDataFilesParsed) {
+    auto files = builtin_data_files();
+    ASSERT_TRUE(files.ok()) << files.error().message;
+    const char* names[] = {"devices.json", "quirks.json"};
+    ASSERT_EQ(files->size(), std::size(names));
+    for (std::size_t i = 0; i < files->size(); ++i) {
+        const auto path = std::filesystem::path(KCACHE_DEVICE_DB_DATA_DIR) / names[i];
+        auto text = read_regular_file(path, 16u << 20);
+        ASSERT_TRUE(text.ok()) << path;
+        auto parsed = parse_data_file(*text, std::string("device_db/data/") + names[i]);
+        ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+        const DataFile& built = (*files)[i];
+        EXPECT_EQ(built.file, parsed->file);
+        EXPECT_EQ(built.vendors, parsed->vendors) << names[i];
+        EXPECT_EQ(built.families, parsed->families) << names[i];
+        ASSERT_EQ(built.devices.size(), parsed->devices.size()) << names[i];
+        for (std::size_t d = 0; d < built.devices.size(); ++d) {
+            EXPECT_EQ(built.devices[d], parsed->devices[d])
+                << names[i] << " device " << d << " line " << parsed->devices[d].origin.line;
+        }
+        EXPECT_EQ(built.quirks, parsed->quirks) << names[i];
     }
 }
 

@@ -155,7 +155,7 @@ void print_text(const json& j) {
     }
 }
 
-int run(const ParsedArgs& args) {
+int run_devices(const ParsedArgs& args) {
     auto timeout = args.duration_value("timeout");
     if (!timeout) {
         return report(Exit::usage, "devices", timeout.error().message);
@@ -225,7 +225,7 @@ Command devices_command() {
              0,
              std::string(kExitOk) + kExitUsage + kExitStore +
                  "  5  the OpenCL probe failed or timed out (sysfs GPUs are still listed)\n"},
-            run};
+            run_devices};
 }
 
 }  // namespace kcache::cli

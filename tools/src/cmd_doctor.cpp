@@ -252,7 +252,7 @@ void check_drivers(std::vector<Finding>& out, const Config& config,
     }
 }
 
-int run(const ParsedArgs& args) {
+int run_doctor(const ParsedArgs& args) {
     auto timeout = args.duration_value("timeout");
     if (!timeout) {
         return report(Exit::usage, "doctor", timeout.error().message);
@@ -316,7 +316,7 @@ Command doctor_command() {
          0,
          0,
          std::string(kExitOk) + "  1  a problem was found (lines marked PROBLEM)\n" + kExitUsage},
-        run};
+        run_doctor};
 }
 
 }  // namespace kcache::cli

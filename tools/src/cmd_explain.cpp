@@ -117,7 +117,7 @@ void print_text(const json& d) {
     }
 }
 
-int run(const ParsedArgs& args) {
+int run_explain(const ParsedArgs& args) {
     auto limit = args.uint_value("limit", 1);
     if (!limit) {
         return report(Exit::usage, "explain", limit.error().message);
@@ -181,7 +181,7 @@ Command explain_command() {
              1,
              std::string(kExitOk) + kExitUsage + "  3  unknown kernel, parameter or device\n" +
                  kExitStore + kExitEnvironment},
-            run};
+            run_explain};
 }
 
 }  // namespace kcache::cli

@@ -228,7 +228,7 @@ std::filesystem::path make_scratch(const std::filesystem::path& tmpdir) {
     return ::mkdtemp(pattern.data()) ? pattern : "";
 }
 
-int run(const ParsedArgs& args) {
+int run_prebuild(const ParsedArgs& args) {
     const std::filesystem::path out = *args.value("output");
     auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
@@ -328,7 +328,7 @@ Command prebuild_command() {
              std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +
                  kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
             [](const ParsedArgs& a) {
-                return a.has("output") ? run(a)
+                return a.has("output") ? run_prebuild(a)
                                        : report(Exit::usage, kName, "--output PACK is required");
             }};
 }

@@ -79,7 +79,7 @@ bool needs_attention(KatState s) {
     return s == KatState::failed || s == KatState::timeout || s == KatState::error;
 }
 
-int run(const ParsedArgs& args) {
+int run_verify(const ParsedArgs& args) {
     if (auto usage = args.exclusive({"pack", "run"}); !usage) {
         return report(Exit::usage, "verify", usage.error().message);
     }
@@ -178,7 +178,7 @@ Command verify_command() {
                  "     known-answer test, or the pack's signature is invalid or refused by the\n"
                  "     signature policy\n" +
                  kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
-            run};
+            run_verify};
 }
 
 }  // namespace kcache::cli

@@ -311,7 +311,7 @@ std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args, std::siz
     return items;
 }
 
-int run(const ParsedArgs& args) {
+int run_warm(const ParsedArgs& args) {
     auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
     auto conflict = args.exclusive({"manifest", "kernels"});
@@ -406,7 +406,7 @@ Command warm_command() {
              "upload failed\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
-        run};
+        run_warm};
 }
 
 }  // namespace kcache::cli

@@ -83,6 +83,9 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
     if (!st.ok()) {
         return fail(schema::to_store_error(st.error(), path));
     }
+    if (version.value() == schema::kCurrentVersion) {
+        return db;  // the common case: nothing to create or migrate, no second read
+    }
     auto ensured = schema::ensure_current(db, path, retry);
     if (!ensured.ok()) {
         return fail(ensured.error());

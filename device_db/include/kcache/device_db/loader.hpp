@@ -19,7 +19,8 @@ Result<DataFile, DeviceDbError> parse_data_file(std::string_view text, std::stri
 // Reads `path` and parses it; DeviceDbErrc::io when it cannot be read.
 Result<DataFile, DeviceDbError> read_data_file(const std::filesystem::path& path);
 
-// The data files compiled into the library (devices.json, quirks.json), parsed.
+// The records of the data files compiled into the library (devices.json,
+// quirks.json): C++ generated from them at build time, so nothing is parsed.
 Result<std::vector<DataFile>, DeviceDbError> builtin_data_files();
 
 }  // namespace kcache::device_db

@@ -23,12 +23,16 @@ enum class AotList { listed, not_listed };
 struct Origin {
     std::string file;
     int line = 0;
+
+    friend bool operator==(const Origin&, const Origin&) = default;
 };
 
 struct VendorRecord {
     std::uint32_t id = 0;
     std::string name;
     Origin origin;
+
+    friend bool operator==(const VendorRecord&, const VendorRecord&) = default;
 };
 
 // A GPU family: one ocloc target, one IP version.
@@ -44,6 +48,8 @@ struct FamilyRecord {
     AotList aot = AotList::not_listed;
     std::string notes;
     Origin origin;
+
+    friend bool operator==(const FamilyRecord&, const FamilyRecord&) = default;
 };
 
 // A device known by PCI id, or, for devices whose driver reports none (CPU
@@ -56,6 +62,8 @@ struct DeviceRecord {
     std::string product;       // marketing name
     std::string family;        // FamilyRecord::name
     Origin origin;
+
+    friend bool operator==(const DeviceRecord&, const DeviceRecord&) = default;
 };
 
 // What a matching quirk rule asks for.
@@ -64,6 +72,8 @@ enum class QuirkAction { verify_before_use, no_cached_binaries, deny };
 struct IdRange {
     std::uint32_t first = 0;
     std::uint32_t last = 0;  // inclusive
+
+    friend bool operator==(const IdRange&, const IdRange&) = default;
 };
 
 struct QuirkRule {
@@ -80,6 +90,8 @@ struct QuirkRule {
     std::optional<std::uint32_t> jit_timeout_ms;
     std::string notes;
     Origin origin;
+
+    friend bool operator==(const QuirkRule&, const QuirkRule&) = default;
 };
 
 // Everything one data file holds, in file order.
@@ -89,6 +101,8 @@ struct DataFile {
     std::vector<FamilyRecord> families;
     std::vector<DeviceRecord> devices;
     std::vector<QuirkRule> quirks;
+
+    friend bool operator==(const DataFile&, const DataFile&) = default;
 };
 
 const char* to_string(QuirkAction action);

@@ -38,6 +38,8 @@ struct VersionRange {
     std::optional<DriverVersion> max;
 
     bool contains(const DriverVersion& v) const;
+
+    friend bool operator==(const VersionRange&, const VersionRange&) = default;
 };
 
 // Intel's GPU IP version "major.minor.revision", encoded by the Intel runtime (and
