@@ -96,11 +96,18 @@ std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
     return std::chrono::milliseconds(ms);
 }
 
-// A C caller may pass any int as a kcache_mode; C++ may not even load one
-// outside the enumerators' range, so its bytes are read as the integer.
+// A C caller may pass any int where a kcache enum is declared; C++ may not
+// even load a value outside the enumerators' range, so the argument's bytes
+// are read as its integer.
+template <class E>
+long long value_of(const E& e) {
+    std::underlying_type_t<E> v;
+    std::memcpy(&v, &e, sizeof v);
+    return static_cast<long long>(v);
+}
+
 bool valid_mode(const kcache_mode& m) {
-    std::underlying_type_t<kcache_mode> v;
-    std::memcpy(&v, &m, sizeof v);
+    const long long v = value_of(m);
     return v >= KCACHE_MODE_BLOCKING && v <= KCACHE_MODE_BACKGROUND;
 }
 
@@ -346,9 +353,8 @@ const char* kcache_status_name(kcache_status status) {
         "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL", "KCACHE_INVALID_ARGUMENT",
         "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",   "KCACHE_STORE_ERROR",
         "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR"};
-    int i = static_cast<int>(status);
-    return i >= 0 && i < static_cast<int>(sizeof(names) / sizeof(names[0])) ? names[i]
-                                                                            : "KCACHE_UNKNOWN";
+    const long long i = value_of(status);
+    return i >= 0 && i < static_cast<long long>(std::size(names)) ? names[i] : "KCACHE_UNKNOWN";
 }
 
 }  // extern "C"
