@@ -117,8 +117,8 @@ void write_file(std::ostream& out, const DataFile& f, std::size_t index) {
             out << "        q.driver = VersionRange{" << version(q.driver->min) << ", "
                 << version(q.driver->max) << "};\n";
         }
-        out << "        q.actions = "
-            << list(q.actions, [](QuirkAction a) { return std::string(name_of(a)); }) << ";\n";
+        out << "        q.actions = " << list(q.actions, [](QuirkAction a) { return name_of(a); })
+            << ";\n";
         if (q.jit_timeout_ms) {
             out << "        q.jit_timeout_ms = " << *q.jit_timeout_ms << "u;\n";
         }

@@ -96,8 +96,8 @@ const char* to_string(GpuKind kind) {
 Result<DeviceDb, DeviceDbError> DeviceDb::from_files(std::vector<DataFile> files) {
     DeviceDb db;
     for (DataFile& f : files) {
-        if (auto s = db.add_layer(std::move(f)); !s) {
-            return fail(s.error());
+        if (auto s = db.merge(std::move(f)); !s) {
+            return fail(s.error());  // the half-merged database is dropped
         }
     }
     return db;
@@ -105,6 +105,15 @@ Result<DeviceDb, DeviceDbError> DeviceDb::from_files(std::vector<DataFile> files
 
 Status<DeviceDbError> DeviceDb::add_layer(DataFile file) {
     DeviceDb next = *this;
+    if (auto s = next.merge(std::move(file)); !s) {
+        return s;
+    }
+    *this = std::move(next);
+    return Ok{};
+}
+
+Status<DeviceDbError> DeviceDb::merge(DataFile file) {
+    DeviceDb& next = *this;
     for (VendorRecord& v : file.vendors) {
         next.vendors_[v.id] = std::move(v);
     }
@@ -146,7 +155,6 @@ Status<DeviceDbError> DeviceDb::add_layer(DataFile file) {
     if (!problems.empty()) {
         return fail(make_error(std::move(problems)));
     }
-    *this = std::move(next);
     return Ok{};
 }
 

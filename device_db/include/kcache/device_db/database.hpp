@@ -81,6 +81,10 @@ class DeviceDb {
     std::size_t device_count() const { return devices_.size() + named_devices_.size(); }
 
   private:
+    // add_layer's work on this database itself: on failure it is left half
+    // merged, so add_layer merges into a copy and from_files drops it.
+    Status<DeviceDbError> merge(DataFile file);
+
     std::map<std::uint32_t, VendorRecord> vendors_;
     std::map<std::string, FamilyRecord> families_;
     std::map<std::pair<std::uint32_t, std::uint32_t>, DeviceRecord> devices_;
