@@ -183,8 +183,11 @@ TEST_F(Pocl, ConcurrentCompilesShareABoundedPool) {
                     return;
                 }
                 served[i] = {r->helper_pid, r->served};
-                if (test::run_axpb_binary(r->binary, 64, 64, nullptr) != 105.0f + i) {
-                    errors[i] = "wrong result";
+                std::string failed;
+                const float got = test::run_axpb_binary(r->binary, 64, 64, nullptr, &failed);
+                if (got != 105.0f + i) {
+                    errors[i] = "request " + std::to_string(i) + " got " + std::to_string(got) +
+                                " from helper " + std::to_string(r->helper_pid) + " " + failed;
                 }
             });
         }

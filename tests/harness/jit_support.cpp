@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include "temp_path.hpp"
@@ -93,54 +94,87 @@ compiler::JitRequest deep_expression_request(std::uint64_t stack_bytes) {
     return q;
 }
 
-float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times) {
+float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times,
+                      std::string* failed) {
+    // One at a time: PoCL 3.1 failed a 256-byte clCreateBuffer with
+    // CL_INVALID_BUFFER_SIZE in 3 of 8 runs of six threads each creating and
+    // releasing a context here at once (never with the calls serialized).
+    static std::mutex one_at_a_time;
+    std::lock_guard serialized(one_at_a_time);
     const float nan = std::nanf("");
+    // Names the first call that failed, with its OpenCL error code.
+    auto fail = [&](const char* call, cl_int code) {
+        if (failed) {
+            *failed = std::string(call) + " failed: " + std::to_string(code);
+        }
+        return nan;
+    };
     cl_platform_id platform = nullptr;
     cl_device_id dev = nullptr;
-    if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
-        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) != CL_SUCCESS) {
-        return nan;
+    cl_int e = clGetPlatformIDs(1, &platform, nullptr);
+    if (e != CL_SUCCESS) {
+        return fail("clGetPlatformIDs", e);
     }
-    cl_int e = CL_SUCCESS;
+    if ((e = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr)) != CL_SUCCESS) {
+        return fail("clGetDeviceIDs", e);
+    }
     cl::ContextHandle ctx(clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e));
+    if (!ctx) {
+        return fail("clCreateContext", e);
+    }
     cl::QueueHandle queue(clCreateCommandQueueWithProperties(ctx.get(), dev, nullptr, &e));
+    if (!queue) {
+        return fail("clCreateCommandQueueWithProperties", e);
+    }
     const std::vector<std::uint8_t> bytes(binary.begin(), binary.end());
     auto program = cl::program_from_binary(ctx.get(), dev, bytes, "");
     if (!program) {
+        if (failed) {
+            *failed = "loading the binary failed: " + program.error();
+        }
         return nan;
     }
     cl::KernelHandle kernel(clCreateKernel(program->get(), "axpb", &e));
+    if (!kernel) {
+        return fail("clCreateKernel", e);
+    }
     std::vector<float> a(n, 1.0f), b(n, 3.0f), c(n, 0.0f);
     const auto flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
-    cl::MemHandle ma(clCreateBuffer(ctx.get(), flags, n * sizeof(float), a.data(), &e));
-    cl::MemHandle mb(clCreateBuffer(ctx.get(), flags, n * sizeof(float), b.data(), &e));
-    cl::MemHandle mc(clCreateBuffer(ctx.get(), flags, n * sizeof(float), c.data(), &e));
-    if (!kernel || !ma || !mb || !mc) {
-        return nan;
-    }
-    cl_mem args[3] = {ma.get(), mb.get(), mc.get()};
+    cl::MemHandle bufs[3];
+    float* hosts[3] = {a.data(), b.data(), c.data()};
     for (cl_uint i = 0; i < 3; ++i) {
-        clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &args[i]);
+        bufs[i] = cl::MemHandle(clCreateBuffer(ctx.get(), flags, n * sizeof(float), hosts[i], &e));
+        if (!bufs[i]) {
+            return fail("clCreateBuffer", e);
+        }
+        cl_mem m = bufs[i].get();
+        if ((e = clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &m)) != CL_SUCCESS) {
+            return fail("clSetKernelArg", e);
+        }
     }
     const std::size_t global = static_cast<std::size_t>(n);
     const std::size_t local_size = static_cast<std::size_t>(local);
     double ms[2] = {0, 0};
     for (double& t : ms) {
         const auto start = std::chrono::steady_clock::now();
-        e = e ? e
-              : clEnqueueNDRangeKernel(queue.get(), kernel.get(), 1, nullptr, &global, &local_size,
-                                       0, nullptr, nullptr);
-        e = e ? e : clFinish(queue.get());
+        if ((e = clEnqueueNDRangeKernel(queue.get(), kernel.get(), 1, nullptr, &global, &local_size,
+                                        0, nullptr, nullptr)) != CL_SUCCESS) {
+            return fail("clEnqueueNDRangeKernel", e);
+        }
+        if ((e = clFinish(queue.get())) != CL_SUCCESS) {
+            return fail("clFinish", e);
+        }
         t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();
     }
     if (times) {
         *times = LaunchTimes{ms[0], ms[1]};
     }
-    e = e ? e
-          : clEnqueueReadBuffer(queue.get(), mc.get(), CL_TRUE, 0, n * sizeof(float), c.data(), 0,
-                                nullptr, nullptr);
-    return e == CL_SUCCESS ? c[n - 1] : nan;
+    if ((e = clEnqueueReadBuffer(queue.get(), bufs[2].get(), CL_TRUE, 0, n * sizeof(float),
+                                 c.data(), 0, nullptr, nullptr)) != CL_SUCCESS) {
+        return fail("clEnqueueReadBuffer", e);
+    }
+    return c[n - 1];
 }
 
 }  // namespace kcache::test

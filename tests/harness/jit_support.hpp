@@ -42,9 +42,12 @@ struct LaunchTimes {
 };
 
 // Loads `binary` into this process (PoCL), runs "axpb" twice over `n` items
-// with local size `local` and returns c[n-1] (or NaN on any OpenCL failure);
-// `times` (optional) receives both launch times.
-float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times);
+// with local size `local` and returns c[n-1], or NaN on any OpenCL failure;
+// `times` (optional) receives both launch times and `failed` (optional) the
+// call that failed and its error code. Calls from several threads run one
+// at a time.
+float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* times,
+                      std::string* failed = nullptr);
 
 }  // namespace kcache::test
 
