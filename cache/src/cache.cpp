@@ -198,18 +198,19 @@ std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id 
     return p;
 }
 
-bool Cache::Impl::take_plan(cl_device_id device, const std::string& signature, Plan& plan) {
+std::unique_ptr<Plan> Cache::Impl::take_plan(cl_device_id device, const std::string& signature) {
     std::lock_guard g(mu);
     auto it = plans.find({device, signature});
     if (it == plans.end()) {
-        return false;
+        return nullptr;
     }
-    plan = std::move(it->second);  // moved, not copied: it comes back after the ladder
+    std::unique_ptr<Plan> plan = std::move(it->second);  // it comes back after the ladder
     plans.erase(it);
-    return true;
+    return plan;
 }
 
-void Cache::Impl::keep_plan(cl_device_id device, std::string signature, Plan plan, bool root) {
+void Cache::Impl::keep_plan(cl_device_id device, std::string signature, std::unique_ptr<Plan> plan,
+                            bool root) {
     // Root devices only: they live as long as the process, so their handle
     // cannot come back naming another device (a released sub-device's can).
     cl_device_id parent = nullptr;
@@ -219,7 +220,7 @@ void Cache::Impl::keep_plan(cl_device_id device, std::string signature, Plan pla
                    parent != nullptr))) {
         return;
     }
-    plan.remote_error.reset();  // this request's, like its deadline and mode
+    plan->remote_error.reset();  // this request's, like its deadline and mode
     std::lock_guard g(mu);
     if (plans.size() >= config.max_programs) {
         plans.erase(plans.begin());
@@ -299,25 +300,26 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
     if (auto hit = impl.repeat_hit(context, device, signature)) {
         return std::move(*hit);
     }
-    Plan plan;
-    const bool memoized = impl.take_plan(device, signature, plan);
+    std::unique_ptr<Plan> owned = impl.take_plan(device, signature);
+    const bool memoized = owned != nullptr;
     if (memoized) {
         std::string why;
         if (!service::device_in_context(context, device, why)) {
-            impl.keep_plan(device, std::move(signature), std::move(plan), true);
+            impl.keep_plan(device, std::move(signature), std::move(owned), true);
             return failed_program(StatusCode::invalid_argument, why);
         }
-    } else if (Outcome ok = resolve(plan); ok.status != StatusCode::ok) {
-        return failed_program(ok.status, ok.message);
+    } else {
+        owned = std::make_unique<Plan>();
+        if (Outcome ok = resolve(*owned); ok.status != StatusCode::ok) {
+            return failed_program(ok.status, ok.message);
+        }
     }
+    Plan& plan = *owned;
     plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
     plan.deadline = deadline_after(plan.budget);
     plan.mode = request.mode;
-    Program p = impl.run_ladder(context, device, plan);
-    if (p.ok()) {
-        impl.programs.remember(context, device, signature, plan.key);
-    }
-    impl.keep_plan(device, std::move(signature), std::move(plan), memoized);
+    Program p = impl.run_ladder(context, device, plan, signature);
+    impl.keep_plan(device, std::move(signature), std::move(owned), memoized);
     return p;
 }
 

@@ -76,8 +76,9 @@ struct Cache::Impl {
     // any deadline is applied: a new context for a request this cache has
     // answered skips the quirks, rendering and key hashing (cache.cpp). At
     // most config.max_programs; when full, one is dropped to make room. A
-    // plan is moved out while its request runs the ladder and moved back.
-    std::map<std::pair<cl_device_id, std::string>, Plan> plans;
+    // plan is taken out while its request runs the ladder and put back: only
+    // its pointer moves, the plan stays where it was built.
+    std::map<std::pair<cl_device_id, std::string>, std::unique_ptr<Plan>> plans;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;
@@ -96,15 +97,19 @@ struct Cache::Impl {
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
     std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
                                       const std::string& signature);
-    // cache.cpp: the plans above. take_plan moves one out (another thread
-    // asking meanwhile resolves its own); keep_plan puts one (back), for a
-    // root device (`root`: known to be one).
-    bool take_plan(cl_device_id device, const std::string& signature, Plan& plan);
-    void keep_plan(cl_device_id device, std::string signature, Plan plan, bool root);
+    // cache.cpp: the plans above. take_plan takes one out, or returns null
+    // (another thread asking meanwhile resolves its own); keep_plan puts one
+    // (back), for a root device (`root`: known to be one).
+    std::unique_ptr<Plan> take_plan(cl_device_id device, const std::string& signature);
+    void keep_plan(cl_device_id device, std::string signature, std::unique_ptr<Plan> plan,
+                   bool root);
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);
-    Program run_ladder(cl_context context, cl_device_id device, Plan& plan);
+    // The ladder for `plan`; a program it answers with is kept for the
+    // context with `signature` (the request's) resolving to it.
+    Program run_ladder(cl_context context, cl_device_id device, Plan& plan,
+                       const std::string& signature);
     std::optional<service::ProgramRef> try_resident(cl_context context, cl_device_id device,
                                                     const Plan& plan, Outcome& out);
     // Rungs 2 and 3: the exact binary (user store, packs, remote), then an AOT

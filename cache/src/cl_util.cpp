@@ -1,5 +1,6 @@
 #include "cl_util.hpp"
 
+#include <span>
 #include <vector>
 
 #include "kcache/common/cl_error.hpp"
@@ -12,7 +13,10 @@ bool device_in_context(cl_context context, cl_device_id device, std::string& why
         why = std::string("clGetContextInfo failed (") + cl_error_name(err) + "): invalid context?";
         return false;
     }
-    std::vector<cl_device_id> devices(count);
+    // Most contexts hold one device: no allocation for up to eight.
+    cl_device_id few[8];
+    std::vector<cl_device_id> many(count > 8 ? count : 0);
+    const std::span<cl_device_id> devices(count > 8 ? many.data() : few, count);
     err = clGetContextInfo(context, CL_CONTEXT_DEVICES, count * sizeof(cl_device_id),
                            devices.data(), nullptr);
     if (err != CL_SUCCESS) {

@@ -280,11 +280,12 @@ std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_d
     return std::move(*built);
 }
 
-Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& plan) {
+Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& plan,
+                                const std::string& signature) {
     Program p;
     Outcome& out = p.outcome_;
     out.key = plan.key.hex();
-    if (cl_program kept = programs.find(context, device, plan.key)) {
+    if (cl_program kept = programs.find(context, device, plan.key, signature)) {
         p.program_ = kept;  // already the caller's own reference
         out.status = StatusCode::ok;
         out.rung = Rung::in_process;
@@ -317,7 +318,7 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             return p;  // `out` says why
         }
     }
-    p.program_ = programs.insert(context, device, plan.key, std::move(*prog));
+    p.program_ = programs.insert(context, device, plan.key, std::move(*prog), signature);
     out.status = StatusCode::ok;
     return p;
 }

@@ -136,6 +136,14 @@ struct ProgramCache::State {
         released++;
     }
 
+    // Remembers that `signature` resolved to the program of `slot`.
+    void link(Slots::iterator slot, const std::string& signature) {
+        auto [pos, added] = signatures[{slot->context, slot->device}].try_emplace(signature, slot);
+        if (added) {
+            slot->signatures.push_back(signature);
+        }
+    }
+
     void drop_context(cl_context context, Released& out) {
         for (auto it = lru.begin(); it != lru.end();) {
             auto next = std::next(it);
@@ -196,7 +204,8 @@ std::optional<std::pair<cl_program, store::Key>> ProgramCache::find_signature(
     return std::make_pair(slot->program.get(), slot->key);
 }
 
-cl_program ProgramCache::find(cl_context context, cl_device_id device, const store::Key& key) {
+cl_program ProgramCache::find(cl_context context, cl_device_id device, const store::Key& key,
+                              const std::string& signature) {
     State& s = *state_;
     std::lock_guard g(s.mu);
     auto it = s.slots.find({context, device, key});
@@ -204,18 +213,20 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
         return nullptr;
     }
     s.lru.splice(s.lru.begin(), s.lru, it->second);
+    s.link(it->second, signature);
     clRetainProgram(it->second->program.get());
     return it->second->program.get();
 }
 
 cl_program ProgramCache::insert(cl_context context, cl_device_id device, const store::Key& key,
-                                ProgramRef program) {
+                                ProgramRef program, const std::string& signature) {
     const bool counts = platform_counts_programs(context, device);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning
     std::lock_guard g(s.mu);
     if (auto it = s.slots.find({context, device, key}); it != s.slots.end()) {
         s.lru.splice(s.lru.begin(), s.lru, it->second);  // another thread kept one first
+        s.link(it->second, signature);
         cl_program kept = it->second->program.get();
         clRetainProgram(kept);
         dropped.programs.push_back(std::move(program));
@@ -237,22 +248,9 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, const s
     entry->second.programs++;
     s.lru.push_front(Slot{context, device, key, std::move(program), {}});
     s.slots.emplace(std::make_tuple(context, device, key), s.lru.begin());
+    s.link(s.lru.begin(), signature);
     s.sweep_and_trim(dropped);
     return answer;
-}
-
-void ProgramCache::remember(cl_context context, cl_device_id device, std::string signature,
-                            const store::Key& key) {
-    State& s = *state_;
-    std::lock_guard g(s.mu);
-    auto it = s.slots.find({context, device, key});
-    if (it == s.slots.end()) {
-        return;  // released meanwhile (bound, sweep or forget)
-    }
-    auto [pos, added] = s.signatures[{context, device}].try_emplace(signature, it->second);
-    if (added) {
-        it->second->signatures.push_back(std::move(signature));
-    }
 }
 
 std::size_t ProgramCache::forget(cl_context context) noexcept {

@@ -69,17 +69,17 @@ class ProgramCache {
     std::optional<std::pair<cl_program, store::Key>> find_signature(cl_context context,
                                                                     cl_device_id device,
                                                                     const std::string& signature);
-    // A new reference to the program kept for (`context`, `device`, `key`); null when none.
-    cl_program find(cl_context context, cl_device_id device, const store::Key& key);
+    // A new reference to the program kept for (`context`, `device`, `key`),
+    // remembering that `signature` resolved to it; null when none.
+    cl_program find(cl_context context, cl_device_id device, const store::Key& key,
+                    const std::string& signature);
     // Keeps `program` for (`context`, `device`, `key`) unless one is kept
-    // already, sweeps and applies the bound; returns a new reference to the
-    // kept program for the caller (never null).
+    // already, remembering that `signature` resolved to it; sweeps and
+    // applies the bound; returns a new reference to the kept program for the
+    // caller (never null). One lock for all of it: this is the path of a new
+    // context's first load.
     cl_program insert(cl_context context, cl_device_id device, const store::Key& key,
-                      ProgramRef program);
-    // Remembers that `signature` resolved to `key` on (`context`, `device`),
-    // when a program for it is kept.
-    void remember(cl_context context, cl_device_id device, std::string signature,
-                  const store::Key& key);
+                      ProgramRef program, const std::string& signature);
     // Releases every program kept for `context`; returns how many.
     std::size_t forget(cl_context context) noexcept;
     // Programs kept now.
