@@ -97,6 +97,26 @@ TEST_F(Pocl, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
     EXPECT_EQ(next->served, 1u);
 }
 
+// A pooled helper keeps its build thread between compiles and makes a new
+// one when a request asks for another stack: a build that overflows 1 MiB
+// succeeds on the default stack right after a 1 MiB request, in the same
+// helper.
+TEST_F(Pocl, PooledHelperMakesABuildThreadPerStackSize) {
+    JitCompiler jit(pooled(1));
+    auto small = axpb(1);
+    small.build_stack_bytes = 1u << 20;
+    auto first = jit.compile(small, Clock::now() + 60s);
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    auto deep = jit.compile(test::deep_expression_request(kDefaultBuildStack), Clock::now() + 120s);
+    ASSERT_TRUE(deep.ok()) << deep.error().message;
+    EXPECT_EQ(deep->helper_pid, first->helper_pid);
+    EXPECT_EQ(deep->served, 2u);
+    auto again = jit.compile(axpb(2), Clock::now() + 60s);  // the same stack: the same thread
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->helper_pid, first->helper_pid);
+    EXPECT_EQ(test::run_axpb_binary(again->binary, 256, 64, nullptr), 7.0f);
+}
+
 TEST_F(Pocl, CrashKillsOnlyItsHelper) {
     JitCompiler jit(pooled(2));
     // Two compiles at once: two helpers.

@@ -14,11 +14,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "helper.hpp"
@@ -100,28 +103,95 @@ struct Job {
     JitReply reply;
 };
 
-void* serve_job(void* arg) {
-    auto* job = static_cast<Job*>(arg);
-    job->reply = job->session->serve(*job->request);
-    return nullptr;
-}
-
-// Serves on a thread with the requested stack: LLVM recurses deeply on legal
-// kernels and overflows the default 8 MiB.
-JitReply serve_on_large_stack(helper::Session& session, const JitRequest& request) {
-    Job job{&session, &request, {}};
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    int rc = pthread_attr_setstacksize(&attr, request.build_stack_bytes);
-    pthread_t thread;
-    rc = rc ? rc : pthread_create(&thread, &attr, serve_job, &job);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        job.reply.status = ReplyStatus::driver_error;
-        job.reply.message = std::string("cannot start the build thread: ") + std::strerror(rc);
-        return job.reply;
+// The thread builds run on, with the stack a request asks for: LLVM recurses
+// deeply on legal kernels and overflows the default 8 MiB. A pooled helper
+// keeps it between requests, so that each build finds its thread as an
+// in-process build finds the application's (stack pages already mapped, the
+// driver's per-thread state already made); a request for another stack size
+// gets a new thread. A build that overflows even this stack crashes the
+// helper, which the parent reports as a crash.
+class BuildThread {
+  public:
+    explicit BuildThread(std::uint64_t stack_bytes) : stack_bytes_(stack_bytes) {}
+    BuildThread(const BuildThread&) = delete;
+    BuildThread& operator=(const BuildThread&) = delete;
+    ~BuildThread() {
+        if (started_) {
+            {
+                std::lock_guard l(mu_);
+                stopping_ = true;
+            }
+            cv_.notify_all();
+            pthread_join(thread_, nullptr);
+        }
     }
-    pthread_join(thread, nullptr);
+
+    std::uint64_t stack_bytes() const { return stack_bytes_; }
+
+    // Serves `job` on the thread (started on first use); "" or why the
+    // thread could not be started.
+    std::string run(Job& job) {
+        if (!started_) {
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            int rc = pthread_attr_setstacksize(&attr, stack_bytes_);
+            rc = rc ? rc : pthread_create(&thread_, &attr, &BuildThread::loop, this);
+            pthread_attr_destroy(&attr);
+            if (rc != 0) {
+                return std::strerror(rc);
+            }
+            started_ = true;
+        }
+        {
+            std::lock_guard l(mu_);
+            job_ = &job;
+        }
+        cv_.notify_all();
+        std::unique_lock l(mu_);
+        cv_.wait(l, [&] { return job_ == nullptr; });
+        return "";
+    }
+
+  private:
+    static void* loop(void* arg) {
+        auto* self = static_cast<BuildThread*>(arg);
+        std::unique_lock l(self->mu_);
+        for (;;) {
+            self->cv_.wait(l, [&] { return self->job_ != nullptr || self->stopping_; });
+            if (self->job_ == nullptr) {
+                return nullptr;  // stopping
+            }
+            Job* job = self->job_;
+            l.unlock();
+            job->reply = job->session->serve(*job->request);
+            l.lock();
+            self->job_ = nullptr;
+            self->cv_.notify_all();
+        }
+    }
+
+    const std::uint64_t stack_bytes_;
+    pthread_t thread_{};
+    bool started_ = false;
+    std::mutex mu_;  // guards job_ and stopping_
+    std::condition_variable cv_;
+    Job* job_ = nullptr;
+    bool stopping_ = false;
+};
+
+// Serves `request` on the build thread, made for its stack size.
+JitReply serve_on_build_thread(std::unique_ptr<BuildThread>& builder, helper::Session& session,
+                               const JitRequest& request) {
+    if (!builder || builder->stack_bytes() != request.build_stack_bytes) {
+        builder.reset();  // joins the former thread first
+        builder = std::make_unique<BuildThread>(request.build_stack_bytes);
+    }
+    Job job{&session, &request, {}};
+    if (std::string error = builder->run(job); !error.empty()) {
+        builder.reset();
+        job.reply.status = ReplyStatus::driver_error;
+        job.reply.message = "cannot start the build thread: " + error;
+    }
     return std::move(job.reply);
 }
 
@@ -129,8 +199,8 @@ JitReply serve_on_large_stack(helper::Session& session, const JitRequest& reques
 // a one-shot helper ends with. Sets `eof` when no further request can be
 // read: stdin ended (a pooled helper then exits quietly) or a bad frame put
 // the stream out of step.
-int answer_one(helper::Session& session, int reply_fd, std::uint64_t served,
-               const HelperStamps& base, bool pooled, bool& eof) {
+int answer_one(helper::Session& session, std::unique_ptr<BuildThread>& builder, int reply_fd,
+               std::uint64_t served, const HelperStamps& base, bool pooled, bool& eof) {
     HelperStamps stamps = base;
     std::string header = read_exactly(0, kFrameHeaderSize);
     eof = header.empty();
@@ -150,7 +220,7 @@ int answer_one(helper::Session& session, int reply_fd, std::uint64_t served,
         reply.status = ReplyStatus::driver_error;
         reply.message = std::string("cannot set the address-space cap: ") + std::strerror(errno);
     } else {
-        reply = serve_on_large_stack(session, *request);
+        reply = serve_on_build_thread(builder, session, *request);
     }
     reply.helper_pid = static_cast<std::uint32_t>(::getpid());
     reply.served = served;
@@ -180,10 +250,11 @@ int main(int argc, char** argv) {
     const int reply_fd = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
     ::dup2(2, 1);
     helper::Session session;
+    std::unique_ptr<BuildThread> builder;
     int code = 0;
     bool eof = false;
     for (std::uint64_t served = 1; !eof; ++served) {
-        code = answer_one(session, reply_fd, served, stamps, pooled, eof);
+        code = answer_one(session, builder, reply_fd, served, stamps, pooled, eof);
         if (!pooled) {
             break;
         }
