@@ -10,7 +10,8 @@
 // interleaving three builds of a freshly salted source (a distinct extra
 // kernel, so no driver cache can answer):
 //   in-process  clCreateProgramWithSource + clBuildProgram + CL_PROGRAM_BINARIES
-//               in a context this process keeps (the baseline);
+//               in a context this process keeps (the baseline); also timed
+//               with a clCreateKernel per entry point, as the helper makes;
 //   one-shot    JitCompiler with pool size 0: a fresh helper per compile (before);
 //   pooled      JitCompiler with one persistent helper (after);
 //   bare        the pooled helper without the warm-up launch (CPU devices
@@ -101,14 +102,22 @@ struct InProcess {
         return p;
     }
 
-    // Milliseconds of one build with the binary fetched; < 0 on failure.
-    double build(const std::string& source, const std::string& options) const {
+    // Milliseconds of one build with the binary fetched, after creating a
+    // kernel for each of `kernels` (as the helper checks its entry points);
+    // < 0 on failure.
+    double build(const std::string& source, const std::string& options,
+                 const std::vector<std::string>& kernels = {}) const {
         const auto t0 = Clock::now();
         const char* src = source.c_str();
         cl_int e = CL_SUCCESS;
         cl::ProgramHandle p(clCreateProgramWithSource(context.get(), 1, &src, nullptr, &e));
         if (!p || clBuildProgram(p.get(), 1, &device, options.c_str(), nullptr, nullptr)) {
             return -1;
+        }
+        for (const auto& name : kernels) {
+            if (!cl::KernelHandle(clCreateKernel(p.get(), name.c_str(), &e))) {
+                return -1;
+            }
         }
         std::size_t size = 0;
         clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
@@ -202,15 +211,17 @@ int breakdown(int reps) {
             (void)pooled.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
             primed = true;
         }
-        std::vector<double> inproc;
+        std::vector<double> inproc, with_kernels;
         Phases shot, pool, bare;
         for (int i = 0; i < reps; ++i) {
             inproc.push_back(local.build(salted(rendered->source), rendered->options));
+            with_kernels.push_back(
+                local.build(salted(rendered->source), rendered->options, rendered->entry_points));
             auto a = one_shot.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
             auto b = pooled.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
             auto c =
                 local.cpu ? pooled.compile(request_for(*rendered, false), Clock::now() + 600s) : b;
-            if (!a.ok() || !b.ok() || !c.ok() || inproc.back() < 0) {
+            if (!a.ok() || !b.ok() || !c.ok() || inproc.back() < 0 || with_kernels.back() < 0) {
                 std::printf("%-18s failed: %s\n", info.name.c_str(),
                             !a.ok()   ? a.error().message.c_str()
                             : !b.ok() ? b.error().message.c_str()
@@ -230,6 +241,16 @@ int breakdown(int reps) {
         std::printf("%-18s %11.1f %11.1f %6.2fx %11.1f %6.2fx %11.1f %6.2fx\n", info.name.c_str(),
                     base, median(shot.wall), median(shot.wall) / base, median(pool.wall),
                     median(pool.wall) / base, median(bare.wall), median(bare.wall) / base);
+        std::vector<double> paired;  // pooled ÷ in-process within each round
+        for (std::size_t i = 0; i < inproc.size(); ++i) {
+            paired.push_back(pool.wall[i] / inproc[i]);
+        }
+        std::printf(
+            "    pooled ÷ in-process round by round: median %.2fx (%.2fx to %.2fx); in-process"
+            " with a kernel per entry point %.1f (%.2fx the baseline)\n",
+            median(paired), *std::min_element(paired.begin(), paired.end()),
+            *std::max_element(paired.begin(), paired.end()), median(with_kernels),
+            median(with_kernels) / base);
         shot.print("one-shot");
         pool.print("pooled");
         if (local.cpu) {

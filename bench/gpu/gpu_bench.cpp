@@ -12,6 +12,8 @@
 //                          contexts coming and going (hit vs floor, the hit's
 //                          steps, first hit in a fresh process, memory per
 //                          1,000 contexts).
+//   gpu_bench hit-parts WORKDIR    the long-lived process's section 1b alone
+//                          (a resident hit split at the driver's calls).
 // KCACHE_DIR names the warmed store (check-hits); bench uses its own dirs.
 
 #include <algorithm>
@@ -151,6 +153,9 @@ int main(int argc, char** argv) {
     if (mode == "long-lived" && argc == 3) {
         return long_lived(d, argv[2]);
     }
+    if (mode == "hit-parts" && argc == 3) {
+        return hit_parts_only(d, argv[2]);
+    }
     if (mode == "child-first-hit" && argc == 4) {
         return child_first_hit(d, argv[2], argv[3]);
     }
@@ -162,6 +167,6 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: gpu_bench check-hits | gpu_bench bench WORKDIR | "
-                 "gpu_bench long-lived WORKDIR\n");
+                 "gpu_bench long-lived WORKDIR | gpu_bench hit-parts WORKDIR\n");
     return 2;
 }

@@ -75,6 +75,8 @@ inline std::vector<std::uint8_t> binary_of(cl_program p) {
 // context per sample, the store hit's steps in place, the first hit of a
 // fresh process vs the floor's, resident memory per 1,000 contexts.
 int long_lived(const Device& d, const std::filesystem::path& root);
+// Section 1b of long_lived() alone.
+int hit_parts_only(const Device& d, const std::filesystem::path& root);
 // Child modes of long_lived(): print a time in microseconds (child-first-hit:
 // then the Cache::open part of it).
 int child_first_hit(const Device& d, const std::string& kernel, const std::filesystem::path& dir);

@@ -11,6 +11,10 @@
 //     (resident, "sweep") leaves that to the cache, as a caller that never
 //     calls forget() does: the next request sweeps it and pays for
 //     destroying it.
+//  1b. where a resident hit's time over the floor goes: the floor, the hit,
+//     the floor with the cache's other driver calls, and the hit right after
+//     a repeat hit (the cache's code and data warm in the CPU caches); the
+//     hit split at the driver's calls (before, inside, after).
 //  2. the store hit's steps, each timed alone in a new context: device probe,
 //     context check, render, key, Store::get (read + decode + checksum),
 //     decode + checksum alone, checksum alone, the two driver calls.
@@ -19,7 +23,10 @@
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
 //     vs the floor's loop without kcache.
 
+#include <dlfcn.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <cstdio>
 #include <fstream>
@@ -33,6 +40,90 @@
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
+
+// In-situ timing of a load (section 1b): this executable's own definitions
+// of the driver calls a hit makes come before libOpenCL's for every call made
+// from it, kcache's statically linked code included. Each forwards to the
+// driver's and, while a timeline is recorded on its thread, notes when it
+// was entered and left.
+namespace {
+
+struct Stamp {
+    const char* call;
+    std::int64_t entered, left;
+};
+thread_local std::vector<Stamp>* g_timeline = nullptr;
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+template <class F>
+F next_definition(const char* name) {
+    return reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
+}
+
+// Calls the driver's `name` with `args`, noting it in the timeline.
+template <class R, class... Args>
+R forward(const char* name, R (*&driver)(Args...), Args... args) {
+    if (driver == nullptr) {
+        driver = next_definition<R (*)(Args...)>(name);
+    }
+    if (g_timeline == nullptr) {
+        return driver(args...);
+    }
+    const std::int64_t in = now_ns();
+    R r = driver(args...);
+    g_timeline->push_back({name, in, now_ns()});
+    return r;
+}
+
+}  // namespace
+
+extern "C" {
+cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                     const cl_device_id* device_list, const size_t* lengths,
+                                     const unsigned char** binaries, cl_int* binary_status,
+                                     cl_int* errcode_ret) {
+    static cl_program (*driver)(cl_context, cl_uint, const cl_device_id*, const size_t*,
+                                const unsigned char**, cl_int*, cl_int*) = nullptr;
+    return forward("clCreateProgramWithBinary", driver, context, num_devices, device_list, lengths,
+                   binaries, binary_status, errcode_ret);
+}
+
+cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
+                      const char* options, void(CL_CALLBACK* pfn_notify)(cl_program, void*),
+                      void* user_data) {
+    static cl_int (*driver)(cl_program, cl_uint, const cl_device_id*, const char*,
+                            void(CL_CALLBACK*)(cl_program, void*), void*) = nullptr;
+    return forward("clBuildProgram", driver, program, num_devices, device_list, options, pfn_notify,
+                   user_data);
+}
+
+cl_int clGetContextInfo(cl_context context, cl_context_info name, size_t size, void* value,
+                        size_t* size_ret) {
+    static cl_int (*driver)(cl_context, cl_context_info, size_t, void*, size_t*) = nullptr;
+    return forward("clGetContextInfo", driver, context, name, size, value, size_ret);
+}
+
+cl_int clGetDeviceInfo(cl_device_id device, cl_device_info name, size_t size, void* value,
+                       size_t* size_ret) {
+    static cl_int (*driver)(cl_device_id, cl_device_info, size_t, void*, size_t*) = nullptr;
+    return forward("clGetDeviceInfo", driver, device, name, size, value, size_ret);
+}
+
+cl_int clRetainContext(cl_context context) {
+    static cl_int (*driver)(cl_context) = nullptr;
+    return forward("clRetainContext", driver, context);
+}
+
+cl_int clRetainProgram(cl_program program) {
+    static cl_int (*driver)(cl_program) = nullptr;
+    return forward("clRetainProgram", driver, program);
+}
+}
 
 namespace gpu_bench {
 namespace {
@@ -52,6 +143,11 @@ struct Ctx {
     explicit Ctx(const Device& d) {
         cl_int err = CL_SUCCESS;
         c = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
+        static const char* evict_env = std::getenv("GPU_BENCH_EVICT_MB");
+        static std::vector<char> junk(evict_env ? std::atoi(evict_env) << 20 : 0);
+        for (std::size_t i = 0; i < junk.size(); i += 64) {
+            junk[i]++;
+        }
     }
     ~Ctx() {
         if (c != nullptr) {
@@ -133,11 +229,12 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
         auto sweeping = open_at(dir, true);
         std::vector<double> t[4];
         bool wrong = false;
+        const kcache::KernelRequest request = request_of(k.name);
         auto via = [&](kcache::Cache& cache, bool from_memory, bool forget,
                        std::vector<double>& out) {
             Ctx ctx(d);
             const auto t0 = Clock::now();
-            auto p = cache.program(ctx.c, d.device, request_of(k.name));
+            auto p = cache.program(ctx.c, d.device, request);
             out.push_back(us_since(t0));
             wrong |= !p.ok() || p.outcome().resident != from_memory;
             p = kcache::Program();
@@ -165,6 +262,143 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
         const double r = median(t[0]), s = median(t[1]), f = median(t[2]), w = median(t[3]);
         std::printf("%-16s %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx %8.2fx%s\n", k.name.c_str(), r, s,
                     f, w, r / f, s / f, w / f, wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+    }
+}
+
+// The driver calls a resident hit makes beyond the floor's two, on `ctx`
+// around `floor_us` (the handle check; the root-device test; the platform;
+// the cache's own references on the program and the context; the sweep's
+// reference count), released untimed.
+double floor_with_calls_us(const Device& d, cl_context ctx, const Bytes& bytes,
+                           const std::string& options) {
+    const auto t0 = Clock::now();
+    cl_uint n = 0;
+    clGetContextInfo(ctx, CL_CONTEXT_NUM_DEVICES, sizeof(n), &n, nullptr);
+    std::vector<cl_device_id> devs(n);
+    clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n * sizeof(cl_device_id), devs.data(), nullptr);
+    cl_device_id parent = nullptr;
+    clGetDeviceInfo(d.device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent, nullptr);
+    const unsigned char* data = bytes.data();
+    std::size_t size = bytes.size();
+    cl_int err = CL_SUCCESS, status = CL_SUCCESS;
+    cl_program p = clCreateProgramWithBinary(ctx, 1, &d.device, &size, &data, &status, &err);
+    const bool ok = err == CL_SUCCESS && clBuildProgram(p, 1, &d.device, options.c_str(), nullptr,
+                                                        nullptr) == CL_SUCCESS;
+    cl_platform_id platform = nullptr;
+    clGetDeviceInfo(d.device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr);
+    clRetainProgram(p);
+    clRetainContext(ctx);
+    cl_uint refs = 0;
+    clGetContextInfo(ctx, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, nullptr);
+    const double t = us_since(t0);
+    clReleaseContext(ctx);
+    if (p != nullptr) {
+        clReleaseProgram(p);
+        clReleaseProgram(p);
+    }
+    return ok ? t : -1;
+}
+
+// Where a resident hit's time over the floor goes, new context per sample,
+// four arms rotating: the floor; the resident hit; the floor with the
+// cache's other driver calls; the resident hit right after a repeat hit on a
+// context the cache keeps (the cache's own code and data in the CPU caches).
+// The resident hit is split at the driver's calls (the definitions above):
+// before clCreateProgramWithBinary, inside it and clBuildProgram, after
+// clBuildProgram; and along every driver call it makes.
+void hit_parts(const Device& d, const std::filesystem::path& dir) {
+    std::printf(
+        "\n1b. resident hit over the floor, new context per sample (%d samples, medians, µs)\n",
+        kSamples);
+    std::printf("%-16s %9s %9s %11s %11s %9s %9s %9s\n", "kernel", "floor", "resident",
+                "floor+calls", "warmed hit", "before", "driver", "after");
+    for (const auto& k : kk::kernels()) {
+        const Bytes bytes = stored_bytes(d, dir, k.name);
+        if (bytes.empty()) {
+            continue;
+        }
+        const std::string options = rendered(k.name).options;
+        auto cache = open_at(dir, true);
+        Ctx kept(d);
+        (void)cache->program(kept.c, d.device, request_of(k.name));
+        const kcache::KernelRequest request = request_of(k.name);
+        std::vector<double> t[4], parts[3];
+        std::vector<std::vector<double>> steps;  // per timeline step: kcache's time, the call's
+        std::vector<const char*> calls;
+        bool wrong = false;
+        auto hit = [&](bool warm, std::vector<double>& out) {
+            Ctx ctx(d);
+            if (warm) {
+                wrong |= cache->program(kept.c, d.device, request_of(k.name)).outcome().rung !=
+                         kcache::Rung::in_process;
+            }
+            std::vector<Stamp> timeline;
+            timeline.reserve(32);
+            g_timeline = warm ? nullptr : &timeline;
+            const std::int64_t start = now_ns();
+            const auto t0 = Clock::now();
+            auto p = cache->program(ctx.c, d.device, request);
+            out.push_back(us_since(t0));
+            const std::int64_t end = now_ns();
+            g_timeline = nullptr;
+            if (!warm) {  // the cold hit split at the driver's calls
+                std::int64_t in = 0, left = 0, last = start;
+                std::vector<double> step;
+                std::vector<const char*> names;
+                for (const auto& st : timeline) {
+                    step.push_back(static_cast<double>(st.entered - last) / 1000.0);
+                    step.push_back(static_cast<double>(st.left - st.entered) / 1000.0);
+                    names.push_back(st.call);
+                    last = st.left;
+                    in = std::string(st.call) == "clCreateProgramWithBinary" ? st.entered : in;
+                    left = std::string(st.call) == "clBuildProgram" ? st.left : left;
+                }
+                step.push_back(static_cast<double>(end - last) / 1000.0);
+                parts[0].push_back(static_cast<double>(in - start) / 1000.0);
+                parts[1].push_back(static_cast<double>(left - in) / 1000.0);
+                parts[2].push_back(static_cast<double>(end - left) / 1000.0);
+                if (steps.empty()) {
+                    steps.resize(step.size());
+                    calls = names;
+                }
+                if (step.size() == steps.size()) {  // the same calls as the first hit
+                    for (std::size_t i = 0; i < step.size(); ++i) {
+                        steps[i].push_back(step[i]);
+                    }
+                }
+            }
+            wrong |= !p.ok() || !p.outcome().resident;
+            p = kcache::Program();
+            cache->forget(ctx.c);
+        };
+        const std::function<void()> arms[] = {
+            [&] {
+                Ctx ctx(d);
+                t[0].push_back(floor_us(d, ctx.c, bytes, options));
+            },
+            [&] { hit(false, t[1]); },
+            [&] {
+                Ctx ctx(d);
+                t[2].push_back(floor_with_calls_us(d, ctx.c, bytes, options));
+            },
+            [&] { hit(true, t[3]); }};
+        for (int i = 0; i < kSamples; ++i) {
+            for (int j = 0; j < 4; ++j) {
+                arms[(i + j) % 4]();
+            }
+        }
+        std::printf("%-16s %9.1f %9.1f %11.1f %11.1f %9.1f %9.1f %9.1f%s\n", k.name.c_str(),
+                    median(t[0]), median(t[1]), median(t[2]), median(t[3]), median(parts[0]),
+                    median(parts[1]), median(parts[2]), wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+        std::printf("    timeline (medians, µs; [kcache's own] then each driver call):");
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            if (i % 2 == 0) {
+                std::printf(" [%.1f]", median(steps[i]));
+            } else {
+                std::printf(" %s %.1f", calls[i / 2] + 2, median(steps[i]));  // without "cl"
+            }
+        }
+        std::printf("\n");
     }
 }
 
@@ -365,9 +599,17 @@ int long_lived(const Device& d, const std::filesystem::path& root) {
     const auto dir = root / "long-lived";
     std::filesystem::create_directories(dir);
     hit_vs_floor(d, dir);
+    hit_parts(d, dir);
     steps(d, dir);
     first_in_process(d, dir);
     context_cycle(d, dir);
+    return 0;
+}
+
+int hit_parts_only(const Device& d, const std::filesystem::path& root) {
+    const auto dir = root / "long-lived";
+    std::filesystem::create_directories(dir);
+    hit_parts(d, dir);
     return 0;
 }
 

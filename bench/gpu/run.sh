@@ -36,13 +36,15 @@ step() {
   echo "===== $name: exit $rc, $(( (t1 - t0) / 1000000 )) ms"
   [ "$rc" -eq 0 ] || failures=$((failures + 1))
 }
-# PART (first argument) picks what runs, so that one device call fits its
-# time limit: proof (identity, warm, second-process hits, the GPU tests, the
-# PyTorch comparison, the long-lived process), bench (the older hit bench,
-# the helper's cost per compile, the watchdog's overshoot, cold warm with and
-# without the helper pool) or all (the default).
+# PARTS (first argument, comma-separated) pick what runs, so that one device
+# call fits its time limit: proof (identity, warm, second-process hits, the
+# GPU tests, the PyTorch comparison, the long-lived process), bench (the older
+# hit bench, the helper's cost per compile, the watchdog's overshoot, cold
+# warm with and without the helper pool), long (the long-lived process
+# alone), jit (the helper's cost per compile and the watchdog alone) or all
+# (the default).
 part=${1:-all}
-want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   if want proof; then
@@ -56,15 +58,21 @@ want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
     step ladder-tests cache_ladder_test --gtest_brief=1 --gtest_filter=-*RejectedBinary*:*RejectedPackBinary*
     step ops-tests ops_test --gtest_brief=1
     step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
+  fi
+  if want proof || want long; then
     step long-lived gpu_bench long-lived "$work/long"
   fi
   if want bench; then
     step bench gpu_bench bench "$work/bench"
+  fi
+  if want bench || want jit; then
     # The helper's cost per compile and the watchdog (bench/compiler/README.md):
     # one-shot vs pooled helpers against an in-process build, per registry
     # kernel; 20 timeouts past a 2 s deadline; cold warm before/after the pool.
     step jit-cost jit_cost_bench breakdown "${GPU_JIT_ROUNDS:-5}"
     step jit-overshoot jit_cost_bench overshoot 20 2000
+  fi
+  if want bench; then
     step warm-pool bash bench/compiler/warm_pool_bench.sh "$S/prefix/bin/kcache" \
       "${GPU_WARM_ROUNDS:-3}" 8
   fi
