@@ -184,29 +184,27 @@ std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) noexcept {
 }
 
 std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id device,
-                                               const std::string& signature) {
+                                               const std::string& signature, bool& context_known) {
     auto hit = programs.find_signature(context, device, signature);
-    if (!hit) {
+    context_known = hit.context_known;
+    if (hit.program == nullptr) {
         return std::nullopt;
     }
     Program p;
-    p.program_ = hit->first;  // already the caller's own reference
+    p.program_ = hit.program;  // already the caller's own reference
     p.outcome_.status = StatusCode::ok;
     p.outcome_.rung = Rung::in_process;
-    p.outcome_.key = hit->second.hex();
+    p.outcome_.key = hit.key.hex();
     counters.in_process++;
     return p;
 }
 
 std::unique_ptr<Plan> Cache::Impl::take_plan(cl_device_id device, const std::string& signature) {
     std::lock_guard g(mu);
-    auto it = plans.find({device, signature});
-    if (it == plans.end()) {
-        return nullptr;
-    }
-    std::unique_ptr<Plan> plan = std::move(it->second);  // it comes back after the ladder
-    plans.erase(it);
-    return plan;
+    auto it = plans.find(PlanView{device, signature});
+    // Its place stays, empty while the request runs (another thread asking
+    // meanwhile resolves its own).
+    return it == plans.end() ? nullptr : std::move(it->second);
 }
 
 void Cache::Impl::keep_plan(cl_device_id device, std::string signature, std::unique_ptr<Plan> plan,
@@ -222,10 +220,14 @@ void Cache::Impl::keep_plan(cl_device_id device, std::string signature, std::uni
     }
     plan->remote_error.reset();  // this request's, like its deadline and mode
     std::lock_guard g(mu);
+    if (auto it = plans.find(PlanView{device, signature}); it != plans.end()) {
+        it->second = std::move(plan);  // back in its place
+        return;
+    }
     if (plans.size() >= config.max_programs) {
         plans.erase(plans.begin());
     }
-    plans.insert_or_assign({device, std::move(signature)}, std::move(plan));
+    plans.emplace(PlanKey{device, std::move(signature)}, std::move(plan));
 }
 
 namespace {
@@ -297,7 +299,8 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
         return failed_program(StatusCode::invalid_argument, "negative deadline");
     }
     std::string signature = service::request_signature(request);
-    if (auto hit = impl.repeat_hit(context, device, signature)) {
+    bool context_known = true;
+    if (auto hit = impl.repeat_hit(context, device, signature, context_known)) {
         return std::move(*hit);
     }
     std::unique_ptr<Plan> owned = impl.take_plan(device, signature);
@@ -318,7 +321,7 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
     plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
     plan.deadline = deadline_after(plan.budget);
     plan.mode = request.mode;
-    Program p = impl.run_ladder(context, device, plan, signature);
+    Program p = impl.run_ladder(context, device, plan, signature, context_known);
     impl.keep_plan(device, std::move(signature), std::move(owned), memoized);
     return p;
 }

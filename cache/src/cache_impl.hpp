@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "cl_util.hpp"
@@ -29,6 +31,25 @@ namespace kcache {
 using SteadyClock = std::chrono::steady_clock;
 
 // One request after resolution: what to compile, for which device, by when.
+// A memoized plan's place: the root device and the request's signature,
+// looked up through a view without copying the signature.
+struct PlanKey {
+    cl_device_id device;
+    std::string signature;
+};
+struct PlanView {
+    cl_device_id device;
+    std::string_view signature;
+};
+struct PlanLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+        return a.device != b.device ? std::less<>()(a.device, b.device)
+                                    : std::string_view(a.signature) < std::string_view(b.signature);
+    }
+};
+
 struct Plan {
     service::CompileInput input;
     store::KeyFields fields;
@@ -76,9 +97,9 @@ struct Cache::Impl {
     // any deadline is applied: a new context for a request this cache has
     // answered skips the quirks, rendering and key hashing (cache.cpp). At
     // most config.max_programs; when full, one is dropped to make room. A
-    // plan is taken out while its request runs the ladder and put back: only
-    // its pointer moves, the plan stays where it was built.
-    std::map<std::pair<cl_device_id, std::string>, std::unique_ptr<Plan>> plans;
+    // plan is taken out while its request runs the ladder and put back in its
+    // place: only its pointer moves, the plan stays where it was built.
+    std::map<PlanKey, std::unique_ptr<Plan>, PlanLess> plans;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;
@@ -96,7 +117,7 @@ struct Cache::Impl {
 
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.
     std::optional<Program> repeat_hit(cl_context context, cl_device_id device,
-                                      const std::string& signature);
+                                      const std::string& signature, bool& context_known);
     // cache.cpp: the plans above. take_plan takes one out, or returns null
     // (another thread asking meanwhile resolves its own); keep_plan puts one
     // (back), for a root device (`root`: known to be one).
@@ -107,9 +128,11 @@ struct Cache::Impl {
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);
     // The ladder for `plan`; a program it answers with is kept for the
-    // context with `signature` (the request's) resolving to it.
+    // context with `signature` (the request's) resolving to it. When
+    // `context_known` is false no program is kept for (context, device), and
+    // the in-process rung is not looked at.
     Program run_ladder(cl_context context, cl_device_id device, Plan& plan,
-                       const std::string& signature);
+                       const std::string& signature, bool context_known);
     std::optional<service::ProgramRef> try_resident(cl_context context, cl_device_id device,
                                                     const Plan& plan, Outcome& out);
     // Rungs 2 and 3: the exact binary (user store, packs, remote), then an AOT

@@ -281,11 +281,12 @@ std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_d
 }
 
 Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& plan,
-                                const std::string& signature) {
+                                const std::string& signature, bool context_known) {
     Program p;
     Outcome& out = p.outcome_;
     out.key = plan.key.hex();
-    if (cl_program kept = programs.find(context, device, plan.key, signature)) {
+    if (cl_program kept =
+            context_known ? programs.find(context, device, plan.key, signature) : nullptr) {
         p.program_ = kept;  // already the caller's own reference
         out.status = StatusCode::ok;
         out.rung = Rung::in_process;

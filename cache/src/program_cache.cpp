@@ -82,9 +82,33 @@ struct Slot {
     cl_device_id device;
     store::Key key;
     ProgramRef program;
-    std::vector<std::string> signatures;  // that resolved to this slot
 };
 using Slots = std::list<Slot>;  // front: most recently used
+
+// A request signature on a (context, device) pair; ordered by the pair
+// first, so that each pair's signatures are neighbours. Looked up through a
+// view, without copying the signature.
+struct SignatureKey {
+    cl_context context;
+    cl_device_id device;
+    std::string signature;
+};
+struct SignatureView {
+    cl_context context;
+    cl_device_id device;
+    std::string_view signature;
+};
+struct SignatureLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+        if (a.context != b.context || a.device != b.device) {
+            return std::less<>()(std::pair(a.context, a.device), std::pair(b.context, b.device));
+        }
+        return std::string_view(a.signature) < std::string_view(b.signature);
+    }
+};
+using Signatures = std::map<SignatureKey, Slots::iterator, SignatureLess>;
 
 struct ContextEntry {
     std::size_t programs = 0;
@@ -110,8 +134,7 @@ struct ProgramCache::State {
     std::mutex mu;  // guards everything below
     Slots lru;
     std::map<std::tuple<cl_context, cl_device_id, store::Key>, Slots::iterator> slots;
-    std::map<std::pair<cl_context, cl_device_id>, std::unordered_map<std::string, Slots::iterator>>
-        signatures;
+    Signatures signatures;  // the request signatures that resolved to each slot
     std::unordered_map<cl_context, ContextEntry> contexts;
     std::atomic<std::uint64_t> released{0};
 
@@ -119,13 +142,10 @@ struct ProgramCache::State {
     // when it was the context's last) to `out`.
     void unlink(Slots::iterator it, Released& out) {
         out.programs.push_back(std::move(it->program));  // first: the only step that can throw
-        if (auto per = signatures.find({it->context, it->device}); per != signatures.end()) {
-            for (const auto& s : it->signatures) {
-                per->second.erase(s);
-            }
-            if (per->second.empty()) {
-                signatures.erase(per);
-            }
+        for (auto s = signatures.lower_bound(SignatureView{it->context, it->device, {}});
+             s != signatures.end() && s->first.context == it->context &&
+             s->first.device == it->device;) {
+            s = s->second == it ? signatures.erase(s) : std::next(s);
         }
         if (auto c = contexts.find(it->context); c != contexts.end() && --c->second.programs == 0) {
             out.contexts.push_back(std::move(c->second.held));
@@ -138,10 +158,7 @@ struct ProgramCache::State {
 
     // Remembers that `signature` resolved to the program of `slot`.
     void link(Slots::iterator slot, const std::string& signature) {
-        auto [pos, added] = signatures[{slot->context, slot->device}].try_emplace(signature, slot);
-        if (added) {
-            slot->signatures.push_back(signature);
-        }
+        signatures.try_emplace(SignatureKey{slot->context, slot->device, signature}, slot);
     }
 
     void drop_context(cl_context context, Released& out) {
@@ -186,22 +203,28 @@ ProgramCache::~ProgramCache() {
     }
 }
 
-std::optional<std::pair<cl_program, store::Key>> ProgramCache::find_signature(
-    cl_context context, cl_device_id device, const std::string& signature) {
+ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context, cl_device_id device,
+                                                        const std::string& signature) {
     State& s = *state_;
     std::lock_guard g(s.mu);
-    auto per = s.signatures.find({context, device});
-    if (per == s.signatures.end()) {
-        return std::nullopt;
+    SignatureHit hit;
+    const SignatureView view{context, device, signature};
+    auto it = s.signatures.lower_bound(view);
+    const auto same_pair = [&](Signatures::iterator i) {
+        return i->first.context == context && i->first.device == device;
+    };
+    if (it != s.signatures.end() && same_pair(it) && it->first.signature == signature) {
+        Slots::iterator slot = it->second;
+        s.lru.splice(s.lru.begin(), s.lru, slot);
+        clRetainProgram(slot->program.get());  // the caller's own reference
+        hit.program = slot->program.get();
+        hit.key = slot->key;
+        hit.context_known = true;
+        return hit;
     }
-    auto it = per->second.find(signature);
-    if (it == per->second.end()) {
-        return std::nullopt;
-    }
-    Slots::iterator slot = it->second;
-    s.lru.splice(s.lru.begin(), s.lru, slot);
-    clRetainProgram(slot->program.get());  // the caller's own reference
-    return std::make_pair(slot->program.get(), slot->key);
+    hit.context_known = (it != s.signatures.end() && same_pair(it)) ||
+                        (it != s.signatures.begin() && same_pair(std::prev(it)));
+    return hit;
 }
 
 cl_program ProgramCache::find(cl_context context, cl_device_id device, const store::Key& key,
@@ -246,7 +269,7 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, const s
         }
     }
     entry->second.programs++;
-    s.lru.push_front(Slot{context, device, key, std::move(program), {}});
+    s.lru.push_front(Slot{context, device, key, std::move(program)});
     s.slots.emplace(std::make_tuple(context, device, key), s.lru.begin());
     s.link(s.lru.begin(), signature);
     s.sweep_and_trim(dropped);

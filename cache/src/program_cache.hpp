@@ -43,6 +43,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,11 +65,17 @@ class ProgramCache {
     ProgramCache(const ProgramCache&) = delete;
     ProgramCache& operator=(const ProgramCache&) = delete;
 
-    // A new reference (the caller's) to the program `signature` resolved to on
-    // (`context`, `device`), and its key; nullopt when none is kept.
-    std::optional<std::pair<cl_program, store::Key>> find_signature(cl_context context,
-                                                                    cl_device_id device,
-                                                                    const std::string& signature);
+    // What find_signature found.
+    struct SignatureHit {
+        cl_program program = nullptr;  // a new reference (the caller's), or null
+        store::Key key;                // the program's key, when there is one
+        bool context_known = false;    // whether any program is kept for the pair
+    };
+    // The program `signature` resolved to on (`context`, `device`); when
+    // none, whether the pair has any program here (when not, find() for it
+    // would miss too, and a new context's first load skips it).
+    SignatureHit find_signature(cl_context context, cl_device_id device,
+                                const std::string& signature);
     // A new reference to the program kept for (`context`, `device`, `key`),
     // remembering that `signature` resolved to it; null when none.
     cl_program find(cl_context context, cl_device_id device, const store::Key& key,
