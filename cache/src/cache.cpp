@@ -258,6 +258,10 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
     plan.aot_target = service::aot_target(impl.db, id);
+    if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(plan.platform), &plan.platform,
+                        nullptr) != CL_SUCCESS) {
+        plan.platform = nullptr;  // the in-process rung asks again
+    }
     return failed(StatusCode::ok, "");
 }
 
@@ -268,17 +272,18 @@ void finish(Plan& plan, const device_db::DeviceIdentity& id) {
 
 template <class F>
 Program guarded(SteadyClock::time_point start, F&& body) noexcept {
-    Program p;
+    const auto timed = [&](Program p) noexcept {
+        const_cast<Outcome&>(p.outcome()).total =
+            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
+        return p;
+    };
     try {
-        p = body();
+        return timed(body());
     } catch (const std::exception& e) {
-        p = failed_program(StatusCode::internal_error, e.what());
+        return timed(failed_program(StatusCode::internal_error, e.what()));
     } catch (...) {
-        p = failed_program(StatusCode::internal_error, "unexpected exception");
+        return timed(failed_program(StatusCode::internal_error, "unexpected exception"));
     }
-    const_cast<Outcome&>(p.outcome()).total =
-        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
-    return p;
 }
 
 // Every request's way: the checks on the handles and the deadline, the

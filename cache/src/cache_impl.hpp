@@ -55,6 +55,7 @@ struct Plan {
     store::KeyFields fields;
     store::Key key;
     std::optional<std::string> aot_target;
+    cl_platform_id platform = nullptr;  // the device's
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
     std::chrono::milliseconds budget{0};                  // what `deadline` was made from

@@ -7,22 +7,27 @@
 
 namespace kcache::service {
 bool device_in_context(cl_context context, cl_device_id device, std::string& why) {
-    cl_uint count = 0;
-    cl_int err = clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof(count), &count, nullptr);
-    if (err != CL_SUCCESS || count == 0) {
-        why = std::string("clGetContextInfo failed (") + cl_error_name(err) + "): invalid context?";
-        return false;
-    }
-    // Most contexts hold one device: no allocation for up to eight.
+    // Most contexts hold one device: one query and no allocation for up to
+    // eight; more are asked for again with room for all.
     cl_device_id few[8];
-    std::vector<cl_device_id> many(count > 8 ? count : 0);
-    const std::span<cl_device_id> devices(count > 8 ? many.data() : few, count);
-    err = clGetContextInfo(context, CL_CONTEXT_DEVICES, count * sizeof(cl_device_id),
-                           devices.data(), nullptr);
-    if (err != CL_SUCCESS) {
-        why = cl::failure("clGetContextInfo(CL_CONTEXT_DEVICES)", err);
+    std::size_t size = 0;
+    cl_int err = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(few), few, &size);
+    std::vector<cl_device_id> many;
+    if (err == CL_INVALID_VALUE) {  // more than eight: the size alone, then the list
+        err = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &size);
+        many.resize(size / sizeof(cl_device_id));
+        err = err != CL_SUCCESS || many.empty()
+                  ? (err != CL_SUCCESS ? err : CL_INVALID_VALUE)
+                  : clGetContextInfo(context, CL_CONTEXT_DEVICES, size, many.data(), nullptr);
+    }
+    if (err != CL_SUCCESS || size < sizeof(cl_device_id)) {
+        why = std::string("clGetContextInfo(CL_CONTEXT_DEVICES) failed (") + cl_error_name(err) +
+              "): invalid context?";
         return false;
     }
+    const std::span<const cl_device_id> devices =
+        many.empty() ? std::span<const cl_device_id>(few, size / sizeof(cl_device_id))
+                     : std::span<const cl_device_id>(many);
     for (auto d : devices) {
         if (d == device) {
             return true;

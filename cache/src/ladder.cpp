@@ -293,8 +293,8 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
         counters.in_process++;
         return p;
     }
-    out.misses.emplace_back(Rung::in_process, MissCause::not_in_process,
-                            "not built in this process for this context");
+    // (The message fits a short string: no allocation on a new context's load.)
+    out.misses.emplace_back(Rung::in_process, MissCause::not_in_process, "not in process");
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
         prog = try_resident(context, device, plan, out);
@@ -319,7 +319,8 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
             return p;  // `out` says why
         }
     }
-    p.program_ = programs.insert(context, device, plan.key, std::move(*prog), signature);
+    p.program_ =
+        programs.insert(context, device, plan.platform, plan.key, std::move(*prog), signature);
     out.status = StatusCode::ok;
     return p;
 }

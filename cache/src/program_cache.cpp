@@ -59,13 +59,15 @@ bool counts_programs(cl_context context) {
     return false;
 }
 
-// Whether `device`'s platform counts a program's reference in its context's
-// CL_CONTEXT_REFERENCE_COUNT, probed on `context` the first time.
-bool platform_counts_programs(cl_context context, cl_device_id device) {
+// Whether `platform` (`device`'s, asked for when null) counts a program's
+// reference in its context's CL_CONTEXT_REFERENCE_COUNT, probed on `context`
+// the first time.
+bool platform_counts_programs(cl_context context, cl_device_id device, cl_platform_id platform) {
     static std::mutex mu;
     static std::map<cl_platform_id, bool> known;
-    cl_platform_id platform = nullptr;
-    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr);
+    if (platform == nullptr) {
+        clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr);
+    }
     {
         std::lock_guard g(mu);
         if (auto it = known.find(platform); it != known.end()) {
@@ -241,9 +243,10 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
     return it->second->program.get();
 }
 
-cl_program ProgramCache::insert(cl_context context, cl_device_id device, const store::Key& key,
-                                ProgramRef program, const std::string& signature) {
-    const bool counts = platform_counts_programs(context, device);
+cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_platform_id platform,
+                                const store::Key& key, ProgramRef program,
+                                const std::string& signature) {
+    const bool counts = platform_counts_programs(context, device, platform);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning
     std::lock_guard g(s.mu);

@@ -84,9 +84,9 @@ class ProgramCache {
     // already, remembering that `signature` resolved to it; sweeps and
     // applies the bound; returns a new reference to the kept program for the
     // caller (never null). One lock for all of it: this is the path of a new
-    // context's first load.
-    cl_program insert(cl_context context, cl_device_id device, const store::Key& key,
-                      ProgramRef program, const std::string& signature);
+    // context's first load. `platform` is the device's (null: asked here).
+    cl_program insert(cl_context context, cl_device_id device, cl_platform_id platform,
+                      const store::Key& key, ProgramRef program, const std::string& signature);
     // Releases every program kept for `context`; returns how many.
     std::size_t forget(cl_context context) noexcept;
     // Programs kept now.
