@@ -37,12 +37,11 @@ step() {
   [ "$rc" -eq 0 ] || failures=$((failures + 1))
 }
 # PARTS (first argument, comma-separated) pick what runs, so that one device
-# call fits its time limit: proof (identity, warm, second-process hits, the
-# GPU tests, the PyTorch comparison, the long-lived process), bench (the older
-# hit bench, the helper's cost per compile, the watchdog's overshoot, cold
-# warm with and without the helper pool), long (the long-lived process
-# alone), jit (the helper's cost per compile and the watchdog alone) or all
-# (the default).
+# call fits its 10-minute limit: proof (identity, warm, second-process hits,
+# the GPU tests, the PyTorch comparison), long (the long-lived process),
+# jit (the helper's cost per compile and the watchdog's overshoot), warm
+# (cold warm with and without the helper pool), bench (the older hit bench,
+# jit and warm) or all (the default: everything, longer than one call).
 part=${1:-all}
 want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
 {
@@ -59,7 +58,7 @@ want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
     step ops-tests ops_test --gtest_brief=1
     step torch python3 bench/gpu/torch_compare.py "$S/bin/ops_dump" "$work/torch"
   fi
-  if want proof || want long; then
+  if want long; then
     step long-lived gpu_bench long-lived "$work/long"
   fi
   if want bench; then
@@ -72,7 +71,7 @@ want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
     step jit-cost jit_cost_bench breakdown "${GPU_JIT_ROUNDS:-5}"
     step jit-overshoot jit_cost_bench overshoot 20 2000
   fi
-  if want bench; then
+  if want bench || want warm; then
     step warm-pool bash bench/compiler/warm_pool_bench.sh "$S/prefix/bin/kcache" \
       "${GPU_WARM_ROUNDS:-3}" 8
   fi
