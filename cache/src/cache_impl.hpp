@@ -30,7 +30,6 @@ namespace kcache {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// One request after resolution: what to compile, for which device, by when.
 // A memoized plan's place: the root device and the request's signature,
 // looked up through a view without copying the signature.
 struct PlanKey {
@@ -50,6 +49,7 @@ struct PlanLess {
     }
 };
 
+// One request after resolution: what to compile, for which device, by when.
 struct Plan {
     service::CompileInput input;
     store::KeyFields fields;
