@@ -11,10 +11,7 @@
 //     (resident, "sweep") leaves that to the cache, as a caller that never
 //     calls forget() does: the next request sweeps it and pays for
 //     destroying it.
-//  1b. where a resident hit's time over the floor goes: the floor, the hit,
-//     the floor with the cache's other driver calls, and the hit right after
-//     a repeat hit (the cache's code and data warm in the CPU caches); the
-//     hit split at the driver's calls (before, inside, after).
+//  1b. where a resident hit's time over the floor goes (hit_parts.cpp).
 //  2. the store hit's steps, each timed alone in a new context: device probe,
 //     context check, render, key, Store::get (read + decode + checksum),
 //     decode + checksum alone, checksum alone, the two driver calls.
@@ -23,199 +20,21 @@
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
 //     vs the floor's loop without kcache.
 
-#include <dlfcn.h>
 #include <unistd.h>
-
-#include <atomic>
 
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
 
-#include "gpu_common.hpp"
-#include "kcache/cache/keys.hpp"
+#include "hit_common.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/identity.hpp"
-#include "kcache/kernels/registry.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
 
-// In-situ timing of a load (section 1b): this executable's own definitions
-// of the driver calls a hit makes come before libOpenCL's for every call made
-// from it, kcache's statically linked code included. Each forwards to the
-// driver's and, while a timeline is recorded on its thread, notes when it
-// was entered and left.
-namespace {
-
-struct Stamp {
-    const char* call;
-    std::int64_t entered, left;
-};
-thread_local std::vector<Stamp>* g_timeline = nullptr;
-
-std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-template <class F>
-F next_definition(const char* name) {
-    return reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
-}
-
-// Calls the driver's `name` with `args`, noting it in the timeline.
-template <class R, class... Args>
-R forward(const char* name, R (*&driver)(Args...), Args... args) {
-    if (driver == nullptr) {
-        driver = next_definition<R (*)(Args...)>(name);
-    }
-    if (g_timeline == nullptr) {
-        return driver(args...);
-    }
-    const std::int64_t in = now_ns();
-    R r = driver(args...);
-    g_timeline->push_back({name, in, now_ns()});
-    return r;
-}
-
-}  // namespace
-
-extern "C" {
-cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
-                                     const cl_device_id* device_list, const size_t* lengths,
-                                     const unsigned char** binaries, cl_int* binary_status,
-                                     cl_int* errcode_ret) {
-    static cl_program (*driver)(cl_context, cl_uint, const cl_device_id*, const size_t*,
-                                const unsigned char**, cl_int*, cl_int*) = nullptr;
-    return forward("clCreateProgramWithBinary", driver, context, num_devices, device_list, lengths,
-                   binaries, binary_status, errcode_ret);
-}
-
-cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
-                      const char* options, void(CL_CALLBACK* pfn_notify)(cl_program, void*),
-                      void* user_data) {
-    static cl_int (*driver)(cl_program, cl_uint, const cl_device_id*, const char*,
-                            void(CL_CALLBACK*)(cl_program, void*), void*) = nullptr;
-    return forward("clBuildProgram", driver, program, num_devices, device_list, options, pfn_notify,
-                   user_data);
-}
-
-cl_int clGetContextInfo(cl_context context, cl_context_info name, size_t size, void* value,
-                        size_t* size_ret) {
-    static cl_int (*driver)(cl_context, cl_context_info, size_t, void*, size_t*) = nullptr;
-    return forward("clGetContextInfo", driver, context, name, size, value, size_ret);
-}
-
-cl_int clGetDeviceInfo(cl_device_id device, cl_device_info name, size_t size, void* value,
-                       size_t* size_ret) {
-    static cl_int (*driver)(cl_device_id, cl_device_info, size_t, void*, size_t*) = nullptr;
-    return forward("clGetDeviceInfo", driver, device, name, size, value, size_ret);
-}
-
-cl_int clRetainContext(cl_context context) {
-    static cl_int (*driver)(cl_context) = nullptr;
-    return forward("clRetainContext", driver, context);
-}
-
-cl_int clRetainProgram(cl_program program) {
-    static cl_int (*driver)(cl_program) = nullptr;
-    return forward("clRetainProgram", driver, program);
-}
-}
-
 namespace gpu_bench {
 namespace {
-
-namespace kk = kcache::kernels;
-using Bytes = std::vector<std::uint8_t>;
-
-constexpr int kSamples = 40;
-
-double us_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-// A context owned by this scope. With GPU_BENCH_EVICT_MB=N, N MiB are
-// written after the context is made: on a CPU device this imitates what a
-// GPU context's creation leaves in the CPU's caches (all of them cold).
-struct Ctx {
-    cl_context c = nullptr;
-    explicit Ctx(const Device& d) {
-        cl_int err = CL_SUCCESS;
-        c = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
-        static const char* evict_env = std::getenv("GPU_BENCH_EVICT_MB");
-        static std::vector<char> junk(
-            evict_env ? static_cast<std::size_t>(std::max(0, std::atoi(evict_env))) << 20 : 0);
-        for (std::size_t i = 0; i < junk.size(); i += 64) {
-            junk[i]++;
-        }
-    }
-    ~Ctx() {
-        if (c != nullptr) {
-            clReleaseContext(c);
-        }
-    }
-    Ctx(const Ctx&) = delete;
-    Ctx& operator=(const Ctx&) = delete;
-};
-
-kk::Rendered rendered(const std::string& kernel) {
-    return *kk::render(*kk::make_variant(kernel));
-}
-
-kcache::service::CompileInput input_of(const std::string& kernel) {
-    auto r = rendered(kernel);
-    return {r.variant.id(), r.source, r.options, r.entry_points};
-}
-
-std::unique_ptr<kcache::Cache> open_at(const std::filesystem::path& dir, bool resident) {
-    auto c = config_at(dir);
-    if (!resident) {
-        c.max_resident_bytes = 0;
-    }
-    return kcache::Cache::open(c);
-}
-
-kcache::KernelRequest request_of(const std::string& kernel) {
-    return {kernel, {}, std::chrono::milliseconds(120'000), kcache::Mode::blocking};
-}
-
-// The floor on `ctx`: create + build; returns µs (negative on failure), and
-// the create call's share in `create_us` when given.
-double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::string& options,
-                double* create_us = nullptr) {
-    const unsigned char* data = bytes.data();
-    std::size_t size = bytes.size();
-    cl_int err = CL_SUCCESS;
-    const auto t0 = Clock::now();
-    cl_program p = clCreateProgramWithBinary(ctx, 1, &d.device, &size, &data, nullptr, &err);
-    if (create_us != nullptr) {
-        *create_us = us_since(t0);
-    }
-    const bool ok = err == CL_SUCCESS && clBuildProgram(p, 1, &d.device, options.c_str(), nullptr,
-                                                        nullptr) == CL_SUCCESS;
-    const double t = us_since(t0);
-    if (p != nullptr) {
-        clReleaseProgram(p);
-    }
-    return ok ? t : -1;
-}
-
-// The stored bytes of `kernel` on `d` (JIT-built into `dir` first when needed).
-Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel) {
-    auto cache = open_at(dir, false);
-    auto p = cache ? cache->program(d.context, d.device, request_of(kernel)) : kcache::Program();
-    if (!p.ok()) {
-        std::printf("%s: %s\n", kernel.c_str(), p.outcome().message.c_str());
-        return {};
-    }
-    auto id = kcache::device_db::probe(d.device);
-    auto store = kcache::store::Store::open(dir);
-    auto e = store->get(kcache::service::jit_key_fields(*id, input_of(kernel)));
-    return e ? e->bytes : Bytes{};
-}
 
 void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
     std::printf(
@@ -224,7 +43,7 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
         kSamples);
     std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s %9s\n", "kernel", "resident", "store", "floor",
                 "sweep", "res/floor", "sto/floor", "swp/floor", "paired");
-    for (const auto& k : kk::kernels()) {
+    for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
             continue;
@@ -259,11 +78,7 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
             c->program(warm.c, d.device, request_of(k.name));
             c->forget(warm.c);
         }
-        for (int i = 0; i < kSamples; ++i) {
-            for (int j = 0; j < 4; ++j) {
-                arms[(i + j) % 4]();
-            }
-        }
+        rotate(arms, 4);
         const double r = median(t[0]), s = median(t[1]), f = median(t[2]), w = median(t[3]);
         std::vector<double> paired;  // resident ÷ floor within each round
         for (std::size_t i = 0; i < t[0].size() && i < t[2].size(); ++i) {
@@ -275,143 +90,13 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
     }
 }
 
-// The driver calls a resident hit makes beyond the floor's two, on `ctx`
-// around `floor_us` (the context check; the cache's own references on the
-// program and the context; the sweep's reference count), released untimed.
-double floor_with_calls_us(const Device& d, cl_context ctx, const Bytes& bytes,
-                           const std::string& options) {
-    const auto t0 = Clock::now();
-    cl_device_id devs[8] = {};
-    clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof(devs), devs, nullptr);
-    const unsigned char* data = bytes.data();
-    std::size_t size = bytes.size();
-    cl_int err = CL_SUCCESS, status = CL_SUCCESS;
-    cl_program p = clCreateProgramWithBinary(ctx, 1, &d.device, &size, &data, &status, &err);
-    const bool ok = err == CL_SUCCESS && clBuildProgram(p, 1, &d.device, options.c_str(), nullptr,
-                                                        nullptr) == CL_SUCCESS;
-    clRetainProgram(p);
-    clRetainContext(ctx);
-    cl_uint refs = 0;
-    clGetContextInfo(ctx, CL_CONTEXT_REFERENCE_COUNT, sizeof(refs), &refs, nullptr);
-    const double t = us_since(t0);
-    clReleaseContext(ctx);
-    if (p != nullptr) {
-        clReleaseProgram(p);
-        clReleaseProgram(p);
-    }
-    return ok ? t : -1;
-}
-
-// Where a resident hit's time over the floor goes, new context per sample,
-// four arms rotating: the floor; the resident hit; the floor with the
-// cache's other driver calls; the resident hit right after a repeat hit on a
-// context the cache keeps (the cache's own code and data in the CPU caches).
-// The resident hit is split at the driver's calls (the definitions above):
-// before clCreateProgramWithBinary, inside it and clBuildProgram, after
-// clBuildProgram; and along every driver call it makes.
-void hit_parts(const Device& d, const std::filesystem::path& dir) {
-    std::printf(
-        "\n1b. resident hit over the floor, new context per sample (%d samples, medians, µs)\n",
-        kSamples);
-    std::printf("%-16s %9s %9s %11s %11s %9s %9s %9s\n", "kernel", "floor", "resident",
-                "floor+calls", "warmed hit", "before", "driver", "after");
-    for (const auto& k : kk::kernels()) {
-        const Bytes bytes = stored_bytes(d, dir, k.name);
-        if (bytes.empty()) {
-            continue;
-        }
-        const std::string options = rendered(k.name).options;
-        auto cache = open_at(dir, true);
-        Ctx kept(d);
-        (void)cache->program(kept.c, d.device, request_of(k.name));
-        const kcache::KernelRequest request = request_of(k.name);
-        std::vector<double> t[4], parts[3];
-        std::vector<std::vector<double>> steps;  // per timeline step: kcache's time, the call's
-        std::vector<const char*> calls;
-        bool wrong = false;
-        auto hit = [&](bool warm, std::vector<double>& out) {
-            Ctx ctx(d);
-            if (warm) {
-                wrong |= cache->program(kept.c, d.device, request_of(k.name)).outcome().rung !=
-                         kcache::Rung::in_process;
-            }
-            std::vector<Stamp> timeline;
-            timeline.reserve(32);
-            g_timeline = warm ? nullptr : &timeline;
-            const std::int64_t start = now_ns();
-            const auto t0 = Clock::now();
-            auto p = cache->program(ctx.c, d.device, request);
-            out.push_back(us_since(t0));
-            const std::int64_t end = now_ns();
-            g_timeline = nullptr;
-            if (!warm) {  // the cold hit split at the driver's calls
-                std::int64_t in = 0, left = 0, last = start;
-                std::vector<double> step;
-                std::vector<const char*> names;
-                for (const auto& st : timeline) {
-                    step.push_back(static_cast<double>(st.entered - last) / 1000.0);
-                    step.push_back(static_cast<double>(st.left - st.entered) / 1000.0);
-                    names.push_back(st.call);
-                    last = st.left;
-                    in = std::string(st.call) == "clCreateProgramWithBinary" ? st.entered : in;
-                    left = std::string(st.call) == "clBuildProgram" ? st.left : left;
-                }
-                step.push_back(static_cast<double>(end - last) / 1000.0);
-                parts[0].push_back(static_cast<double>(in - start) / 1000.0);
-                parts[1].push_back(static_cast<double>(left - in) / 1000.0);
-                parts[2].push_back(static_cast<double>(end - left) / 1000.0);
-                if (steps.empty()) {
-                    steps.resize(step.size());
-                    calls = names;
-                }
-                if (step.size() == steps.size()) {  // the same calls as the first hit
-                    for (std::size_t i = 0; i < step.size(); ++i) {
-                        steps[i].push_back(step[i]);
-                    }
-                }
-            }
-            wrong |= !p.ok() || !p.outcome().resident;
-            p = kcache::Program();
-            cache->forget(ctx.c);
-        };
-        const std::function<void()> arms[] = {
-            [&] {
-                Ctx ctx(d);
-                t[0].push_back(floor_us(d, ctx.c, bytes, options));
-            },
-            [&] { hit(false, t[1]); },
-            [&] {
-                Ctx ctx(d);
-                t[2].push_back(floor_with_calls_us(d, ctx.c, bytes, options));
-            },
-            [&] { hit(true, t[3]); }};
-        for (int i = 0; i < kSamples; ++i) {
-            for (int j = 0; j < 4; ++j) {
-                arms[(i + j) % 4]();
-            }
-        }
-        std::printf("%-16s %9.1f %9.1f %11.1f %11.1f %9.1f %9.1f %9.1f%s\n", k.name.c_str(),
-                    median(t[0]), median(t[1]), median(t[2]), median(t[3]), median(parts[0]),
-                    median(parts[1]), median(parts[2]), wrong ? "  (WRONG RUNG OR FAILURE)" : "");
-        std::printf("    timeline (medians, µs; [kcache's own] then each driver call):");
-        for (std::size_t i = 0; i < steps.size(); ++i) {
-            if (i % 2 == 0) {
-                std::printf(" [%.1f]", median(steps[i]));
-            } else {
-                std::printf(" %s %.1f", calls[i / 2] + 2, median(steps[i]));  // without "cl"
-            }
-        }
-        std::printf("\n");
-    }
-}
-
 void steps(const Device& d, const std::filesystem::path& dir) {
     std::printf("\n2. store hit steps, each alone, new context per sample (medians, µs)\n");
     std::printf("%-16s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "kernel", "probe", "ctxcheck",
                 "render", "key", "get", "decode", "checksum", "create", "build");
     auto id = kcache::device_db::probe(d.device);
     auto store = kcache::store::Store::open(dir);
-    for (const auto& k : kk::kernels()) {
+    for (const auto& k : kcache::kernels::kernels()) {
         const auto fields = kcache::service::jit_key_fields(*id, input_of(k.name));
         auto entry = store->get(fields);
         if (!entry) {
@@ -523,7 +208,7 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
         " (medians of 7, µs)\n");
     std::printf("%-16s %10s %10s %10s %10s\n", "kernel", "kcache", "of it open", "floor",
                 "difference");
-    for (const auto& k : kk::kernels()) {
+    for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
             continue;
@@ -606,13 +291,6 @@ int long_lived(const Device& d, const std::filesystem::path& root) {
     steps(d, dir);
     first_in_process(d, dir);
     context_cycle(d, dir);
-    return 0;
-}
-
-int hit_parts_only(const Device& d, const std::filesystem::path& root) {
-    const auto dir = root / "long-lived";
-    std::filesystem::create_directories(dir);
-    hit_parts(d, dir);
     return 0;
 }
 

@@ -1,0 +1,93 @@
+#include "hit_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kcache/device_db/identity.hpp"
+#include "kcache/store/store.hpp"
+
+namespace gpu_bench {
+
+double us_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+Ctx::Ctx(const Device& d) {
+    cl_int err = CL_SUCCESS;
+    c = clCreateContext(nullptr, 1, &d.device, nullptr, nullptr, &err);
+    static const char* evict_env = std::getenv("GPU_BENCH_EVICT_MB");
+    static std::vector<char> junk(
+        evict_env ? static_cast<std::size_t>(std::max(0, std::atoi(evict_env))) << 20 : 0);
+    for (std::size_t i = 0; i < junk.size(); i += 64) {
+        junk[i]++;
+    }
+}
+Ctx::~Ctx() {
+    if (c != nullptr) {
+        clReleaseContext(c);
+    }
+}
+
+kcache::kernels::Rendered rendered(const std::string& kernel) {
+    return *kcache::kernels::render(*kcache::kernels::make_variant(kernel));
+}
+
+kcache::service::CompileInput input_of(const std::string& kernel) {
+    auto r = rendered(kernel);
+    return {r.variant.id(), r.source, r.options, r.entry_points};
+}
+
+std::unique_ptr<kcache::Cache> open_at(const std::filesystem::path& dir, bool resident) {
+    auto c = config_at(dir);
+    if (!resident) {
+        c.max_resident_bytes = 0;
+    }
+    return kcache::Cache::open(c);
+}
+
+kcache::KernelRequest request_of(const std::string& kernel) {
+    return {kernel, {}, std::chrono::milliseconds(120'000), kcache::Mode::blocking};
+}
+
+double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::string& options,
+                double* create_us) {
+    const unsigned char* data = bytes.data();
+    std::size_t size = bytes.size();
+    cl_int err = CL_SUCCESS;
+    const auto t0 = Clock::now();
+    cl_program p = clCreateProgramWithBinary(ctx, 1, &d.device, &size, &data, nullptr, &err);
+    if (create_us != nullptr) {
+        *create_us = us_since(t0);
+    }
+    const bool ok = err == CL_SUCCESS && clBuildProgram(p, 1, &d.device, options.c_str(), nullptr,
+                                                        nullptr) == CL_SUCCESS;
+    const double t = us_since(t0);
+    if (p != nullptr) {
+        clReleaseProgram(p);
+    }
+    return ok ? t : -1;
+}
+
+Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel) {
+    auto cache = open_at(dir, false);
+    auto p = cache ? cache->program(d.context, d.device, request_of(kernel)) : kcache::Program();
+    if (!p.ok()) {
+        std::printf("%s: %s\n", kernel.c_str(), p.outcome().message.c_str());
+        return {};
+    }
+    auto id = kcache::device_db::probe(d.device);
+    auto store = kcache::store::Store::open(dir);
+    auto e = store->get(kcache::service::jit_key_fields(*id, input_of(kernel)));
+    return e ? e->bytes : Bytes{};
+}
+
+void rotate(const std::function<void()>* arms, int n) {
+    for (int i = 0; i < kSamples; ++i) {
+        for (int j = 0; j < n; ++j) {
+            arms[(i + j) % n]();
+        }
+    }
+}
+
+}  // namespace gpu_bench
