@@ -30,24 +30,9 @@ namespace kcache {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// A memoized plan's place: the root device and the request's signature,
-// looked up through a view without copying the signature.
-struct PlanKey {
-    cl_device_id device;
-    std::string signature;
-};
-struct PlanView {
-    cl_device_id device;
-    std::string_view signature;
-};
-struct PlanLess {
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-        return a.device != b.device ? std::less<>()(a.device, b.device)
-                                    : std::string_view(a.signature) < std::string_view(b.signature);
-    }
-};
+// A memoized plan's place: the root device and the request's signature.
+using PlanKey = service::HandlesAndText<cl_device_id>;
+using PlanView = service::HandlesAndTextView<cl_device_id>;
 
 // One request after resolution: what to compile, for which device, by when.
 struct Plan {
@@ -100,7 +85,7 @@ struct Cache::Impl {
     // most config.max_programs; when full, one is dropped to make room. A
     // plan is taken out while its request runs the ladder and put back in its
     // place: only its pointer moves, the plan stays where it was built.
-    std::map<PlanKey, std::unique_ptr<Plan>, PlanLess> plans;
+    std::map<PlanKey, std::unique_ptr<Plan>, service::HandlesThenText> plans;
     std::map<store::Key, std::shared_future<Compiled>> inflight;
     struct Worker {
         std::thread thread;

@@ -87,30 +87,12 @@ struct Slot {
 };
 using Slots = std::list<Slot>;  // front: most recently used
 
-// A request signature on a (context, device) pair; ordered by the pair
-// first, so that each pair's signatures are neighbours. Looked up through a
-// view, without copying the signature.
-struct SignatureKey {
-    cl_context context;
-    cl_device_id device;
-    std::string signature;
-};
-struct SignatureView {
-    cl_context context;
-    cl_device_id device;
-    std::string_view signature;
-};
-struct SignatureLess {
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-        if (a.context != b.context || a.device != b.device) {
-            return std::less<>()(std::pair(a.context, a.device), std::pair(b.context, b.device));
-        }
-        return std::string_view(a.signature) < std::string_view(b.signature);
-    }
-};
-using Signatures = std::map<SignatureKey, Slots::iterator, SignatureLess>;
+// The request signatures that resolved to each slot, by (context, device)
+// then signature: each pair's signatures are neighbours.
+using Pair = std::pair<cl_context, cl_device_id>;
+using SignatureKey = HandlesAndText<Pair>;
+using SignatureView = HandlesAndTextView<Pair>;
+using Signatures = std::map<SignatureKey, Slots::iterator, HandlesThenText>;
 
 struct ContextEntry {
     std::size_t programs = 0;
@@ -144,9 +126,9 @@ struct ProgramCache::State {
     // when it was the context's last) to `out`.
     void unlink(Slots::iterator it, Released& out) {
         out.programs.push_back(std::move(it->program));  // first: the only step that can throw
-        for (auto s = signatures.lower_bound(SignatureView{it->context, it->device, {}});
-             s != signatures.end() && s->first.context == it->context &&
-             s->first.device == it->device;) {
+        const Pair pair{it->context, it->device};
+        for (auto s = signatures.lower_bound(SignatureView{pair, {}});
+             s != signatures.end() && s->first.handles == pair;) {
             s = s->second == it ? signatures.erase(s) : std::next(s);
         }
         if (auto c = contexts.find(it->context); c != contexts.end() && --c->second.programs == 0) {
@@ -160,7 +142,7 @@ struct ProgramCache::State {
 
     // Remembers that `signature` resolved to the program of `slot`.
     void link(Slots::iterator slot, const std::string& signature) {
-        signatures.try_emplace(SignatureKey{slot->context, slot->device, signature}, slot);
+        signatures.try_emplace(SignatureKey{{slot->context, slot->device}, signature}, slot);
     }
 
     void drop_context(cl_context context, Released& out) {
@@ -210,12 +192,11 @@ ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context, cl_d
     State& s = *state_;
     std::lock_guard g(s.mu);
     SignatureHit hit;
-    const SignatureView view{context, device, signature};
+    const Pair pair{context, device};
+    const SignatureView view{pair, signature};
     auto it = s.signatures.lower_bound(view);
-    const auto same_pair = [&](Signatures::iterator i) {
-        return i->first.context == context && i->first.device == device;
-    };
-    if (it != s.signatures.end() && same_pair(it) && it->first.signature == signature) {
+    const auto same_pair = [&](Signatures::iterator i) { return i->first.handles == pair; };
+    if (it != s.signatures.end() && same_pair(it) && it->first.text == signature) {
         Slots::iterator slot = it->second;
         s.lru.splice(s.lru.begin(), s.lru, slot);
         clRetainProgram(slot->program.get());  // the caller's own reference
