@@ -105,7 +105,7 @@ float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* 
     // Names the first call that failed, with its OpenCL error code.
     auto fail = [&](const char* call, cl_int code) {
         if (failed) {
-            *failed = std::string(call) + " failed: " + std::to_string(code);
+            *failed = cl::failure(call, code);
         }
         return nan;
     };
