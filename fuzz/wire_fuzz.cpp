@@ -28,7 +28,7 @@ std::string with_header(std::uint32_t kind, const std::string& payload) {
             out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
         }
     };
-    put(1, 4);
+    put(kProtocolVersion, 4);
     put(kind, 4);
     put(payload.size(), 8);
     return out + payload;

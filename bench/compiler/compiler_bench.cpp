@@ -2,7 +2,10 @@
 //   BM_WatchdogOvershoot     time past the deadline until a hung compile is killed and reaped
 //   BM_InProcessBuild        PoCL build of a small kernel in this process (the baseline)
 //   BM_HelperJit             the same build through kcache-jit (spawn, select, build, validate)
-//   BM_FirstLaunch{Unwarmed,Warmed}  first launch after loading a helper-built binary
+//   BM_FirstLaunch{Unwarmed,Warmed,WarmedAfterAnswer}  first launch after loading a
+//                            helper-built binary: none, the warm-up before the answer, the
+//                            warmed binary a pooled helper sends after its answer (the
+//                            cache's way on CPU devices)
 
 #include <benchmark/benchmark.h>
 
@@ -114,8 +117,13 @@ void BM_HelperJit(benchmark::State& state) {
 }
 BENCHMARK(BM_HelperJit)->Iterations(3)->Repetitions(5)->Unit(benchmark::kMillisecond);
 
-void first_launch(benchmark::State& state, bool warm) {
-    const auto jit = test::pocl_jit(helper_cache_dir());
+enum class Warm { none, before_answer, after_answer };
+
+void first_launch(benchmark::State& state, Warm warm) {
+    compiler::JitConfig config{
+        test::jit_helper_path(), {"POCL_CACHE_DIR=" + helper_cache_dir()}, {}};
+    config.pool_size = warm == Warm::after_answer ? 1 : 0;
+    const compiler::JitCompiler jit(config);
     double second_ms = 0;
     for (auto _ : state) {
         const int salt = next_salt();
@@ -123,13 +131,19 @@ void first_launch(benchmark::State& state, bool warm) {
         q.device = test::pocl_device();
         q.source = test::axpb_source(salt);
         q.entry_points = {"axpb"};
-        if (warm) {
+        if (warm != Warm::none) {
             q.warmup = compiler::WarmupLaunch{1, {4096, 1, 1}, {64, 1, 1}, 4096 * 4};
+            q.warm_after_reply = warm == Warm::after_answer;
         }
-        auto r = jit.compile(q, Clock::now() + 60s);
+        std::string warmed;
+        auto r = jit.compile(q, Clock::now() + 60s,
+                             [&](compiler::JitResult w) { warmed = std::move(w.binary); });
+        jit.drain();
+        const std::string& binary = warm == Warm::after_answer ? warmed : r->binary;
         test::LaunchTimes times;
         // a = 1, b = 3: every c is 2 + 3 + salt.
-        if (!r.ok() || test::run_axpb_binary(r->binary, 4096, 64, &times) != 5.0f + salt) {
+        if (!r.ok() || binary.empty() ||
+            test::run_axpb_binary(binary, 4096, 64, &times) != 5.0f + salt) {
             state.SkipWithError("compile or launch failed");
             break;
         }
@@ -142,10 +156,13 @@ void first_launch(benchmark::State& state, bool warm) {
 }
 
 void BM_FirstLaunchUnwarmed(benchmark::State& state) {
-    first_launch(state, false);
+    first_launch(state, Warm::none);
 }
 void BM_FirstLaunchWarmed(benchmark::State& state) {
-    first_launch(state, true);
+    first_launch(state, Warm::before_answer);
+}
+void BM_FirstLaunchWarmedAfterAnswer(benchmark::State& state) {
+    first_launch(state, Warm::after_answer);
 }
 BENCHMARK(BM_FirstLaunchUnwarmed)
     ->Iterations(1)
@@ -154,6 +171,12 @@ BENCHMARK(BM_FirstLaunchUnwarmed)
     ->Unit(benchmark::kMillisecond)
     ->ComputeStatistics("max", max_of);
 BENCHMARK(BM_FirstLaunchWarmed)
+    ->Iterations(1)
+    ->Repetitions(7)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->ComputeStatistics("max", max_of);
+BENCHMARK(BM_FirstLaunchWarmedAfterAnswer)
     ->Iterations(1)
     ->Repetitions(7)
     ->UseManualTime()

@@ -13,10 +13,13 @@
 //               in a context this process keeps (the baseline); also timed
 //               with a clCreateKernel per entry point, as the helper makes;
 //   one-shot    JitCompiler with pool size 0: a fresh helper per compile (before);
-//   pooled      JitCompiler with one persistent helper (after);
-//   bare        the pooled helper without the warm-up launch (CPU devices
-//               only: there the warm-up generates machine code that the
-//               in-process baseline never makes).
+//   pooled      JitCompiler with one persistent helper (after), asked as the
+//               cache asks: on a CPU device the helper answers before its
+//               warm-up launch and warms up afterwards (drained, untimed,
+//               before the next build);
+//   warm-first  the pooled helper warming up before it answers (CPU devices
+//               only: the cache's way before; the warm-up generates machine
+//               code that the in-process baseline never makes).
 // The helper requests are the cache's (build options, entry points, the
 // warm-up launch on CPU devices). Medians, ratios to the baseline, and where
 // the helper's time went: spawn (posix_spawn to the helper's main), select
@@ -161,7 +164,7 @@ struct Phases {
     }
 };
 
-compiler::JitRequest request_for(const kernels::Rendered& r, bool cpu) {
+compiler::JitRequest request_for(const kernels::Rendered& r, bool cpu, bool warm_first = false) {
     compiler::JitRequest q;
     q.device = test::pocl_device();
     q.source = salted(r.source);
@@ -172,6 +175,7 @@ compiler::JitRequest request_for(const kernels::Rendered& r, bool cpu) {
         w.global = {r.local_size, 1, 1};
         w.local = {r.local_size, 1, 1};
         q.warmup = w;
+        q.warm_after_reply = !warm_first;
     }
     return q;
 }
@@ -194,7 +198,7 @@ int breakdown(int reps) {
     std::printf("breakdown: medians of %d interleaved rounds, milliseconds; device type %s\n", reps,
                 local.cpu ? "CPU (warm-up launch on)" : "GPU (no warm-up launch)");
     std::printf("%-18s %11s %11s %7s %11s %7s %11s %7s\n", "kernel", "in-process", "one-shot",
-                "ratio", "pooled", "ratio", "bare", "ratio");
+                "ratio", "pooled", "ratio", "warm-first", "ratio");
     bool primed = false;
     int failures = 0;
     for (const auto& info : kernels::kernels()) {
@@ -209,18 +213,21 @@ int breakdown(int reps) {
         if (!primed) {  // process-wide first-build costs, and the pooled helper's start
             (void)local.build(salted(rendered->source), rendered->options);
             (void)pooled.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
+            pooled.drain();
             primed = true;
         }
         std::vector<double> inproc, with_kernels;
-        Phases shot, pool, bare;
+        Phases shot, pool, first;
         for (int i = 0; i < reps; ++i) {
             inproc.push_back(local.build(salted(rendered->source), rendered->options));
             with_kernels.push_back(
                 local.build(salted(rendered->source), rendered->options, rendered->entry_points));
             auto a = one_shot.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
             auto b = pooled.compile(request_for(*rendered, local.cpu), Clock::now() + 600s);
-            auto c =
-                local.cpu ? pooled.compile(request_for(*rendered, false), Clock::now() + 600s) : b;
+            pooled.drain();  // the warm-up after the answer
+            auto c = local.cpu
+                         ? pooled.compile(request_for(*rendered, true, true), Clock::now() + 600s)
+                         : b;
             if (!a.ok() || !b.ok() || !c.ok() || inproc.back() < 0 || with_kernels.back() < 0) {
                 std::printf("%-18s failed: %s\n", info.name.c_str(),
                             !a.ok()   ? a.error().message.c_str()
@@ -232,7 +239,7 @@ int breakdown(int reps) {
             }
             shot.add(a->timings);
             pool.add(b->timings);
-            bare.add(c->timings);
+            first.add(c->timings);
         }
         if (shot.wall.size() != static_cast<std::size_t>(reps)) {
             continue;
@@ -240,7 +247,7 @@ int breakdown(int reps) {
         const double base = median(inproc);
         std::printf("%-18s %11.1f %11.1f %6.2fx %11.1f %6.2fx %11.1f %6.2fx\n", info.name.c_str(),
                     base, median(shot.wall), median(shot.wall) / base, median(pool.wall),
-                    median(pool.wall) / base, median(bare.wall), median(bare.wall) / base);
+                    median(pool.wall) / base, median(first.wall), median(first.wall) / base);
         std::vector<double> paired;  // pooled ÷ in-process within each round
         for (std::size_t i = 0; i < inproc.size(); ++i) {
             paired.push_back(pool.wall[i] / inproc[i]);
@@ -254,7 +261,7 @@ int breakdown(int reps) {
         shot.print("one-shot");
         pool.print("pooled");
         if (local.cpu) {
-            bare.print("bare");
+            first.print("warm-first");
         }
     }
     return failures ? 1 : 0;

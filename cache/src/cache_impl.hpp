@@ -63,7 +63,8 @@ struct Compiled {
 struct Counters {
     std::atomic<std::uint64_t> in_process{0}, store{0}, pack{0}, aot{0}, failure{0};
     std::atomic<std::uint64_t> jit_compiles{0}, jit_failures{0};
-    std::atomic<std::uint64_t> resident{0};  // binaries loaded from ResidentBytes
+    std::atomic<std::uint64_t> warmed_later{0};  // stored binaries replaced by their warmed build
+    std::atomic<std::uint64_t> resident{0};      // binaries loaded from ResidentBytes
 };
 
 struct Cache::Impl {
@@ -147,12 +148,22 @@ struct Cache::Impl {
     std::shared_future<Compiled> start_compile(const Plan& plan,
                                                const device_db::DeviceIdentity& id);
     Compiled compile_now(const Plan& plan, const compiler::JitRequest& request);
+    // Replaces the stored binary of `plan` (and the one kept in `resident`)
+    // by the build the helper warmed up after answering.
+    void store_warmed(const Plan& plan, const compiler::JitResult& warmed,
+                      const store::Provenance& provenance);
+    // Waits for warm-ups that follow an answer, then stops every compile.
     void join_workers();
 };
 
 // Registers a helper that just started (JitConfig::on_start), so that closing
 // the cache can kill it.
 void track_helper_start(Cache::Impl& impl, pid_t pid);
+
+// ladder.cpp: the rung to report for bytes kept in memory: where a later
+// process would find them (JIT results and promoted AOT binaries are in a
+// writable user store).
+Rung persisted_rung(store::TieredStore& tiers, Rung produced);
 
 // Maps a recorded failure kind to the status callers see.
 StatusCode status_of(store::FailureKind kind);

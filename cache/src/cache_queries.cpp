@@ -61,6 +61,7 @@ CacheStats Cache::stats() noexcept {
     s.aot_hits = c.aot;
     s.failure_hits = c.failure;
     s.jit_compiles = c.jit_compiles;
+    s.warmed_later = c.warmed_later;
     s.jit_failures = c.jit_failures;
     s.resident_hits = c.resident;
     s.programs_released = impl_->programs.released();

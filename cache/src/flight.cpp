@@ -4,8 +4,12 @@
 
 #include <signal.h>
 
+#include <future>
+#include <memory>
+
 #include "cache_impl.hpp"
 #include "kcache/common/hex.hpp"
+#include "kcache/store/log.hpp"
 #include "key_lock.hpp"
 
 namespace kcache {
@@ -63,7 +67,45 @@ Compiled compile_error(StatusCode s, std::string message) {
 }
 }  // namespace
 
+namespace {
+
+// Between a compile's answer and its later warm-up (JitRequest::
+// warm_after_reply): the warmed binary replaces the stored one only after
+// compile_now() has stored the first, whatever way it returns.
+struct WarmGate {
+    std::promise<void> opened;
+    std::shared_future<void> open = opened.get_future().share();
+    store::Provenance provenance;  // the compile's, for the warmed entry
+};
+
+struct OpenOnExit {
+    std::shared_ptr<WarmGate> gate;
+    ~OpenOnExit() { gate->opened.set_value(); }
+};
+}  // namespace
+
+void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warmed,
+                               const store::Provenance& provenance) {
+    store::Store* user = writable_user_store();
+    if (user == nullptr) {
+        return;  // nothing was stored to replace
+    }
+    const std::span<const std::uint8_t> bytes(
+        reinterpret_cast<const std::uint8_t*>(warmed.binary.data()), warmed.binary.size());
+    if (auto put = user->put(plan.fields, bytes, provenance, store::PutMode::replace); !put) {
+        store::log_message(store::LogLevel::warning, "the warmed binary of " + plan.key.hex() +
+                                                         " was not stored: " + put.error().message);
+        return;
+    }
+    counters.warmed_later++;
+    if (plan.use_stored && !plan.verified_only) {
+        resident.put(plan.key, store::Bytes(bytes.begin(), bytes.end()),
+                     persisted_rung(tiers, Rung::jit));
+    }
+}
+
 Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& request) {
+    const OpenOnExit gate{std::make_shared<WarmGate>()};
     auto lock = service::KeyLock::acquire(config.dir, plan.key.hex(), plan.deadline);
     if (!lock && lock.error() == service::LockError::timed_out) {
         return compile_error(StatusCode::timeout,
@@ -76,12 +118,22 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
             c.status = StatusCode::ok;
             c.rung = Rung::user_store;
             c.bytes = std::move(hit->bytes);
+            if (plan.use_stored && !plan.verified_only) {
+                resident.put(plan.key, c.bytes, Rung::user_store);
+            }
             return c;
         }
     }
     counters.jit_compiles++;
     auto started = SteadyClock::now();
-    auto r = jit.compile(request, plan.deadline);
+    compiler::WarmedHook on_warmed;
+    if (request.warm_after_reply) {
+        on_warmed = [this, plan, g = gate.gate](compiler::JitResult warmed) {
+            g->open.wait();
+            store_warmed(plan, warmed, g->provenance);
+        };
+    }
+    auto r = jit.compile(request, plan.deadline, std::move(on_warmed));
     {
         std::lock_guard g(mu);
         helpers.erase(t_helper);
@@ -118,6 +170,10 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
             c.message = "compiled, but not stored: " + put.error().message;
         }
         share(plan.fields, c.bytes, prov);
+        gate.gate->provenance = std::move(prov);
+    }
+    if (plan.use_stored && !plan.verified_only) {
+        resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
     }
     return c;
 }
@@ -140,6 +196,9 @@ std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
         w.global = {plan.warmup_local_size, 1, 1};
         w.local = {plan.warmup_local_size, 1, 1};
         req.warmup = w;
+        // Pooled helpers answer before the warm-up, so the caller waits only
+        // for the build; the warmed binary replaces the stored one afterwards.
+        req.warm_after_reply = config.jit_helpers > 0;
     }
     std::lock_guard g(mu);
     if (auto it = inflight.find(plan.key); it != inflight.end()) {
@@ -174,6 +233,9 @@ std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
 }
 
 void Cache::Impl::join_workers() {
+    // Warm-ups after an answer finish (each by its compile's deadline), so
+    // that a short-lived process such as `kcache warm` stores warmed binaries.
+    jit.drain();
     std::vector<Worker> joining;
     {
         std::lock_guard g(mu);
@@ -189,6 +251,7 @@ void Cache::Impl::join_workers() {
             w.thread.join();
         }
     }
+    jit.drain();  // a warm-up that began meanwhile was killed above: it ends now
 }
 
 void track_helper_start(Cache::Impl& impl, pid_t pid) {

@@ -30,21 +30,19 @@ MissCause cause_of(store::MissReason reason) {
     return MissCause::other;
 }
 
-// The rung to report for bytes kept in memory: where a later process would
-// find them (JIT results and promoted AOT binaries are in a writable user store).
-Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
-    const store::Store* user = tiers.user();
-    const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
-    return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
-                                                                        : produced;
-}
-
 std::string describe(const store::Miss& miss) {
     std::string s = store::to_string(miss.reason);
     return miss.detail.empty() ? s : s + ": " + miss.detail;
 }
 
 }  // namespace
+
+Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
+    const store::Store* user = tiers.user();
+    const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
+    return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
+                                                                        : produced;
+}
 
 Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_id device) {
     // Root devices live as long as the process and their identity cannot
@@ -273,10 +271,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_d
         out.message = "the compiled binary did not load: " + built.error();
         return std::nullopt;
     }
-    out.message = c.message;
-    if (plan.use_stored && !plan.verified_only) {
-        resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
-    }
+    out.message = c.message;  // compile_now kept the bytes in `resident`
     return std::move(*built);
 }
 

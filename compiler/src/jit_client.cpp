@@ -121,9 +121,10 @@ JitCompiler& JitCompiler::operator=(JitCompiler&&) noexcept = default;
 JitCompiler::~JitCompiler() = default;
 
 Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
-                                                 Clock::time_point deadline) const {
+                                                 Clock::time_point deadline,
+                                                 WarmedHook on_warmed) const {
     if (pool_ && request.address_space_cap == 0) {
-        return pool_->compile(request, deadline);
+        return pool_->compile(request, deadline, std::move(on_warmed));
     }
     SpawnSpec spec;
     spec.program = config_.helper_path;
@@ -138,6 +139,12 @@ Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
         return fail(std::move(e));
     }
     return result;
+}
+
+void JitCompiler::drain() const {
+    if (pool_) {
+        pool_->drain();
+    }
 }
 
 void JitCompiler::shutdown() {
@@ -184,6 +191,7 @@ Result<JitResult, JitError> interpret_reply(const std::string& frame, const std:
     result.log = std::move(a.build_log);
     result.warmed = a.warmed;
     result.warmup_note = std::move(a.warmup_note);
+    result.warm_pending = a.warm_pending;
     result.helper_pid = static_cast<pid_t>(a.helper_pid);
     result.served = a.served;
     JitTimings& t = result.timings;

@@ -21,10 +21,11 @@ std::string device_key(const DeviceSelector& d) {
 }
 
 // Whether a helper that answered `frame` may serve again: only after a
-// success or a build error (its driver state is as good as before).
+// success or a build error (its driver state is as good as before), and not
+// while a second reply is still to come.
 bool reusable(const std::string& frame) {
     auto reply = decode_reply(frame);
-    return reply &&
+    return reply && !reply->warm_pending &&
            (reply->status == ReplyStatus::ok || reply->status == ReplyStatus::build_error ||
             reply->status == ReplyStatus::device_not_found);
 }
@@ -39,6 +40,7 @@ JitPool::JitPool(const JitConfig& config)
 
 JitPool::~JitPool() {
     shutdown();
+    drain();  // the followers' helpers are killed: they end now
     if (janitor_.joinable()) {
         janitor_.join();
     }
@@ -172,8 +174,48 @@ void JitPool::give_back(Slot slot, bool keep) {
     freed_.notify_all();
 }
 
-Result<JitResult, JitError> JitPool::compile(const JitRequest& request,
-                                             Clock::time_point deadline) {
+void JitPool::drain() {
+    std::unique_lock lock(mu_);
+    followed_.wait(lock, [&] { return following_ == 0; });
+}
+
+void JitPool::follow_warmup(Slot slot, Clock::time_point deadline, WarmedHook on_warmed) {
+    {
+        std::lock_guard lock(mu_);
+        ++following_;
+    }
+    auto follow = [this, slot, deadline, hook = std::move(on_warmed)]() mutable {
+        const Exchange ex = slot->helper->exchange(std::string(), deadline);
+        bool keep = false;
+        if (ex.end == ExchangeEnd::reply) {
+            keep = reusable(ex.reply);
+            auto warmed = detail::interpret_reply(ex.reply, ex.err, -1,
+                                                  {ex.sent, std::nullopt, ex.sent, ex.done});
+            if (warmed && warmed->warmed && hook) {
+                try {
+                    hook(std::move(*warmed));
+                } catch (...) {  // the hook's failure is its own; the helper is fine
+                }
+            }
+        }
+        hook = nullptr;  // nothing of the caller's outlives drain()
+        give_back(slot, keep);
+        std::lock_guard lock(mu_);
+        --following_;
+        followed_.notify_all();
+    };
+    try {
+        std::thread(std::move(follow)).detach();
+    } catch (const std::system_error&) {
+        give_back(slot, false);  // its second reply cannot be read: retire it
+        std::lock_guard lock(mu_);
+        --following_;
+        followed_.notify_all();
+    }
+}
+
+Result<JitResult, JitError> JitPool::compile(const JitRequest& request, Clock::time_point deadline,
+                                             WarmedHook on_warmed) {
     detail::ExchangeTimes times;
     times.asked = Clock::now();
     bool started = false;
@@ -193,8 +235,13 @@ Result<JitResult, JitError> JitPool::compile(const JitRequest& request,
     times.done = ex.done;
     switch (ex.end) {
         case ExchangeEnd::reply: {
-            give_back(*slot, reusable(ex.reply));
-            return detail::interpret_reply(ex.reply, ex.err, -1, times);
+            auto result = detail::interpret_reply(ex.reply, ex.err, -1, times);
+            if (result && result->warm_pending) {
+                follow_warmup(*slot, deadline, std::move(on_warmed));
+            } else {
+                give_back(*slot, reusable(ex.reply));
+            }
+            return result;
         }
         case ExchangeEnd::timed_out:
             give_back(*slot, false);

@@ -6,6 +6,10 @@
 // reply; a helper that passed a deadline, crashed or sent garbage is killed
 // and forgotten, so the next compile of that device starts a fresh one.
 //
+// A request with warm_after_reply is answered before its warm-up: its
+// helper stays busy until the second reply, which a thread of its own reads
+// (under the compile's deadline) and hands to the compile's WarmedHook.
+//
 // One janitor thread per pool, started with the first helper, starts the
 // helpers and stops those idle for `idle_timeout`. Starting them there
 // matters: PR_SET_PDEATHSIG fires when the *thread* that spawned a helper
@@ -37,7 +41,11 @@ class JitPool {
     JitPool& operator=(const JitPool&) = delete;
 
     // See JitCompiler::compile().
-    Result<JitResult, JitError> compile(const JitRequest& request, Clock::time_point deadline);
+    Result<JitResult, JitError> compile(const JitRequest& request, Clock::time_point deadline,
+                                        WarmedHook on_warmed);
+
+    // See JitCompiler::drain().
+    void drain();
 
     // Kills every helper, busy ones included; later compiles fail at once.
     void shutdown();
@@ -58,6 +66,9 @@ class JitPool {
                                    bool& started);
     Result<std::unique_ptr<PooledHelper>, int> start_on_janitor();
     void give_back(Slot slot, bool keep);
+    // Reads the second reply of `slot`'s helper (its warm-up) on a thread of
+    // its own, tells `on_warmed`, then gives the helper back.
+    void follow_warmup(Slot slot, Clock::time_point deadline, WarmedHook on_warmed);
     void janitor();
     void stop_idle(Clock::time_point now, std::optional<Clock::time_point>& next);
 
@@ -71,6 +82,8 @@ class JitPool {
     std::condition_variable freed_;             // an entry became free or went away
     std::condition_variable wake_;              // the janitor has work
     std::deque<std::function<void()>> starts_;  // run by the janitor
+    std::size_t following_ = 0;                 // warm-ups being followed (follow_warmup)
+    std::condition_variable followed_;          // following_ went down
     bool closing_ = false;
     std::thread janitor_;
 };

@@ -5,10 +5,11 @@
 // Wire grammar (all integers little-endian). A one-shot helper reads one
 // request and writes one reply; a pooled helper (`kcache-jit --serve`) reads
 // requests until end of file and answers each with one reply before it reads
-// the next:
+// the next, or with two when the reply says warm_pending (the second carries
+// the warmed binary, or why there is none):
 //
-//   session   := (request reply)*                            (one pair: one-shot)
-//   frame     := magic:"KCJT" version:u32(=2) kind:u32 length:u64 payload[length]
+//   session   := (request reply [reply])*                    (one pair: one-shot)
+//   frame     := magic:"KCJT" version:u32(=3) kind:u32 length:u64 payload[length]
 //                kind 1 = request (length <= kMaxRequestPayload)
 //                kind 2 = reply   (length <= kMaxReplyPayload)
 //   str       := n:u32 byte[n]
@@ -18,7 +19,7 @@
 //   request   := selector source:str options:str
 //                entry_count:u32 entry:str{entry_count}   (entry_count <= 4096, no empty names)
 //                address_space_cap:u64 build_stack_bytes:u64 (1 MiB .. 4 GiB)
-//                has_warmup:flag [warmup]
+//                has_warmup:flag [warmup warm_after_reply:flag]
 //   selector  := platform_name:str device_name:str driver_version:str vendor_id:u32
 //                uuid_hex:str                              (empty or 32 hex digits)
 //   warmup    := work_dim:u32 (1..3) global:u64[3] local:u64[3] buffer_bytes:u64
@@ -26,7 +27,7 @@
 //
 //   reply     := status:u32 (a ReplyStatus) message:str binary:blob build_log:str
 //                select_us:u64 context_us:u64 build_us:u64 warmup_us:u64 fetch_us:u64
-//                validate_us:u64 total_us:u64 warmed:flag warmup_note:str
+//                validate_us:u64 total_us:u64 warmed:flag warmup_note:str warm_pending:flag
 //                helper_pid:u32 served:u64 (>= 1)
 //                started_ns:u64 request_ns:u64 reply_ns:u64   (CLOCK_MONOTONIC)
 //
@@ -36,7 +37,6 @@ namespace kcache::compiler {
 namespace {
 
 constexpr char kMagic[4] = {'K', 'C', 'J', 'T'};
-constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kKindRequest = 1;
 constexpr std::uint32_t kKindReply = 2;
 constexpr std::uint32_t kMaxEntryPoints = 4096;
@@ -46,7 +46,7 @@ std::string frame(std::uint32_t kind, const std::string& payload) {
     for (char c : kMagic) {
         w.u8(static_cast<std::uint8_t>(c));
     }
-    w.u32(kVersion);
+    w.u32(kProtocolVersion);
     w.u32(kind);
     w.u64(payload.size());
     return w.take() + payload;
@@ -66,7 +66,7 @@ Result<std::uint64_t, std::string> check_header(const std::string& bytes, std::u
     std::uint32_t got_kind = 0;
     std::uint64_t length = 0;
     (void)(r.u32(version, "version") && r.u32(got_kind, "kind") && r.u64(length, "length"));
-    if (version != kVersion) {
+    if (version != kProtocolVersion) {
         return fail("unsupported version " + std::to_string(version));
     }
     if (got_kind != kind) {
@@ -164,7 +164,7 @@ bool read_request(wire::Reader& r, JitRequest& q) {
     }
     if (has_warmup) {
         q.warmup.emplace();
-        return read_warmup(r, *q.warmup);
+        return read_warmup(r, *q.warmup) && r.flag(q.warm_after_reply, "warm_after_reply");
     }
     return true;
 }
@@ -196,6 +196,7 @@ std::string encode_request(const JitRequest& q) {
             w.u64(l);
         }
         w.u64(q.warmup->buffer_bytes);
+        w.u8(q.warm_after_reply ? 1 : 0);
     }
     return frame(kKindRequest, w.take());
 }
@@ -213,6 +214,7 @@ std::string encode_reply(const JitReply& a) {
     }
     w.u8(a.warmed ? 1 : 0);
     w.str(a.warmup_note);
+    w.u8(a.warm_pending ? 1 : 0);
     w.u32(a.helper_pid);
     w.u64(a.served);
     w.u64(a.stamps.started_ns);
@@ -261,9 +263,10 @@ Result<JitReply, std::string> decode_reply(const std::string& frame_bytes) {
                     r.u64(t.build_us, "build_us") && r.u64(t.warmup_us, "warmup_us") &&
                     r.u64(t.fetch_us, "fetch_us") && r.u64(t.validate_us, "validate_us") &&
                     r.u64(t.total_us, "total_us") && r.flag(a.warmed, "warmed") &&
-                    r.str(a.warmup_note, "warmup_note") && r.u32(a.helper_pid, "helper_pid") &&
-                    r.u64(a.served, "served") && r.u64(s.started_ns, "started_ns") &&
-                    r.u64(s.request_ns, "request_ns") && r.u64(s.reply_ns, "reply_ns");
+                    r.str(a.warmup_note, "warmup_note") && r.flag(a.warm_pending, "warm_pending") &&
+                    r.u32(a.helper_pid, "helper_pid") && r.u64(a.served, "served") &&
+                    r.u64(s.started_ns, "started_ns") && r.u64(s.request_ns, "request_ns") &&
+                    r.u64(s.reply_ns, "reply_ns");
     if (!ok) {
         return fail("reply: " + r.error());
     }

@@ -190,7 +190,10 @@ struct SourceRequest {
     std::string source;
     std::string options;
     std::vector<std::string> entry_points;  // empty: all kernels of the program
-    std::size_t warmup_local_size = 0;      // >0: launch once (CPU drivers) before storing
+    // >0: on a CPU device, launch once with this local size so that the
+    // stored binary loads ready to run (with pooled helpers, after the
+    // answer: the warmed binary replaces the stored one; stats().warmed_later)
+    std::size_t warmup_local_size = 0;
     std::optional<std::chrono::milliseconds> deadline;
     Mode mode = Mode::blocking;
 };
@@ -234,6 +237,9 @@ struct CacheStats {
     std::uint64_t resident_hits = 0;  // answered from binaries kept in memory
     std::uint64_t programs_released =
         0;  // in-process programs let go (context gone, bound, forget)
+    // JIT binaries replaced in the user store by their warmed build (CPU
+    // devices: the helper answers first and warms up afterwards).
+    std::uint64_t warmed_later = 0;
 };
 
 class Cache {

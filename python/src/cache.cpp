@@ -100,6 +100,7 @@ class CacheCore {
         d["jit_failures"] = s.jit_failures;
         d["resident_hits"] = s.resident_hits;
         d["programs_released"] = s.programs_released;
+        d["warmed_later"] = s.warmed_later;
         return d;
     }
 

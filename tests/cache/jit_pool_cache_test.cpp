@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <thread>
+
 #include "cache_fixture.hpp"
+#include "kcache/store/store.hpp"
 #include "process_probe.hpp"
 
 namespace kcache::test {
@@ -40,6 +44,54 @@ TEST_F(Pocl, HelpersZeroStartsAHelperPerCompile) {
     auto p = cache->program(context_, device_, scale_request(3));
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_TRUE(live_children_named("kcache-jit").empty());
+}
+
+// On a CPU device the cache asks for a warm-up launch; a pooled helper
+// answers before it, and the warmed binary replaces the stored one after.
+TEST_F(Pocl, TheWarmedBinaryReplacesTheStoredOneAfterTheAnswer) {
+    auto cache = open();
+    auto request = scale_request(6);
+    request.warmup_local_size = 16;
+    auto p = cache->program(context_, device_, request);
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    while (cache->stats().warmed_later == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(cache->stats().warmed_later, 1u);
+    EXPECT_EQ(cache->stats().entries, 1u);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 3.0f), 2.0f * 3.0f + 6.0f);
+    cache.reset();
+    auto again = open();
+    auto hit = again->program(context_, device_, request);
+    ASSERT_TRUE(hit.ok()) << hit.outcome().message;
+    EXPECT_EQ(hit.outcome().rung, Rung::user_store);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, hit.get(), 3.0f), 2.0f * 3.0f + 6.0f);
+}
+
+// Closing the cache right after the answer waits for the warm-up, so that a
+// short-lived process (`kcache warm`) leaves warmed binaries behind: the
+// entry is written again after the answer.
+TEST_F(Pocl, ClosingTheCacheWaitsForTheWarmupAfterTheAnswer) {
+    auto cache = open();
+    auto request = scale_request(7);
+    request.warmup_local_size = 16;
+    auto p = cache->program(context_, device_, request);
+    const auto answered = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    ASSERT_EQ(p.outcome().rung, Rung::jit);
+    const std::string key = p.outcome().key;
+    cache.reset();
+    auto store = store::Store::open(dir() / "store");
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto entries = store->list();
+    ASSERT_TRUE(entries.ok());
+    ASSERT_EQ(entries->size(), 1u);
+    EXPECT_EQ(entries->front().key.hex(), key);
+    EXPECT_GT(entries->front().created_ms, answered) << "the warmed binary was not stored";
 }
 
 // The helper is the one Config::jit_helper names: KCACHE_JIT_PATH is read by

@@ -7,7 +7,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -115,6 +117,95 @@ TEST_F(Pocl, PooledHelperMakesABuildThreadPerStackSize) {
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(again->helper_pid, first->helper_pid);
     EXPECT_EQ(test::run_axpb_binary(again->binary, 256, 64, nullptr), 7.0f);
+}
+
+// A request with warm_after_reply is answered before its warm-up: the
+// answer's binary is not warmed, then the hook gets the warmed one from the
+// same helper, which goes on to serve the next compile.
+TEST_F(Pocl, WarmupAfterTheAnswerReachesTheHookAndKeepsTheHelper) {
+    JitCompiler jit(pooled(1));
+    auto q = axpb(21);
+    q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
+    q.warm_after_reply = true;
+    std::promise<JitResult> warmed;
+    auto got = warmed.get_future();
+    auto r =
+        jit.compile(q, Clock::now() + 60s, [&](JitResult w) { warmed.set_value(std::move(w)); });
+    ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
+    EXPECT_FALSE(r->warmed);
+    EXPECT_TRUE(r->warm_pending);
+    EXPECT_EQ(r->timings.helper.warmup_us, 0u);
+    EXPECT_EQ(test::run_axpb_binary(r->binary, 256, 64, nullptr), 26.0f);
+    ASSERT_EQ(got.wait_for(60s), std::future_status::ready) << "the warmed binary never came";
+    const JitResult w = got.get();
+    EXPECT_TRUE(w.warmed) << w.warmup_note;
+    EXPECT_FALSE(w.warm_pending);
+    EXPECT_EQ(w.helper_pid, r->helper_pid);
+    EXPECT_GT(w.timings.helper.warmup_us, 0u);
+    // PoCL keeps the work-group function the launch generated in the binary.
+    EXPECT_GT(w.binary.size(), r->binary.size());
+    EXPECT_EQ(test::run_axpb_binary(w.binary, 256, 64, nullptr), 26.0f);
+    auto next = jit.compile(axpb(22), Clock::now() + 60s);
+    ASSERT_TRUE(next.ok()) << next.error().message;
+    EXPECT_EQ(next->helper_pid, r->helper_pid);
+    EXPECT_EQ(next->served, 2u);
+}
+
+// A fresh helper per compile answers once: it warms up before answering.
+TEST_F(Pocl, WithThePoolOffTheWarmupComesBeforeTheAnswer) {
+    JitCompiler jit(pooled(0));
+    auto q = axpb(23);
+    q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
+    q.warm_after_reply = true;
+    bool told = false;
+    auto r = jit.compile(q, Clock::now() + 60s, [&](JitResult) { told = true; });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->warmed) << r->warmup_note;
+    EXPECT_FALSE(r->warm_pending);
+    jit.drain();
+    EXPECT_FALSE(told);
+}
+
+TEST_F(Pocl, DrainWaitsForTheWarmupAfterTheAnswer) {
+    JitCompiler jit(pooled(1));
+    auto q = axpb(24);
+    q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
+    q.warm_after_reply = true;
+    std::atomic<bool> told{false};
+    auto r = jit.compile(q, Clock::now() + 60s, [&](JitResult) { told = true; });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(r->warm_pending);
+    jit.drain();
+    EXPECT_TRUE(told);
+}
+
+// A warm-up launch that never ends (the kernel spins on a zeroed buffer)
+// after the answer: the helper is killed at the compile's deadline, the hook
+// is never told, and the next compile gets a fresh helper.
+TEST_F(Pocl, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
+    JitCompiler jit(pooled(1));
+    JitRequest q;
+    q.device = test::pocl_device();
+    q.source =
+        "__kernel void spin(volatile __global int* flag) {\n"
+        "    while (flag[0] == 0) { }\n"
+        "}\n";
+    q.entry_points = {"spin"};
+    q.warmup = WarmupLaunch{1, {1, 1, 1}, {1, 1, 1}, 64};
+    q.warm_after_reply = true;
+    std::atomic<bool> told{false};
+    const auto deadline = Clock::now() + 10s;
+    auto r = jit.compile(q, deadline, [&](JitResult) { told = true; });
+    ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
+    ASSERT_TRUE(r->warm_pending);
+    EXPECT_LT(Clock::now(), deadline) << "the answer waited for the warm-up";
+    jit.drain();
+    EXPECT_GE(Clock::now(), deadline);
+    EXPECT_FALSE(told);
+    EXPECT_TRUE(test::wait_reaped(r->helper_pid, 5s)) << "the hung helper was not killed";
+    auto next = jit.compile(axpb(25), Clock::now() + 60s);
+    ASSERT_TRUE(next.ok()) << next.error().message;
+    EXPECT_NE(next->helper_pid, r->helper_pid);
 }
 
 TEST_F(Pocl, CrashKillsOnlyItsHelper) {

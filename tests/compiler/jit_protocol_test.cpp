@@ -19,6 +19,7 @@ JitRequest sample_request() {
     q.options = "-cl-fast-relaxed-math";
     q.entry_points = {"k", "k2"};
     q.warmup = WarmupLaunch{2, {64, 32, 1}, {16, 8, 1}, 4096};
+    q.warm_after_reply = true;
     q.address_space_cap = 1ull << 32;
     return q;
 }
@@ -33,6 +34,7 @@ TEST(Compiler, RequestRoundTrips) {
     EXPECT_EQ(back->entry_points, q.entry_points);
     ASSERT_TRUE(back->warmup.has_value());
     EXPECT_EQ(back->warmup->local[1], 8u);
+    EXPECT_TRUE(back->warm_after_reply);
     EXPECT_EQ(back->address_space_cap, q.address_space_cap);
     EXPECT_EQ(back->build_stack_bytes, kDefaultBuildStack);
 }
@@ -48,12 +50,28 @@ TEST(Compiler, ReplyRoundTrips) {
     a.build_log = "log";
     a.timings.build_us = 42;
     a.warmed = true;
+    a.warm_pending = true;
     auto back = decode_reply(encode_reply(a));
     ASSERT_TRUE(back.ok()) << back.error();
     EXPECT_EQ(back->status, ReplyStatus::build_error);
     EXPECT_EQ(back->binary, a.binary);
     EXPECT_EQ(back->timings.build_us, 42u);
     EXPECT_TRUE(back->warmed);
+    EXPECT_TRUE(back->warm_pending);
+}
+
+// warm_after_reply travels only with a warm-up (it means nothing alone).
+TEST(Compiler, WarmAfterReplyIsPartOfTheWarmup) {
+    JitRequest q = sample_request();
+    q.warmup.reset();
+    auto back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_FALSE(back->warm_after_reply);
+    q.warmup = WarmupLaunch{};
+    q.warm_after_reply = false;
+    back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_FALSE(back->warm_after_reply);
 }
 
 // A helper's clock stamps are its word: whatever they say (here the

@@ -32,6 +32,7 @@ const char* const kInsertEntry =
     "verified_at_ms, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
     "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id";
 const char* const kInsertBlob = "INSERT INTO blobs(id, data) VALUES (?, ?)";
+const char* const kDeleteEntryByKey = "DELETE FROM entries WHERE key = ?";
 
 #undef KCACHE_INFO_COLUMNS
 

@@ -23,6 +23,8 @@ extern const char* const kSelectAllEntries;
 extern const char* const kInsertEntry;
 // INSERT of the blob for entries.id ?1, data ?2.
 extern const char* const kInsertBlob;
+// DELETE of the entry under key ?1 (its blob and the totals follow by trigger).
+extern const char* const kDeleteEntryByKey;
 
 // Number of columns read_info() consumes; checksum and blob follow.
 inline constexpr int kInfoColumns = 32;

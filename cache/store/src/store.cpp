@@ -94,9 +94,24 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
 }
 
 // Lock held, inside an open transaction: inserts `info` with its blob unless
-// the key exists, writes pending hits back and evicts down to the bound.
+// the key exists (with PutMode::replace: after deleting it), writes pending
+// hits back and evicts down to the bound.
 sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const Checksum& checksum,
-                                  const Encoded& encoded) {
+                                  const Encoded& encoded, PutMode mode) {
+    if (mode == PutMode::replace) {
+        auto drop = s.db.cached(rows::kDeleteEntryByKey);
+        if (!drop.ok()) {
+            return fail(drop.error());
+        }
+        auto st = drop.value()->bind_all(info.key.hex());
+        if (st.ok()) {
+            st = drop.value()->run();
+        }
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+        s.touches.erase(info.key.hex());
+    }
     auto insert = s.db.cached(rows::kInsertEntry);
     if (!insert.ok()) {
         return fail(insert.error());
@@ -148,7 +163,7 @@ Result<Entry, Miss> Store::get(const Key& key) {
 
 Result<PutResult, StoreError> Store::put(const KeyFields& fields,
                                          std::span<const std::uint8_t> bytes,
-                                         const Provenance& provenance) {
+                                         const Provenance& provenance, PutMode mode) {
     if (auto w = impl_->require_writable(); !w.ok()) {
         return fail(w.error());
     }
@@ -189,7 +204,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         if (!txn.ok()) {
             return fail(txn.error());
         }
-        auto result = insert_locked(s, info, checksum, encoded);
+        auto result = insert_locked(s, info, checksum, encoded, mode);
         if (result.ok()) {
             if (auto c = txn->commit(); !c.ok()) {
                 return fail(c.error());

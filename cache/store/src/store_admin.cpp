@@ -19,7 +19,7 @@ Result<std::vector<EntryInfo>, StoreError> list_locked(Store::Impl& s) {
 
 Result<bool, StoreError> Store::remove(const Key& key) {
     std::lock_guard lock(impl_->mu);
-    auto n = write_one(*impl_, "DELETE FROM entries WHERE key = ?", key.hex());
+    auto n = write_one(*impl_, rows::kDeleteEntryByKey, key.hex());
     if (!n.ok()) {
         return fail(n.error());
     }

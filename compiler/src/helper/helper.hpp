@@ -30,7 +30,9 @@ class Session {
     Session& operator=(const Session&) = delete;
 
     // Serves one request end to end (select, build, warm up, take the
-    // binary, validate) and returns the reply to write.
+    // binary, validate) and returns the reply to write. With a warm-up and
+    // warm_after_reply it skips the warm-up and says so (warm_pending): the
+    // caller then serves the request again without warm_after_reply.
     JitReply serve(const JitRequest& request);
 
   private:

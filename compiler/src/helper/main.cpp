@@ -3,6 +3,7 @@
 //   kcache-jit                           one request frame on stdin, one reply on stdout
 //   kcache-jit --serve                   pooled: a reply per request until stdin ends,
 //                                        keeping the platform and context between them
+//                                        (two for a request with warm_after_reply)
 //   kcache-jit --exec-guard -- PROG ARGS  die with the parent, then exec PROG (for ocloc)
 // Exit codes: 0 reply ok (--serve: stdin ended), 1 reply with an error
 // status, 2 bad request, 64 usage, 70 parent already gone, 127 exec failed.
@@ -195,7 +196,16 @@ JitReply serve_on_build_thread(std::unique_ptr<BuildThread>& builder, helper::Se
     return std::move(job.reply);
 }
 
-// Answers one request read from fd 0 on `reply_fd` and returns the exit code
+void send_reply(int reply_fd, JitReply reply, std::uint64_t served, const HelperStamps& stamps) {
+    reply.helper_pid = static_cast<std::uint32_t>(::getpid());
+    reply.served = served;
+    reply.stamps = stamps;
+    reply.stamps.reply_ns = monotonic_ns();
+    write_all(reply_fd, encode_reply(reply));
+}
+
+// Answers one request read from fd 0 on `reply_fd` (a pooled helper asked
+// for the warm-up after the reply answers twice) and returns the exit code
 // a one-shot helper ends with. Sets `eof` when no further request can be
 // read: stdin ended (a pooled helper then exits quietly) or a bad frame put
 // the stream out of step.
@@ -211,6 +221,9 @@ int answer_one(helper::Session& session, std::unique_ptr<BuildThread>& builder, 
     auto request = length ? decode_request(header + read_exactly(0, *length))
                           : kcache::Result<JitRequest, std::string>(kcache::fail(length.error()));
     stamps.request_ns = monotonic_ns();
+    if (request && !pooled) {
+        request->warm_after_reply = false;  // a one-shot helper answers once
+    }
     JitReply reply;
     if (!request) {
         reply.status = ReplyStatus::bad_request;
@@ -222,13 +235,21 @@ int answer_one(helper::Session& session, std::unique_ptr<BuildThread>& builder, 
     } else {
         reply = serve_on_build_thread(builder, session, *request);
     }
-    reply.helper_pid = static_cast<std::uint32_t>(::getpid());
-    reply.served = served;
-    reply.stamps = stamps;
-    reply.stamps.reply_ns = monotonic_ns();
-    write_all(reply_fd, encode_reply(reply));
+    const int code = !request ? 2 : reply.status == ReplyStatus::ok ? 0 : 1;
+    const bool warm_pending = reply.warm_pending;
+    send_reply(reply_fd, std::move(reply), served, stamps);
+    if (warm_pending) {
+        // The second reply: the same request built again with its warm-up
+        // before the binary is taken (PoCL fixes a program's binary when it
+        // is first taken, so the answered program cannot be warmed into it).
+        // The driver's own cache makes this build short.
+        JitRequest warm = *request;
+        warm.warm_after_reply = false;
+        stamps.request_ns = monotonic_ns();
+        send_reply(reply_fd, serve_on_build_thread(builder, session, warm), served, stamps);
+    }
     eof = eof || !request;
-    return !request ? 2 : reply.status == ReplyStatus::ok ? 0 : 1;
+    return code;
 }
 
 }  // namespace

@@ -163,7 +163,8 @@ JitReply Session::serve(const JitRequest& q) {
     }
     JitReply reply;
     reply.build_log = build_log(program->get(), dev);
-    if (q.warmup) {
+    const bool warm_later = q.warmup && q.warm_after_reply;
+    if (q.warmup && !warm_later) {
         phase = SteadyClock::now();
         auto warm = warm_up(*ctx, dev, program->get(), q.entry_points, *q.warmup);
         t.warmup_us = micros_since(phase);
@@ -185,6 +186,7 @@ JitReply Session::serve(const JitRequest& q) {
     reply.binary = std::move(*binary);
     t.total_us = micros_since(start);
     reply.timings = t;
+    reply.warm_pending = warm_later;
     return reply;
 }
 

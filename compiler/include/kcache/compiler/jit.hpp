@@ -6,6 +6,7 @@
 // crashes takes only its helper down: the next compile gets a fresh one.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,10 +50,11 @@ struct JitResult {
     std::string binary;  // validated: loads with clCreateProgramWithBinary + clBuildProgram
     std::string log;     // the driver's build log (may be empty)
     JitTimings timings;
-    bool warmed = false;       // the warm-up launch ran before the binary was taken
-    std::string warmup_note;   // why not, when a warm-up was asked for
-    pid_t helper_pid = -1;     // the helper that built it
-    std::uint64_t served = 0;  // compiles that helper served, this one included (1: fresh)
+    bool warmed = false;        // the warm-up launch ran before the binary was taken
+    std::string warmup_note;    // why not, when a warm-up was asked for
+    bool warm_pending = false;  // the warm-up runs after this answer (JitRequest::warm_after_reply)
+    pid_t helper_pid = -1;      // the helper that built it
+    std::uint64_t served = 0;   // compiles that helper served, this one included (1: fresh)
 };
 
 // Default for JitConfig::idle_timeout (and KCACHE_JIT_IDLE_MS).
@@ -71,6 +73,11 @@ struct JitConfig {
 };
 
 class JitPool;
+
+// Told the warmed binary of a compile whose warm-up ran after its answer
+// (JitRequest::warm_after_reply): called once, on a thread of the pool, and
+// only when the warm-up ran and the warmed binary loaded back.
+using WarmedHook = std::function<void(JitResult warmed)>;
 
 // Where kcache-jit is looked for when no explicit path is given (the layers
 // above pass Config::jit_helper, KCACHE_JIT_PATH, when it is set): `kcache-jit`
@@ -95,8 +102,16 @@ class JitCompiler {
     // long-lived helper cannot take back); returns the validated binary,
     // build log and timings, or a typed error. Returns by `deadline` plus
     // the time to send SIGKILL; the killed helper is reaped off this path.
-    Result<JitResult, JitError> compile(const JitRequest& request,
-                                        Clock::time_point deadline) const;
+    // A pooled request with warm_after_reply returns before its warm-up
+    // (warm_pending); the helper then warms up, still under `deadline`, and
+    // `on_warmed` gets the warmed binary. A fresh helper warms up before it
+    // answers, as without warm_after_reply.
+    Result<JitResult, JitError> compile(const JitRequest& request, Clock::time_point deadline,
+                                        WarmedHook on_warmed = {}) const;
+
+    // Waits until no warm-up that follows an answer is running (each ends
+    // by its compile's deadline, or at once after shutdown()).
+    void drain() const;
 
     // Kills every helper, busy ones included (their compiles return a
     // crash), and refuses later compiles of the pool (spawn_failed).

@@ -1,7 +1,8 @@
 #pragma once
 // The pipe protocol between the parent (JitCompiler) and kcache-jit: request
 // frames on the helper's stdin, one reply frame on its stdout for each (one
-// pair for a one-shot helper, any number for a pooled one). The grammar is
+// pair for a one-shot helper, any number for a pooled one), or two for a
+// request that asks for its warm-up after the reply. The grammar is
 // written down in src/jit_protocol.cpp next to the code that reads it; every
 // field is checked on read.
 
@@ -46,6 +47,10 @@ struct JitRequest {
     std::string options;
     std::vector<std::string> entry_points;  // must exist in the program; empty: all
     std::optional<WarmupLaunch> warmup;
+    // With a warm-up, a pooled helper replies as soon as the binary is built
+    // and validated (warmed false, warm_pending true), then warms up and
+    // sends a second reply with the warmed binary. One-shot helpers ignore it.
+    bool warm_after_reply = false;
     std::uint64_t address_space_cap = 0;  // RLIMIT_AS for the helper in bytes; 0: none
     std::uint64_t build_stack_bytes = kDefaultBuildStack;
 };
@@ -90,11 +95,14 @@ struct JitReply {
     HelperTimings timings;
     bool warmed = false;           // the warm-up launch ran before the binary was taken
     std::string warmup_note;       // why not, when a warm-up was asked for and skipped
+    bool warm_pending = false;     // a second reply, with the warmed binary, follows this one
     std::uint32_t helper_pid = 0;  // the process that served the request
     std::uint64_t served = 1;      // requests this helper process has served, this one included
     HelperStamps stamps;
 };
 
+// The frame version this build writes and accepts.
+inline constexpr std::uint32_t kProtocolVersion = 3;
 // Size of the fixed frame header (magic, version, kind, payload length).
 inline constexpr std::size_t kFrameHeaderSize = 20;
 // Upper bounds checked on read.

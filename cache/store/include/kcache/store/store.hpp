@@ -46,10 +46,13 @@ class Store {
 
     // Stores `bytes` under make_key(`fields`) in one transaction and returns
     // after commit; evicts least recently used entries beyond the size bound.
-    // An existing entry under the key is kept (AlreadyPresent). Fails with
-    // ReadOnly, TooLarge, Busy or Io.
+    // An existing entry under the key is kept (AlreadyPresent), or with
+    // PutMode::replace replaced in the same transaction (readers see the old
+    // entry or the new one, never none). Fails with ReadOnly, TooLarge, Busy
+    // or Io.
     Result<PutResult, StoreError> put(const KeyFields& fields, std::span<const std::uint8_t> bytes,
-                                      const Provenance& provenance);
+                                      const Provenance& provenance,
+                                      PutMode mode = PutMode::keep_existing);
 
     // Removes the entry under `key`; returns whether one existed.
     Result<bool, StoreError> remove(const Key& key);

@@ -122,6 +122,12 @@ struct Entry {
 // What put() did.
 enum class PutOutcome { stored, already_present };
 
+// What a put does when the key already has an entry.
+enum class PutMode {
+    keep_existing,  // keep it (PutOutcome::already_present)
+    replace,        // replace it in the same transaction (a better binary for the same key)
+};
+
 struct PutResult {
     Key key;
     PutOutcome outcome;
