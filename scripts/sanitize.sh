@@ -11,7 +11,10 @@
 #       tree are not built here).
 #   scripts/sanitize.sh thread [CTEST_ARGS...]
 #       TSan in build-tsan/: the service's threads (single-flight, background
-#       compiles, the in-process map: tests/cache, labels pocl and slow).
+#       compiles, the in-process map: tests/cache, labels pocl and slow) and
+#       the JIT helper pool's (tests/compiler/jit_pool_test.cpp), with
+#       kcache-jit built under TSan too. Not run: the test that counts a
+#       stack overflow as a crash (TSan turns that into exit code 66).
 #   KCACHE_SANITIZE_TARGETS="t1 t2"   build these test targets instead
 # Only the test targets needed are built. Suppressions and run-time options:
 # scripts/sanitizers/ (OpenCL driver frames only). OpenCL runs on PoCL alone.
@@ -40,8 +43,8 @@ if [ "$mode" = address ]; then
 else
   dir=build-tsan
   flags=thread
-  targets="cache_concurrency_test cache_api_test cache_ladder_test"
-  default_args=(-L pocl -LE 'GPU|python|install')
+  targets="cache_concurrency_test cache_api_test cache_ladder_test cache_pool_test compiler_pool_test kcache-jit"
+  default_args=(-L pocl -LE 'GPU|python|install' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
 fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
 [ $# -gt 0 ] || set -- "${default_args[@]}"
