@@ -114,6 +114,30 @@ TEST_F(Store, SecondPutOfSameKeyKeepsTheFirst) {
     EXPECT_EQ(stats->entries, 1u);
 }
 
+// PutMode::replace swaps the entry under the key in one transaction: the
+// new bytes, one entry, totals that count the new size only. With no entry
+// under the key it is a plain put.
+TEST_F(Store, ReplacingPutSwapsTheEntryAndKeepsTheTotals) {
+    auto store = open_store();
+    auto first =
+        store.put(sample_fields(1), binary_like(1000, 1), test_provenance(), ks::PutMode::replace);
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_EQ(first->outcome, ks::PutOutcome::stored);
+    ASSERT_TRUE(store.put(sample_fields(2), binary_like(300, 3), test_provenance()).ok());
+    auto again =
+        store.put(sample_fields(1), binary_like(4000, 2), test_provenance(), ks::PutMode::replace);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->outcome, ks::PutOutcome::stored);
+    EXPECT_EQ(again->key, first->key);
+    EXPECT_EQ(store.get(sample_fields(1))->bytes, binary_like(4000, 2));
+    EXPECT_EQ(store.get(sample_fields(2))->bytes, binary_like(300, 3));
+    auto stats = store.stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->entries, 2u);
+    EXPECT_EQ(stats->raw_bytes, 4000u + 300u);
+    EXPECT_EQ(raw_sql(db_path(), "SELECT count(*) FROM blobs"), "2");
+}
+
 TEST_F(Store, StoredFieldsDifferingFromRequestAreACollision) {
     {
         auto store = open_store();
