@@ -136,8 +136,11 @@ void first_launch(benchmark::State& state, Warm warm) {
             q.warm_after_reply = warm == Warm::after_answer;
         }
         std::string warmed;
-        auto r = jit.compile(q, Clock::now() + 60s,
-                             [&](compiler::JitResult w) { warmed = std::move(w.binary); });
+        auto r = jit.compile(q, Clock::now() + 60s, [&](auto second) {
+            if (second && second->warmed) {
+                warmed = std::move(second->binary);
+            }
+        });
         jit.drain();
         const std::string& binary = warm == Warm::after_answer ? warmed : r->binary;
         test::LaunchTimes times;

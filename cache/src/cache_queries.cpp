@@ -111,6 +111,7 @@ void Cache::drain(std::chrono::milliseconds limit) noexcept {
     } catch (...) {
         // Only the vector's allocation can throw: then nothing is waited for.
     }
+    impl_->jit.drain(until);  // warm-ups after an answer store and share what they built
     if (impl_->remote) {
         const auto left = until - SteadyClock::now();
         impl_->remote->flush(std::max(std::chrono::milliseconds(0),

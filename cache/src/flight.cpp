@@ -76,6 +76,10 @@ struct WarmGate {
     std::promise<void> opened;
     std::shared_future<void> open = opened.get_future().share();
     store::Provenance provenance;  // the compile's, for the warmed entry
+    // The answer's binary, shared with the remote tier only if no warmed one
+    // comes (so that each compile uploads once, the best binary it has).
+    bool share_answer = false;
+    store::Bytes answer;
 };
 
 struct OpenOnExit {
@@ -92,6 +96,7 @@ void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warm
     }
     const std::span<const std::uint8_t> bytes(
         reinterpret_cast<const std::uint8_t*>(warmed.binary.data()), warmed.binary.size());
+    share(plan.fields, bytes, provenance);
     if (auto put = user->put(plan.fields, bytes, provenance, store::PutMode::replace); !put) {
         store::log_message(store::LogLevel::warning, "the warmed binary of " + plan.key.hex() +
                                                          " was not stored: " + put.error().message);
@@ -128,9 +133,14 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
     auto started = SteadyClock::now();
     compiler::WarmedHook on_warmed;
     if (request.warm_after_reply) {
-        on_warmed = [this, plan, g = gate.gate](compiler::JitResult warmed) {
+        on_warmed = [this, plan,
+                     g = gate.gate](Result<compiler::JitResult, compiler::JitError> second) {
             g->open.wait();
-            store_warmed(plan, warmed, g->provenance);
+            if (second && second->warmed) {
+                store_warmed(plan, *second, g->provenance);
+            } else if (g->share_answer) {
+                share(plan.fields, g->answer, g->provenance);
+            }
         };
     }
     auto r = jit.compile(request, plan.deadline, std::move(on_warmed));
@@ -169,7 +179,12 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         if (auto put = user->put(plan.fields, c.bytes, prov); !put) {
             c.message = "compiled, but not stored: " + put.error().message;
         }
-        share(plan.fields, c.bytes, prov);
+        if (r->warm_pending) {  // the warm-up's hook shares the better binary
+            gate.gate->share_answer = true;
+            gate.gate->answer = c.bytes;
+        } else {
+            share(plan.fields, c.bytes, prov);
+        }
         gate.gate->provenance = std::move(prov);
     }
     if (plan.use_stored && !plan.verified_only) {

@@ -141,9 +141,9 @@ Result<JitResult, JitError> JitCompiler::compile(const JitRequest& request,
     return result;
 }
 
-void JitCompiler::drain() const {
+void JitCompiler::drain(Clock::time_point until) const {
     if (pool_) {
-        pool_->drain();
+        pool_->drain(until);
     }
 }
 

@@ -40,7 +40,7 @@ JitPool::JitPool(const JitConfig& config)
 
 JitPool::~JitPool() {
     shutdown();
-    drain();  // the followers' helpers are killed: they end now
+    drain(Clock::time_point::max());  // the followers' helpers are killed: they end now
     if (janitor_.joinable()) {
         janitor_.join();
     }
@@ -174,40 +174,74 @@ void JitPool::give_back(Slot slot, bool keep) {
     freed_.notify_all();
 }
 
-void JitPool::drain() {
+void JitPool::drain(Clock::time_point until) {
     std::unique_lock lock(mu_);
-    followed_.wait(lock, [&] { return following_ == 0; });
+    followed_.wait_until(lock, until, [&] { return following_ == 0; });
 }
+
+namespace {
+
+// The compile result an exchange ended with.
+Result<JitResult, JitError> result_of(const Exchange& ex, const detail::ExchangeTimes& times) {
+    switch (ex.end) {
+        case ExchangeEnd::reply:
+            return detail::interpret_reply(ex.reply, ex.err, -1, times);
+        case ExchangeEnd::timed_out:
+            return fail(compile_error(K::timeout, "compile passed its deadline; helper killed",
+                                      detail::tail(ex.err)));
+        case ExchangeEnd::bad_frame:
+            return fail(compile_error(K::protocol, "bad reply from kcache-jit: " + ex.problem,
+                                      detail::tail(ex.err)));
+        case ExchangeEnd::died:
+            break;
+    }
+    if (ex.status.signal) {
+        return fail(detail::crash_error(*ex.status.signal, ex.err));
+    }
+    return fail(compile_error(K::protocol,
+                              "kcache-jit exited with code " +
+                                  std::to_string(ex.status.exit_code.value_or(-1)) +
+                                  " before replying",
+                              detail::tail(ex.err)));
+}
+
+// Tells `hook` (when set) how a warm-up ended; its own failure stays its own.
+void tell(WarmedHook& hook, Result<JitResult, JitError> second) {
+    if (hook) {
+        try {
+            hook(std::move(second));
+        } catch (...) {
+        }
+    }
+    hook = nullptr;  // nothing of the caller's outlives drain()
+}
+
+}  // namespace
 
 void JitPool::follow_warmup(Slot slot, Clock::time_point deadline, WarmedHook on_warmed) {
     {
         std::lock_guard lock(mu_);
         ++following_;
     }
-    auto follow = [this, slot, deadline, hook = std::move(on_warmed)]() mutable {
+    // Shared with the thread, so that the hook is still here to be told when
+    // no thread can be made.
+    auto hook = std::make_shared<WarmedHook>(std::move(on_warmed));
+    auto follow = [this, slot, deadline, hook] {
         const Exchange ex = slot->helper->exchange(std::string(), deadline);
-        bool keep = false;
-        if (ex.end == ExchangeEnd::reply) {
-            keep = reusable(ex.reply);
-            auto warmed = detail::interpret_reply(ex.reply, ex.err, -1,
-                                                  {ex.sent, std::nullopt, ex.sent, ex.done});
-            if (warmed && warmed->warmed && hook) {
-                try {
-                    hook(std::move(*warmed));
-                } catch (...) {  // the hook's failure is its own; the helper is fine
-                }
-            }
-        }
-        hook = nullptr;  // nothing of the caller's outlives drain()
+        const bool keep = ex.end == ExchangeEnd::reply && reusable(ex.reply);
+        tell(*hook, result_of(ex, {ex.sent, std::nullopt, ex.sent, ex.done}));
         give_back(slot, keep);
         std::lock_guard lock(mu_);
         --following_;
         followed_.notify_all();
     };
     try {
-        std::thread(std::move(follow)).detach();
-    } catch (const std::system_error&) {
+        std::thread(follow).detach();
+    } catch (const std::system_error& e) {
         give_back(slot, false);  // its second reply cannot be read: retire it
+        tell(*hook,
+             fail(compile_error(K::spawn_failed,
+                                std::string("no thread to follow the warm-up: ") + e.what())));
         std::lock_guard lock(mu_);
         --following_;
         followed_.notify_all();
@@ -233,36 +267,13 @@ Result<JitResult, JitError> JitPool::compile(const JitRequest& request, Clock::t
     const Exchange ex = helper.exchange(encode_request(request), deadline);
     times.sent = ex.sent;
     times.done = ex.done;
-    switch (ex.end) {
-        case ExchangeEnd::reply: {
-            auto result = detail::interpret_reply(ex.reply, ex.err, -1, times);
-            if (result && result->warm_pending) {
-                follow_warmup(*slot, deadline, std::move(on_warmed));
-            } else {
-                give_back(*slot, reusable(ex.reply));
-            }
-            return result;
-        }
-        case ExchangeEnd::timed_out:
-            give_back(*slot, false);
-            return fail(compile_error(K::timeout, "compile passed its deadline; helper killed",
-                                      detail::tail(ex.err)));
-        case ExchangeEnd::bad_frame:
-            give_back(*slot, false);
-            return fail(compile_error(K::protocol, "bad reply from kcache-jit: " + ex.problem,
-                                      detail::tail(ex.err)));
-        case ExchangeEnd::died:
-            break;
+    auto result = result_of(ex, times);
+    if (result && result->warm_pending) {
+        follow_warmup(*slot, deadline, std::move(on_warmed));
+    } else {
+        give_back(*slot, ex.end == ExchangeEnd::reply && reusable(ex.reply));
     }
-    give_back(*slot, false);
-    if (ex.status.signal) {
-        return fail(detail::crash_error(*ex.status.signal, ex.err));
-    }
-    return fail(compile_error(K::protocol,
-                              "kcache-jit exited with code " +
-                                  std::to_string(ex.status.exit_code.value_or(-1)) +
-                                  " before replying",
-                              detail::tail(ex.err)));
+    return result;
 }
 
 void JitPool::stop_idle(Clock::time_point now, std::optional<Clock::time_point>& next) {

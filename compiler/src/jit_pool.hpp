@@ -45,7 +45,7 @@ class JitPool {
                                         WarmedHook on_warmed);
 
     // See JitCompiler::drain().
-    void drain();
+    void drain(Clock::time_point until);
 
     // Kills every helper, busy ones included; later compiles fail at once.
     void shutdown();

@@ -265,12 +265,13 @@ class Cache {
     // Counters of this process plus the store's sizes (zero sizes when the
     // store cannot be read).
     KCACHE_API CacheStats stats() noexcept;
-    // Waits for background compiles started by this object, then for its
-    // queued remote uploads (at most `limit` in all).
     // Releases every program this cache keeps for `context` (call it before
     // releasing a context for good); returns how many. Programs the caller
     // holds stay valid; a later request for `context` builds again.
     KCACHE_API std::size_t forget(cl_context context) noexcept;
+    // Waits for background compiles started by this object, for the
+    // warm-ups that follow JIT answers on CPU devices, then for its queued
+    // remote uploads (at most `limit` in all).
     KCACHE_API void drain(std::chrono::milliseconds limit) noexcept;
     KCACHE_API const Config& config() const noexcept;
 

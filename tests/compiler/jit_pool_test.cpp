@@ -11,6 +11,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -127,17 +128,20 @@ TEST_F(Pocl, WarmupAfterTheAnswerReachesTheHookAndKeepsTheHelper) {
     auto q = axpb(21);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
     q.warm_after_reply = true;
-    std::promise<JitResult> warmed;
+    std::promise<Result<JitResult, JitError>> warmed;
     auto got = warmed.get_future();
-    auto r =
-        jit.compile(q, Clock::now() + 60s, [&](JitResult w) { warmed.set_value(std::move(w)); });
+    auto r = jit.compile(q, Clock::now() + 60s, [&](Result<JitResult, JitError> second) {
+        warmed.set_value(std::move(second));
+    });
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_FALSE(r->warmed);
     EXPECT_TRUE(r->warm_pending);
     EXPECT_EQ(r->timings.helper.warmup_us, 0u);
     EXPECT_EQ(test::run_axpb_binary(r->binary, 256, 64, nullptr), 26.0f);
-    ASSERT_EQ(got.wait_for(60s), std::future_status::ready) << "the warmed binary never came";
-    const JitResult w = got.get();
+    ASSERT_EQ(got.wait_for(60s), std::future_status::ready) << "the hook was never told";
+    const auto second = got.get();
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    const JitResult& w = *second;
     EXPECT_TRUE(w.warmed) << w.warmup_note;
     EXPECT_FALSE(w.warm_pending);
     EXPECT_EQ(w.helper_pid, r->helper_pid);
@@ -158,7 +162,7 @@ TEST_F(Pocl, WithThePoolOffTheWarmupComesBeforeTheAnswer) {
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
     q.warm_after_reply = true;
     bool told = false;
-    auto r = jit.compile(q, Clock::now() + 60s, [&](JitResult) { told = true; });
+    auto r = jit.compile(q, Clock::now() + 60s, [&](auto) { told = true; });
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_TRUE(r->warmed) << r->warmup_note;
     EXPECT_FALSE(r->warm_pending);
@@ -172,7 +176,7 @@ TEST_F(Pocl, DrainWaitsForTheWarmupAfterTheAnswer) {
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
     q.warm_after_reply = true;
     std::atomic<bool> told{false};
-    auto r = jit.compile(q, Clock::now() + 60s, [&](JitResult) { told = true; });
+    auto r = jit.compile(q, Clock::now() + 60s, [&](auto) { told = true; });
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_TRUE(r->warm_pending);
     jit.drain();
@@ -181,7 +185,7 @@ TEST_F(Pocl, DrainWaitsForTheWarmupAfterTheAnswer) {
 
 // A warm-up launch that never ends (the kernel spins on a zeroed buffer)
 // after the answer: the helper is killed at the compile's deadline, the hook
-// is never told, and the next compile gets a fresh helper.
+// is told so, and the next compile gets a fresh helper.
 TEST_F(Pocl, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
     JitCompiler jit(pooled(1));
     JitRequest q;
@@ -193,15 +197,17 @@ TEST_F(Pocl, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
     q.entry_points = {"spin"};
     q.warmup = WarmupLaunch{1, {1, 1, 1}, {1, 1, 1}, 64};
     q.warm_after_reply = true;
-    std::atomic<bool> told{false};
+    std::optional<JitErrc> ended;
     const auto deadline = Clock::now() + 10s;
-    auto r = jit.compile(q, deadline, [&](JitResult) { told = true; });
+    auto r = jit.compile(q, deadline, [&](Result<JitResult, JitError> second) {
+        ended = second ? std::nullopt : std::optional<JitErrc>(second.error().kind);
+    });
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     ASSERT_TRUE(r->warm_pending);
     EXPECT_LT(Clock::now(), deadline) << "the answer waited for the warm-up";
     jit.drain();
     EXPECT_GE(Clock::now(), deadline);
-    EXPECT_FALSE(told);
+    EXPECT_EQ(ended, JitErrc::timeout);
     EXPECT_TRUE(test::wait_reaped(r->helper_pid, 5s)) << "the hung helper was not killed";
     auto next = jit.compile(axpb(25), Clock::now() + 60s);
     ASSERT_TRUE(next.ok()) << next.error().message;

@@ -173,6 +173,34 @@ TEST_F(RemoteLadder, HangingServerCostsOneTimeoutThenOtherProcessesSkipIt) {
     }
 }
 
+// On a CPU device each compile uploads once, the best binary it has: the
+// warmed one when the warm-up after the answer works (kcache warm's tests),
+// else the answer's. Here the warm-up launch never ends (the kernel spins),
+// so the answer's binary goes up once the deadline ends the warm-up.
+TEST_F(RemoteLadder, AWarmupThatFailsAfterTheAnswerStillUploadsTheAnswer) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    auto cache = Cache::open(remote_config(config("a"), server->url()));
+    ASSERT_TRUE(cache);
+    SourceRequest spin;
+    spin.name = "spin";
+    spin.source =
+        "__kernel void spin(volatile __global int* flag) {\n"
+        "    while (flag[0] == 0) { }\n"
+        "}\n";
+    spin.entry_points = {"spin"};
+    spin.warmup_local_size = 1;
+    spin.deadline = std::chrono::milliseconds(8000);
+    auto p = cache->program(context_, device_, spin);
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    cache->drain(std::chrono::seconds(60));
+    EXPECT_EQ(cache->stats().warmed_later, 0u);
+    EXPECT_EQ(cache->stats().remote_uploads, 1u);
+    EXPECT_EQ(server->count("PUT"), 1u);
+    EXPECT_TRUE(std::filesystem::exists(server->object_file(p.outcome().key)));
+}
+
 TEST_F(RemoteLadder, CorruptObjectIsRejectedCountedThenJit) {
     auto server = start_nginx(dir() / "nginx");
     ASSERT_TRUE(server);

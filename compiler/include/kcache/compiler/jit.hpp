@@ -74,10 +74,12 @@ struct JitConfig {
 
 class JitPool;
 
-// Told the warmed binary of a compile whose warm-up ran after its answer
-// (JitRequest::warm_after_reply): called once, on a thread of the pool, and
-// only when the warm-up ran and the warmed binary loaded back.
-using WarmedHook = std::function<void(JitResult warmed)>;
+// Told how the warm-up that followed an answer ended (JitRequest::
+// warm_after_reply), exactly once, on a thread of the pool: the warmed
+// result (`warmed` true); a result the warm-up could not improve (`warmed`
+// false, `warmup_note` says why); or the error that ended it (the deadline,
+// a crash, the pool shut down).
+using WarmedHook = std::function<void(Result<JitResult, JitError> second)>;
 
 // Where kcache-jit is looked for when no explicit path is given (the layers
 // above pass Config::jit_helper, KCACHE_JIT_PATH, when it is set): `kcache-jit`
@@ -104,14 +106,15 @@ class JitCompiler {
     // the time to send SIGKILL; the killed helper is reaped off this path.
     // A pooled request with warm_after_reply returns before its warm-up
     // (warm_pending); the helper then warms up, still under `deadline`, and
-    // `on_warmed` gets the warmed binary. A fresh helper warms up before it
-    // answers, as without warm_after_reply.
+    // `on_warmed` is told how that ended. A fresh helper warms up before it
+    // answers, as without warm_after_reply (`on_warmed` is not called).
     Result<JitResult, JitError> compile(const JitRequest& request, Clock::time_point deadline,
                                         WarmedHook on_warmed = {}) const;
 
-    // Waits until no warm-up that follows an answer is running (each ends
-    // by its compile's deadline, or at once after shutdown()).
-    void drain() const;
+    // Waits until no warm-up that follows an answer is running, or until
+    // `until` (each ends by its compile's deadline, or at once after
+    // shutdown()); its WarmedHook has returned.
+    void drain(Clock::time_point until = Clock::time_point::max()) const;
 
     // Kills every helper, busy ones included (their compiles return a
     // crash), and refuses later compiles of the pool (spawn_failed).
