@@ -136,6 +136,10 @@ struct Cache::Impl {
                                                const Plan& plan, Outcome& out);
     // The user store when it may be written (not read-only), else nullptr.
     store::Store* writable_user_store();
+    // Keeps `bytes` in `resident` when the plan may use stored binaries,
+    // under the rung a later process would find them in (`produced` is the
+    // rung that made them).
+    void keep_resident(const Plan& plan, store::Bytes bytes, Rung produced);
 
     // remote_rung.cpp
     std::optional<service::ProgramRef> try_remote(cl_context context, cl_device_id device,
@@ -159,11 +163,6 @@ struct Cache::Impl {
 // Registers a helper that just started (JitConfig::on_start), so that closing
 // the cache can kill it.
 void track_helper_start(Cache::Impl& impl, pid_t pid);
-
-// ladder.cpp: the rung to report for bytes kept in memory: where a later
-// process would find them (JIT results and promoted AOT binaries are in a
-// writable user store).
-Rung persisted_rung(store::TieredStore& tiers, Rung produced);
 
 // Maps a recorded failure kind to the status callers see.
 StatusCode status_of(store::FailureKind kind);

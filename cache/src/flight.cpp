@@ -103,10 +103,7 @@ void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warm
         return;
     }
     counters.warmed_later++;
-    if (plan.use_stored && !plan.verified_only) {
-        resident.put(plan.key, store::Bytes(bytes.begin(), bytes.end()),
-                     persisted_rung(tiers, Rung::jit));
-    }
+    keep_resident(plan, store::Bytes(bytes.begin(), bytes.end()), Rung::jit);
 }
 
 Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& request) {
@@ -123,9 +120,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
             c.status = StatusCode::ok;
             c.rung = Rung::user_store;
             c.bytes = std::move(hit->bytes);
-            if (plan.use_stored && !plan.verified_only) {
-                resident.put(plan.key, c.bytes, Rung::user_store);
-            }
+            keep_resident(plan, c.bytes, c.rung);
             return c;
         }
     }
@@ -187,9 +182,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
         }
         gate.gate->provenance = std::move(prov);
     }
-    if (plan.use_stored && !plan.verified_only) {
-        resident.put(plan.key, c.bytes, persisted_rung(tiers, c.rung));
-    }
+    keep_resident(plan, c.bytes, c.rung);
     return c;
 }
 

@@ -35,13 +35,21 @@ std::string describe(const store::Miss& miss) {
     return miss.detail.empty() ? s : s + ": " + miss.detail;
 }
 
-}  // namespace
-
+// The rung to report for bytes kept in memory: where a later process would
+// find them (JIT results and promoted AOT binaries are in a writable user store).
 Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
     const store::Store* user = tiers.user();
     const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
     return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
                                                                         : produced;
+}
+
+}  // namespace
+
+void Cache::Impl::keep_resident(const Plan& plan, store::Bytes bytes, Rung produced) {
+    if (plan.use_stored && !plan.verified_only) {
+        resident.put(plan.key, std::move(bytes), persisted_rung(tiers, produced));
+    }
 }
 
 Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_id device) {
@@ -107,9 +115,7 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
     if (prog) {
         out.rung = rung_of(hit.tier);
         (out.rung == Rung::user_store ? counters.store : counters.pack)++;
-        if (!plan.verified_only) {
-            resident.put(plan.key, std::move(hit.entry.bytes), out.rung);
-        }
+        keep_resident(plan, std::move(hit.entry.bytes), out.rung);
         return std::move(*prog);
     }
     out.misses.emplace_back(rung_of(hit.tier), MissCause::rejected_by_driver,
@@ -191,9 +197,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
     }
     out.rung = Rung::aot;
     counters.aot++;
-    if (!plan.verified_only) {
-        resident.put(plan.key, std::move(aot->entry.bytes), persisted_rung(tiers, Rung::aot));
-    }
+    keep_resident(plan, std::move(aot->entry.bytes), Rung::aot);
     return std::move(*prog);
 }
 
