@@ -122,6 +122,10 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         auto db = device_db::DeviceDb::with_override(config.device_db);
         store::Policy policy;
         policy.max_bytes = config.max_bytes;
+        policy.max_hot_bytes = config.max_hot_bytes;
+        // A store file an earlier open stamped opens SQLite at first need:
+        // a first hit from a hot copy never does (docs/design.md, "Hot copies").
+        policy.defer_open = true;
         policy.mode = config.read_only ? store::OpenMode::read_only : store::OpenMode::read_write;
         auto user = store::Store::open(config.dir, policy);
         if (!db) {

@@ -122,6 +122,10 @@ struct Cache::Impl {
                        const std::string& signature, bool context_known);
     std::optional<service::ProgramRef> try_resident(cl_context context, cl_device_id device,
                                                     const Plan& plan, Outcome& out);
+    // Rung 2 from the user store's hot copy of the entry: no SQLite (see
+    // Store::get_hot); not for verify_before_use, which reads the store.
+    std::optional<service::ProgramRef> try_hot(cl_context context, cl_device_id device,
+                                               const Plan& plan, Outcome& out);
     // Rungs 2 and 3: the exact binary (user store, packs, remote), then an AOT
     // binary for the device's target; each miss is added to `out`.
     std::optional<service::ProgramRef> try_stored(cl_context context, cl_device_id device,

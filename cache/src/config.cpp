@@ -6,7 +6,7 @@
 //              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
-//              | max_programs | max_resident_bytes
+//              | max_programs | max_resident_bytes | max_hot_bytes
 //              | trusted_keys | require_signed_packs
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
@@ -184,6 +184,12 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
             return "expected a size such as 67108864, 64M or 0 (off)";
         }
         c.max_resident_bytes = *n;
+    } else if (key == "max_hot_bytes") {
+        auto n = service::parse_size(value);
+        if (!n) {
+            return "expected a size such as 67108864, 64M or 0 (off)";
+        }
+        c.max_hot_bytes = *n;
     } else if (key == "trusted_keys") {
         c.trusted_keys = split_paths(value);
     } else if (key == "require_signed_packs") {
@@ -224,6 +230,7 @@ constexpr Setting kSettings[] = {
     {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
     {"max_programs", "KCACHE_MAX_PROGRAMS"},
     {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
+    {"max_hot_bytes", "KCACHE_MAX_HOT_BYTES"},
     {"trusted_keys", "KCACHE_TRUSTED_KEYS"},
     {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"},
 };

@@ -129,6 +129,21 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
     return std::nullopt;
 }
 
+std::optional<service::ProgramRef> Cache::Impl::try_hot(cl_context context, cl_device_id device,
+                                                        const Plan& plan, Outcome& out) {
+    store::Store* user = tiers.user();
+    if (plan.verified_only || user == nullptr) {
+        return std::nullopt;
+    }
+    auto bytes = user->get_hot(plan.fields);
+    if (!bytes) {
+        return std::nullopt;
+    }
+    store::TieredHit hit{store::Entry{{}, std::move(*bytes)},
+                         store::Tier{store::Tier::Kind::user, 0, "user"}};
+    return load_stored(context, device, plan, hit, out);
+}
+
 std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, cl_device_id device,
                                                            Plan& plan, Outcome& out) {
     auto hit = tiers.get(plan.fields);
@@ -297,6 +312,9 @@ Program Cache::Impl::run_ladder(cl_context context, cl_device_id device, Plan& p
     std::optional<service::ProgramRef> prog;
     if (plan.use_stored) {
         prog = try_resident(context, device, plan, out);
+        if (!prog) {
+            prog = try_hot(context, device, plan, out);
+        }
         if (!prog) {
             prog = try_stored(context, device, plan, out);
         }

@@ -146,6 +146,11 @@ struct Config {
     // memory per Cache, so that a new context costs only the driver's load
     // (bytes; K/M/G suffix; 0: off).
     std::uint64_t max_resident_bytes = 64ull << 20;
+    // KCACHE_MAX_HOT_BYTES: hot copies, the user store's entries also kept
+    // raw in files of their own, so that a process's first hit reads one
+    // file instead of opening SQLite; the oldest go first (bytes; K/M/G
+    // suffix; 0: none written).
+    std::uint64_t max_hot_bytes = 64ull << 20;
     // Signed packs: public keys (minisign .pub files) whose pack signatures
     // are trusted, read from every *.pub of `trusted_key_dirs` (load_config
     // sets /etc/kcache/trusted.d and $XDG_CONFIG_HOME/kcache/trusted.d) and

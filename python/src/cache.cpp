@@ -140,6 +140,7 @@ class CacheCore {
         d["tmpdir"] = c.tmpdir.string();
         d["max_programs"] = c.max_programs;
         d["max_resident_bytes"] = c.max_resident_bytes;
+        d["max_hot_bytes"] = c.max_hot_bytes;
         d["origins"] = origins;
         return d;
     }

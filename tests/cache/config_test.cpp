@@ -22,8 +22,8 @@ class ConfigTest : public TempDirTest {
              {"KCACHE_DIR", "KCACHE_MAX_SIZE", "KCACHE_JIT_TIMEOUT_MS", "KCACHE_DISABLE",
               "KCACHE_READONLY", "KCACHE_PACKS", "KCACHE_JIT_PATH", "KCACHE_CONFIG",
               "KCACHE_JIT_HELPERS", "KCACHE_JIT_IDLE_MS", "KCACHE_MAX_PROGRAMS",
-              "KCACHE_MAX_RESIDENT_BYTES", "KCACHE_TRUSTED_KEYS", "KCACHE_REQUIRE_SIGNED_PACKS",
-              "KCACHE_DEVICE_DB"}) {
+              "KCACHE_MAX_RESIDENT_BYTES", "KCACHE_MAX_HOT_BYTES", "KCACHE_TRUSTED_KEYS",
+              "KCACHE_REQUIRE_SIGNED_PACKS", "KCACHE_DEVICE_DB"}) {
             ::unsetenv(v);
         }
         ::setenv("XDG_CONFIG_HOME", (dir() / "xdg").c_str(), 1);
@@ -95,12 +95,14 @@ TEST_F(ConfigTest, DefaultsAndWhereTheyCameFrom) {
     EXPECT_EQ(c.max_resident_bytes, 64ull << 20);
     EXPECT_EQ(c.origins["max_programs"].second, Source::default_value);
     EXPECT_EQ(c.origins["max_resident_bytes"].second, Source::default_value);
+    EXPECT_EQ(c.max_hot_bytes, 64ull << 20);
+    EXPECT_EQ(c.origins["max_hot_bytes"].second, Source::default_value);
 }
 
 TEST_F(ConfigTest, InProcessBoundsFromFileAndEnvironment) {
     std::filesystem::create_directories(dir() / "xdg" / "kcache");
     std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "max_programs = 16\nmax_resident_bytes = 8M\n";
+        << "max_programs = 16\nmax_resident_bytes = 8M\nmax_hot_bytes = 2M\n";
     ::setenv("KCACHE_MAX_RESIDENT_BYTES", "0", 1);
     kcache::Config c;
     std::string err;
@@ -109,6 +111,8 @@ TEST_F(ConfigTest, InProcessBoundsFromFileAndEnvironment) {
     EXPECT_EQ(c.origins["max_programs"].second, Source::config_file);
     EXPECT_EQ(c.max_resident_bytes, 0u);
     EXPECT_EQ(c.origins["max_resident_bytes"].second, Source::environment);
+    EXPECT_EQ(c.max_hot_bytes, 2ull << 20);
+    EXPECT_EQ(c.origins["max_hot_bytes"].second, Source::config_file);
     ::unsetenv("KCACHE_MAX_RESIDENT_BYTES");
 }
 
@@ -164,6 +168,8 @@ TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
         {"KCACHE_MAX_PROGRAMS", "2000000"},
         {"KCACHE_MAX_RESIDENT_BYTES", "-1"},
         {"KCACHE_MAX_RESIDENT_BYTES", "64Q"},
+        {"KCACHE_MAX_HOT_BYTES", "-1"},
+        {"KCACHE_MAX_HOT_BYTES", "lots"},
     };
     for (const auto& [var, value] : bad) {
         ::setenv(var, value, 1);

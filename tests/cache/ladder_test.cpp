@@ -41,6 +41,38 @@ TEST_F(Pocl, CallerKernelWalksTheLadder) {
     EXPECT_FLOAT_EQ(run_scale(context_, device_, stored.get(), 0.5f), 2.0f * 0.5f + 7.0f);
 }
 
+TEST_F(Pocl, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
+    {
+        auto cache = open();
+        ASSERT_TRUE(cache->program(context_, device_, scale_request(8)).ok());
+    }
+    auto cache = open();  // the store file was stamped: SQLite waits for a need
+    // With the database moved away, only the entry's hot copy can answer.
+    const auto store = config().dir;
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::error_code ec;
+        std::filesystem::rename(store / (std::string(store::kStoreFileName) + suffix),
+                                store / (std::string("aside") + suffix), ec);
+    }
+    auto p = cache->program(context_, device_, scale_request(8));
+    ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::user_store);
+    EXPECT_FALSE(p.outcome().resident);
+    EXPECT_EQ(cache->stats().jit_compiles, 0u);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 2.0f), 2.0f * 2.0f + 8.0f);
+
+    // With hot copies off, a fresh cache reads SQLite (here: a new, empty store).
+    auto c = config();
+    c.max_hot_bytes = 0;
+    std::filesystem::remove_all(store / "hot");
+    Outcome o;
+    auto cold = Cache::open(c, &o);
+    ASSERT_TRUE(cold) << o.message;
+    auto q = cold->program(context_, device_, scale_request(8));
+    ASSERT_EQ(q.outcome().status, StatusCode::ok) << q.outcome().message;
+    EXPECT_EQ(q.outcome().rung, Rung::jit);
+}
+
 TEST_F(Pocl, KeyFollowsSourceAndOptionsNotName) {
     auto cache = open();
     auto base = cache->program(context_, device_, scale_request(1));
@@ -119,8 +151,11 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::jit);
     EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::rejected_by_driver));
+    // Rejected as its hot copy: the entry went with it before the store was read.
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::not_found));
     EXPECT_EQ(p.outcome().key, store::make_key(fields).hex());
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 6.0f);
+    cache.reset();  // waits for the warm-up that may follow the answer
 
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
@@ -130,6 +165,10 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto entry = st->get(fields);  // the JIT binary replaced the rejected one
     ASSERT_TRUE(entry);
     EXPECT_EQ(entry->info.provenance.origin, store::Origin::jit);
+    // The JIT's binary has the hot copy now.
+    auto hot = st->get_hot(fields);
+    ASSERT_TRUE(hot);
+    EXPECT_TRUE(*hot == entry->bytes);
 }
 
 TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {

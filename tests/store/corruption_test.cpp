@@ -209,6 +209,9 @@ TEST_F(Store, NewerSchemaIsRefusedAndLeftUntouched) {
         EXPECT_NE(store.error().message.find("newer"), std::string::npos);
         EXPECT_EQ(file_bytes(db_path()), before);
         for (const auto& e : std::filesystem::directory_iterator(store_dir())) {
+            if (e.path().filename() == "hot") {
+                continue;  // the hot copies of the earlier, successful open
+            }
             if (mode == ks::OpenMode::read_write) {
                 EXPECT_EQ(e.path().filename(), ks::kStoreFileName) << "left behind: " << e.path();
             } else {

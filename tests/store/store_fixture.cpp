@@ -139,6 +139,30 @@ std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::s
     return out;
 }
 
+std::vector<std::filesystem::path> hot_copies(const std::filesystem::path& store_dir) {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (std::filesystem::recursive_directory_iterator it(store_dir / "hot", ec), end;
+         !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file() && it->path().filename().string().size() == 64) {
+            out.push_back(it->path());
+        }
+    }
+    return out;
+}
+
+std::size_t damage_hot_copies(const std::filesystem::path& store_dir) {
+    const auto copies = hot_copies(store_dir);
+    for (const auto& p : copies) {
+        std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(-1, std::ios::end);
+        const char last = static_cast<char>(f.get());
+        f.seekp(-1, std::ios::end);
+        f.put(static_cast<char>(last ^ 0x5a));
+    }
+    return copies.size();
+}
+
 std::string file_bytes(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::ostringstream s;

@@ -41,6 +41,13 @@ void raw_sql_blob(const std::filesystem::path& db, const std::string& sql,
 // Reads a blob column (first row) from `db`.
 std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::string& sql);
 
+// Flips the last byte of every hot copy in the store directory `store_dir`
+// (the way a disk would damage one); returns how many there were.
+std::size_t damage_hot_copies(const std::filesystem::path& store_dir);
+
+// Paths of the hot copies in the store directory `store_dir`.
+std::vector<std::filesystem::path> hot_copies(const std::filesystem::path& store_dir);
+
 // Returns the file's bytes.
 std::string file_bytes(const std::filesystem::path& p);
 

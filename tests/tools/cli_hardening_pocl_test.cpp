@@ -88,6 +88,7 @@ TEST_F(CliPoclHardening, WarmRebuildsADamagedEntryInsteadOfCountingIt) {
     const auto m = manifest();
     ASSERT_EQ(kcache({"warm", "--manifest", m.string()}).code, 0);
     raw_sql(store_dir() / ks::kStoreFileName, "UPDATE entries SET checksum = zeroblob(16)");
+    EXPECT_EQ(damage_hot_copies(store_dir()), 1u);  // the entry's other form
     const CliRun r = kcache({"warm", "--manifest", m.string(), "--json"});
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     EXPECT_EQ(r.json()["already_cached"], 0) << r.out;

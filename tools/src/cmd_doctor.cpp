@@ -55,6 +55,9 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "max_resident_bytes") {
         return std::to_string(c.max_resident_bytes) + " (" + human_size(c.max_resident_bytes) + ")";
     }
+    if (name == "max_hot_bytes") {
+        return std::to_string(c.max_hot_bytes) + " (" + human_size(c.max_hot_bytes) + ")";
+    }
     if (name == "disable" || name == "readonly") {
         return (name == "disable" ? c.disabled : c.read_only) ? "true" : "false";
     }

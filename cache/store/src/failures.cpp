@@ -67,6 +67,9 @@ const char* to_string(FailureKind kind) {
 Result<FailureRecord, StoreError> Store::record_failure(const Key& key, FailureKind kind,
                                                         std::string_view detail, TimeMs budget_ms) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     Impl& s = *impl_;
     if (auto w = s.require_writable(); !w.ok()) {
         return fail(w.error());
@@ -115,6 +118,9 @@ Result<FailureRecord, StoreError> Store::record_failure(const Key& key, FailureK
 Result<std::optional<FailureRecord>, StoreError> Store::find_fresh_failure(const Key& key,
                                                                            TimeMs budget_ms) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto done = sql::with_retry(
         impl_->retry, [&] { return find_locked(*impl_, key, -1, impl_->now(), budget_ms); });
     if (!done.ok()) {
@@ -125,6 +131,9 @@ Result<std::optional<FailureRecord>, StoreError> Store::find_fresh_failure(const
 
 Result<std::uint64_t, StoreError> Store::clear_failures(const Key& key) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto n = write_one(*impl_, "DELETE FROM failures WHERE key = ?", key.hex());
     if (!n.ok()) {
         return fail(n.error());
@@ -134,6 +143,9 @@ Result<std::uint64_t, StoreError> Store::clear_failures(const Key& key) {
 
 Result<std::uint64_t, StoreError> Store::clear_all_failures() {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto n = write_one(*impl_, "DELETE FROM failures WHERE ? = 1", 1);
     if (!n.ok()) {
         return fail(n.error());
@@ -143,6 +155,9 @@ Result<std::uint64_t, StoreError> Store::clear_all_failures() {
 
 Result<std::vector<FailureRecord>, StoreError> Store::list_failures() {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     return read_all<FailureRecord>(*impl_, kSelectAllFailures,
                                    [](const sql::Stmt& row) -> std::optional<FailureRecord> {
                                        Key key;

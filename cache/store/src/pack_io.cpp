@@ -94,6 +94,9 @@ sql::Res<std::uint64_t> copy_entries(Store::Impl& s, sql::Db& pack, const std::v
 
 Result<std::uint64_t, StoreError> Store::export_pack(const fs::path& pack_path,
                                                      const std::vector<Key>& keys) {
+    if (auto open = impl_->ensure_open(); !open.ok()) {
+        return fail(open.error());
+    }
     std::error_code ec;
     if (fs::exists(pack_path, ec)) {
         return fail(StoreError{StoreErrc::invalid_argument,
@@ -133,6 +136,9 @@ Result<std::uint64_t, StoreError> Store::export_pack(const fs::path& pack_path,
 }
 
 Result<ImportReport, StoreError> Store::import_pack(const fs::path& pack_path) {
+    if (auto open = impl_->ensure_open(); !open.ok()) {
+        return fail(open.error());
+    }
     auto pack = Pack::open(pack_path);
     if (!pack.ok()) {
         return fail(pack.error());

@@ -3,6 +3,8 @@
 #include <optional>
 
 #include "entry_row.hpp"
+#include "hot_copies.hpp"
+#include "kcache/common/sha256.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/log.hpp"
 #include "store_impl.hpp"
@@ -60,6 +62,13 @@ bool same_fields(const KeyFields& stored, const KeyFields& requested) {
 
 Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* requested) {
     const std::string key_hex = key.hex();
+    if (auto open = s.ensure_open(); !open.ok()) {
+        std::lock_guard lock(s.mu);
+        const MissReason reason =
+            open.error().code == StoreErrc::busy ? MissReason::busy : MissReason::io_error;
+        s.count_miss(reason);
+        return fail(Miss{reason, open.error().message});
+    }
     Result<StoredRow, Miss> row = [&] {
         std::lock_guard lock(s.mu);
         return fetch_locked(s, key_hex);
@@ -88,6 +97,9 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
     }
     {
         std::lock_guard lock(s.mu);
+        if (s.policy.max_hot_bytes > 0 && !hot::exists(s.hot_dir, key_hex)) {
+            s.to_promote.insert(key_hex);  // written with the next write-back
+        }
         s.count_hit(key_hex);
     }
     return Entry{std::move(row->info), std::move(bytes).value()};
@@ -96,7 +108,8 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
 // Lock held, inside an open transaction: inserts `info` with its blob unless
 // the key exists (with PutMode::replace: after deleting it), writes pending
 // hits back and evicts down to the bound.
-sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const Checksum& checksum,
+sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info,
+                                  std::span<const std::uint8_t> raw, const Checksum& checksum,
                                   const Encoded& encoded, PutMode mode) {
     if (mode == PutMode::replace) {
         auto drop = s.db.cached(rows::kDeleteEntryByKey);
@@ -148,10 +161,55 @@ sql::Res<PutResult> insert_locked(Store::Impl& s, const EntryInfo& info, const C
     if (!evicted.ok()) {
         return fail(evicted.error());
     }
+    s.keep_hot(info, raw, checksum);
     return PutResult{info.key, PutOutcome::stored, evicted.value()};
 }
 
 }  // namespace
+
+void Store::Impl::keep_hot(const EntryInfo& info, std::span<const std::uint8_t> raw,
+                           const Checksum& checksum) {
+    if (policy.max_hot_bytes > 0) {
+        hot::write(hot_dir, info.key, serialize_key_fields(info.fields), raw, checksum,
+                   policy.max_hot_bytes);
+    }
+}
+
+void Store::Impl::promote_locked() {
+    for (const std::string& key_hex : to_promote) {
+        auto row = fetch_locked(*this, key_hex);
+        if (!row.ok() || row->checksum.size() != Checksum{}.size()) {
+            continue;  // gone since, or not readable now: the next hit asks again
+        }
+        auto bytes = decode_verified(row->info.codec, row->blob, row->info.raw_size, row->checksum);
+        if (bytes.ok()) {
+            Checksum sum;
+            std::copy(row->checksum.begin(), row->checksum.end(), sum.begin());
+            keep_hot(row->info, bytes.value(), sum);
+        }
+    }
+}
+
+std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
+    std::filesystem::path dir;
+    {
+        std::lock_guard lock(impl_->mu);
+        dir = impl_->hot_dir;
+    }
+    if (dir.empty()) {
+        return std::nullopt;
+    }
+    const std::string serialized = serialize_key_fields(fields);
+    const Key key{sha256(serialized)};
+    auto bytes = hot::read(dir, key, serialized);
+    if (bytes) {
+        std::lock_guard lock(impl_->mu);
+        impl_->count_hit(key.hex());
+    }
+    return bytes;
+}
+
+namespace {}  // namespace
 
 Result<Entry, Miss> Store::get(const KeyFields& fields) {
     return get_entry(*impl_, make_key(fields), &fields);
@@ -166,6 +224,9 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
                                          const Provenance& provenance, PutMode mode) {
     if (auto w = impl_->require_writable(); !w.ok()) {
         return fail(w.error());
+    }
+    if (auto open = impl_->ensure_open(); !open.ok()) {
+        return fail(open.error());
     }
     for (const auto& name : fields.entry_points) {
         // The column keeps names space-separated; kernel names are identifiers anyway.
@@ -204,7 +265,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         if (!txn.ok()) {
             return fail(txn.error());
         }
-        auto result = insert_locked(s, info, checksum, encoded, mode);
+        auto result = insert_locked(s, info, bytes, checksum, encoded, mode);
         if (result.ok()) {
             if (auto c = txn->commit(); !c.ok()) {
                 return fail(c.error());
@@ -213,6 +274,7 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         return result;
     });
     if (!done.ok()) {
+        hot::forget(s.hot_dir, info.key.hex());  // written in a transaction that did not commit
         return fail(s.error(done.error()));
     }
     if (done->outcome == PutOutcome::stored) {  // pending hits went out with it

@@ -19,6 +19,9 @@ Result<std::vector<EntryInfo>, StoreError> list_locked(Store::Impl& s) {
 
 Result<bool, StoreError> Store::remove(const Key& key) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto n = write_one(*impl_, rows::kDeleteEntryByKey, key.hex());
     if (!n.ok()) {
         return fail(n.error());
@@ -29,6 +32,9 @@ Result<bool, StoreError> Store::remove(const Key& key) {
 
 Result<bool, StoreError> Store::set_verified(const Key& key, Verification result) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto n =
         write_one(*impl_, "UPDATE entries SET verification = ?, verified_at_ms = ? WHERE key = ?",
                   static_cast<int>(result), impl_->now(), key.hex());
@@ -40,11 +46,17 @@ Result<bool, StoreError> Store::set_verified(const Key& key, Verification result
 
 Result<std::vector<EntryInfo>, StoreError> Store::list() {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     return list_locked(*impl_);
 }
 
 Result<std::optional<EntryInfo>, StoreError> Store::info(const Key& key) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto done = sql::with_retry(impl_->retry, [&]() -> sql::Res<std::optional<EntryInfo>> {
         auto stmt = impl_->db.cached(rows::kSelectInfoByKey);
         if (!stmt.ok()) {
@@ -68,6 +80,9 @@ Result<std::optional<EntryInfo>, StoreError> Store::info(const Key& key) {
 Result<std::vector<NearEntry>, StoreError> Store::nearest(const KeyFields& fields,
                                                           std::size_t limit) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     auto all = list_locked(*impl_);
     if (!all.ok()) {
         return fail(all.error());
@@ -88,6 +103,9 @@ Result<std::vector<NearEntry>, StoreError> Store::nearest(const KeyFields& field
 
 Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     Impl& s = *impl_;
     if (auto w = s.require_writable(); !w.ok()) {
         return fail(w.error());
@@ -138,6 +156,9 @@ Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
 
 Result<Stats, StoreError> Store::stats() {
     std::lock_guard lock(impl_->mu);
+    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
+        return fail(open.error());
+    }
     Impl& s = *impl_;
     Stats out;
     TierStats user = s.pending;

@@ -4,9 +4,12 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 
+#include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
@@ -31,6 +34,9 @@ struct Store::Impl {
     TierStats pending;                          // counters not yet written back
     std::uint64_t unpersisted_corruptions = 0;  // seen while read-only
     TimeMs last_flush_ms = 0;
+    // Hot copies of this store file (hot_copies.hpp); empty: none read or written.
+    std::filesystem::path hot_dir;
+    std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
         : dir(std::move(d)),
@@ -43,6 +49,22 @@ struct Store::Impl {
     TimeMs now() const { return now_ms(policy); }
     StoreError error(const sql::SqlError& e) const { return schema::to_store_error(e, db_path); }
     Status<StoreError> require_writable() const;
+
+    // store_open.cpp. Lock held: opens the connection that Policy::defer_open
+    // put off (no-op when open); every method but get_hot() needs it.
+    Status<StoreError> ensure_open_locked();
+    // Takes the lock: ensure_open_locked().
+    Status<StoreError> ensure_open();
+    // Right after the connection opens: sets up hot copies (writable stores)
+    // and the TEMP trigger that removes an entry's copy with the entry.
+    Status<StoreError> attach_hot_copies();
+    // store.cpp. Lock held, inside a write transaction: writes the hot copy
+    // of `info` (just stored or hit) when copies are kept.
+    void keep_hot(const EntryInfo& info, std::span<const std::uint8_t> raw,
+                  const Checksum& checksum);
+    // Lock held, inside a write transaction: writes the hot copies of
+    // `to_promote` (best effort: a copy that cannot be made is left out).
+    void promote_locked();
 
     // Lock held. Counts a miss; records a hit and flushes when the last
     // write-back is older than the granularity.

@@ -92,10 +92,13 @@ sql::Stat Store::Impl::flush_locked() {
     if (mode == OpenMode::read_only) {
         return Ok{};  // counters of a read-only store live only in this process
     }
-    if (touches.empty() && pending.hits == 0 &&
+    if (touches.empty() && pending.hits == 0 && to_promote.empty() &&
         std::all_of(pending.misses.begin(), pending.misses.end(),
                     [](std::uint64_t n) { return n == 0; })) {
         return Ok{};
+    }
+    if (auto open = ensure_open_locked(); !open.ok()) {
+        return fail(sql::SqlError{SQLITE_CANTOPEN, open.error().message});
     }
     auto done = sql::with_retry(retry, [&]() -> sql::Res<Ok> {
         auto txn = sql::Transaction::begin(db);
@@ -105,11 +108,13 @@ sql::Stat Store::Impl::flush_locked() {
         if (auto st = write_pending(); !st.ok()) {
             return st;
         }
+        promote_locked();
         return txn->commit();
     });
     if (done.ok()) {
         touches.clear();
         pending = TierStats{"user", 0, {}};
+        to_promote.clear();
     }
     return done;
 }

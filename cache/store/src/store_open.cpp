@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dir_safety.hpp"
+#include "hot_copies.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/store/log.hpp"
 #include "store_impl.hpp"
@@ -123,6 +124,9 @@ Status<StoreError> create_store_file(const fs::path& db_path, const Policy& poli
         // Leaving this scope closes the only connection: SQLite checkpoints the
         // WAL into the file, so the linked file is complete on its own.
     }
+    // Its inode may be that of a store file removed earlier: no hot copy of
+    // that one may be taken for this one's.
+    hot::clear_for_new_file(db_path.parent_path(), tmp);
     if (::link(tmp.c_str(), db_path.c_str()) != 0 && errno != EEXIST) {
         return fail(StoreError{StoreErrc::io, db_path.string() + ": cannot create the store: " +
                                                   std::strerror(errno)});
@@ -187,17 +191,91 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
                     db_path.string() + " cannot be written: opened read-only, puts will fail");
         mode = OpenMode::read_only;
     }
+    auto start = [&](sql::Db db) {
+        auto impl = std::make_unique<Impl>(dir, db_path, std::move(policy), mode, std::move(db));
+        impl->pending.name = "user";
+        impl->last_flush_ms = impl->now();
+        return impl;
+    };
+    // A store file stamped by an earlier writable open of this kcache: its
+    // schema is current, so SQLite can wait until something needs it.
+    if (policy.defer_open && mode == OpenMode::read_write) {
+        if (fs::path hot = hot::stamped_dir(dir, db_path); !hot.empty()) {
+            auto impl = start(sql::Db{});
+            impl->hot_dir = std::move(hot);
+            return Store(std::move(impl));
+        }
+    }
     sql::RetryPolicy retry{policy.busy_retries, policy.retry_backoff_ms};
     auto db = mode == OpenMode::read_only ? open_read_only(db_path, policy)
                                           : open_writable(db_path, policy, retry);
     if (!db.ok()) {
         return fail(db.error());
     }
-    auto impl =
-        std::make_unique<Impl>(dir, db_path, std::move(policy), mode, std::move(db).value());
-    impl->pending.name = "user";
-    impl->last_flush_ms = impl->now();
+    auto impl = start(std::move(db).value());
+    if (auto attached = impl->attach_hot_copies(); !attached.ok()) {
+        return fail(attached.error());
+    }
     return Store(std::move(impl));
+}
+
+Status<StoreError> Store::Impl::ensure_open_locked() {
+    if (db.get() != nullptr) {
+        return Ok{};
+    }
+    auto opened = open_writable(db_path, policy, retry);
+    if (!opened.ok()) {
+        return fail(opened.error());
+    }
+    db = std::move(opened).value();
+    if (auto attached = attach_hot_copies(); !attached.ok()) {
+        db = sql::Db{};  // never used without the trigger that keeps hot copies true
+        return attached;
+    }
+    return Ok{};
+}
+
+Status<StoreError> Store::Impl::ensure_open() {
+    std::lock_guard lock(mu);
+    return ensure_open_locked();
+}
+
+namespace {
+
+// SQL function kcache_hot_forget(key hex): removes the entry's hot copy.
+void hot_forget(sqlite3_context* ctx, int, sqlite3_value** argv) {
+    auto* s = static_cast<Store::Impl*>(sqlite3_user_data(ctx));
+    if (const unsigned char* key = sqlite3_value_text(argv[0])) {
+        // A store whose copies could not be set up in this process still
+        // removes those another process keeps.
+        hot::forget(s->hot_dir.empty() ? hot::stamped_dir(s->dir, s->db_path) : s->hot_dir,
+                    reinterpret_cast<const char*>(key));
+    }
+    sqlite3_result_null(ctx);
+}
+
+}  // namespace
+
+Status<StoreError> Store::Impl::attach_hot_copies() {
+    if (mode == OpenMode::read_only) {
+        return Ok{};
+    }
+    hot_dir = hot::set_up(dir, db_path);
+    // DIRECTONLY: callable from this connection's TEMP trigger, never from
+    // anything stored in the database file.
+    const int rc = sqlite3_create_function_v2(db.get(), "kcache_hot_forget", 1,
+                                              SQLITE_UTF8 | SQLITE_DIRECTONLY, this, hot_forget,
+                                              nullptr, nullptr, nullptr);
+    sql::Stat st = rc == SQLITE_OK ? sql::Stat(Ok{}) : sql::Stat(fail(db.error(rc)));
+    if (st.ok()) {
+        st = db.exec(
+            "CREATE TEMP TRIGGER IF NOT EXISTS entries_hot_forget AFTER DELETE ON main.entries "
+            "BEGIN SELECT kcache_hot_forget(OLD.key); END;");
+    }
+    if (!st.ok()) {
+        return fail(error(st.error()));
+    }
+    return Ok{};
 }
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -207,6 +285,7 @@ Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() {
     if (impl_) {
         std::lock_guard lock(impl_->mu);
+        // Opens a deferred connection only when there is something to write.
         // Best effort: a failed write-back only loses last-use times and counters.
         (void)impl_->flush_locked();
     }
@@ -220,6 +299,9 @@ const fs::path& Store::path() const {
 }
 
 Status<StoreError> Store::flush() {
+    if (auto open = impl_->ensure_open(); !open.ok()) {
+        return fail(open.error());
+    }
     std::lock_guard lock(impl_->mu);
     auto st = impl_->flush_locked();
     if (!st.ok()) {

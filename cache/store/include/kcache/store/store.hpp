@@ -27,6 +27,9 @@ class Store {
     // processes; migrates an older one; moves a damaged database file aside
     // (`<name>.corrupt-<time>`, with a warning) and starts afresh; opens
     // read-only, with a warning, when the directory or file cannot be written.
+    // With Policy::defer_open, a store file stamped by an earlier writable
+    // open is checked then and opened at the first call that needs SQLite;
+    // that call reports what the open finds.
     static Result<Store, StoreError> open(const std::filesystem::path& dir, Policy policy = {});
 
     Store(Store&&) noexcept;
@@ -43,6 +46,13 @@ class Store {
     Result<Entry, Miss> get(const KeyFields& fields);
     // Same, by key alone (no collision check possible).
     Result<Entry, Miss> get(const Key& key);
+    // Returns the bytes of the entry for `fields` from its hot copy (a file
+    // of its own, Policy::max_hot_bytes), without SQLite, and counts the hit;
+    // nullopt when there is no sound copy (then ask get()). A copy exists
+    // only while its entry does, and holds the entry's key record and
+    // checksum, both verified here; entries get one when stored and, when
+    // first hit through SQLite, with the next write-back.
+    std::optional<Bytes> get_hot(const KeyFields& fields);
 
     // Stores `bytes` under make_key(`fields`) in one transaction and returns
     // after commit; evicts least recently used entries beyond the size bound.

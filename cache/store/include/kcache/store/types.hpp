@@ -42,6 +42,15 @@ struct Policy {
     TimeMs failure_base_ttl_ms = 10 * 60'000;  // first failure record lives this long…
     TimeMs failure_max_ttl_ms = 7 * 24 * 3'600'000ll;  // …doubling per repeat up to this
     Durability durability = Durability::normal;
+    // Hot copies: entries' raw bytes in files of their own beside the
+    // database, at most this many bytes (oldest removed first), so that a
+    // process's first hit reads one file instead of opening SQLite
+    // (get_hot). 0: none written.
+    std::uint64_t max_hot_bytes = 64ull << 20;
+    // Opens SQLite only when something first needs it, when a previous
+    // writable open stamped this store file: open() then costs a few file
+    // checks, and hot copies answer hits meanwhile.
+    bool defer_open = false;
     // The clock, replaceable for tests of expiry; default: system clock.
     std::function<TimeMs()> clock;
 };

@@ -1,0 +1,233 @@
+// Hot copies of store entries (layout and format in hot_copies.hpp).
+
+#include "hot_copies.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kcache/common/read_file.hpp"
+#include "kcache/common/sha256.hpp"
+#include "kcache/common/unique_fd.hpp"
+#include "kcache/store/signature.hpp"
+#include "schema.hpp"
+
+namespace kcache::store::hot {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kMagic[8] = {'K', 'C', 'H', 'O', 'T', '\x01', '\0', '\0'};
+constexpr std::size_t kHeaderSize = 8 + 8 + 8 + 16;
+constexpr const char* kStampName = "STAMP";
+
+std::string stamp_text() {
+    return "kcache hot copies 1, schema " + std::to_string(schema::kCurrentVersion) + "\n";
+}
+
+// Whether `path` is a directory (not a symlink) of this user closed to others.
+bool private_dir(const fs::path& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+           (st.st_mode & 077) == 0;
+}
+
+// hot/<inode> for the file `file`, or empty when it cannot be inspected.
+fs::path dir_of(const fs::path& store_dir, const fs::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+        return {};
+    }
+    return store_dir / "hot" / std::to_string(static_cast<unsigned long long>(st.st_ino));
+}
+
+void put_u64(std::string& out, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    }
+}
+
+std::uint64_t get_u64(const unsigned char* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+bool read_exact(int fd, void* buf, std::size_t n, off_t at) {
+    auto* p = static_cast<unsigned char*>(buf);
+    while (n > 0) {
+        const ssize_t got = ::pread(fd, p, n, at);
+        if (got <= 0) {
+            return false;
+        }
+        p += got;
+        n -= static_cast<std::size_t>(got);
+        at += got;
+    }
+    return true;
+}
+
+bool is_key_name(const std::string& name) {
+    return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+// Removes the oldest copies (by modification time) until those left hold at
+// most `bound` bytes; `keep` (a key hex) is never removed.
+void trim_to(const fs::path& dir, std::uint64_t bound, const std::string& keep) {
+    struct Copy {
+        fs::file_time_type time;
+        std::uint64_t size;
+        fs::path path;
+    };
+    std::vector<Copy> copies;
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        std::error_code e1, e2;
+        const auto size = it->file_size(e1);
+        const auto time = it->last_write_time(e2);
+        if (!is_key_name(name) || e1 || e2) {
+            continue;
+        }
+        total += size;
+        if (name != keep) {
+            copies.push_back({time, size, it->path()});
+        }
+    }
+    std::sort(copies.begin(), copies.end(),
+              [](const Copy& a, const Copy& b) { return a.time < b.time; });
+    for (const Copy& c : copies) {
+        if (total <= bound) {
+            break;
+        }
+        if (fs::remove(c.path, ec)) {
+            total -= c.size;
+        }
+    }
+}
+
+}  // namespace
+
+fs::path stamped_dir(const fs::path& store_dir, const fs::path& db_path) {
+    fs::path dir = dir_of(store_dir, db_path);
+    if (dir.empty() || !private_dir(store_dir / "hot") || !private_dir(dir)) {
+        return {};
+    }
+    auto stamp = read_regular_file(dir / kStampName, 256);
+    return stamp.ok() && stamp.value() == stamp_text() ? dir : fs::path();
+}
+
+fs::path set_up(const fs::path& store_dir, const fs::path& db_path) {
+    const fs::path root = store_dir / "hot";
+    const fs::path dir = dir_of(store_dir, db_path);
+    if (dir.empty()) {
+        return {};
+    }
+    for (const fs::path& d : {root, dir}) {
+        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST) {
+            return {};
+        }
+        if (!private_dir(d)) {
+            return {};
+        }
+    }
+    std::error_code ec;
+    for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().filename() != dir.filename()) {
+            std::error_code ignored;
+            fs::remove_all(it->path(), ignored);  // copies of a store file no longer in place
+        }
+    }
+    auto stamp = read_regular_file(dir / kStampName, 256);
+    if (stamp.ok() && stamp.value() == stamp_text()) {
+        return dir;
+    }
+    if (!write_text_file(dir / kStampName, stamp_text(), 0600, Replace::yes).ok()) {
+        return {};
+    }
+    return dir;
+}
+
+void clear_for_new_file(const fs::path& store_dir, const fs::path& new_file) {
+    const fs::path dir = dir_of(store_dir, new_file);
+    if (!dir.empty()) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+}
+
+std::optional<Bytes> read(const fs::path& dir, const Key& key, std::string_view serialized) {
+    if (dir.empty()) {
+        return std::nullopt;
+    }
+    const fs::path path = dir / key.hex();
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    struct stat st {};
+    unsigned char h[kHeaderSize];
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        !read_exact(fd.get(), h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
+        return std::nullopt;
+    }
+    const std::uint64_t key_len = get_u64(h + 8);
+    const std::uint64_t raw_size = get_u64(h + 16);
+    if (key_len != serialized.size() || raw_size > kMaxRawSize ||
+        static_cast<std::uint64_t>(st.st_size) != kHeaderSize + key_len + raw_size) {
+        return std::nullopt;
+    }
+    std::string stored_key(key_len, '\0');
+    if (!read_exact(fd.get(), stored_key.data(), key_len, kHeaderSize) ||
+        stored_key != serialized) {
+        return std::nullopt;
+    }
+    Bytes bytes(raw_size);
+    if (!read_exact(fd.get(), bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
+        return std::nullopt;
+    }
+    const Checksum sum = checksum_of(bytes);
+    if (std::memcmp(sum.data(), h + 24, sum.size()) != 0) {
+        return std::nullopt;
+    }
+    return bytes;
+}
+
+bool exists(const fs::path& dir, std::string_view key_hex) {
+    struct stat st {};
+    return !dir.empty() && ::lstat((dir / key_hex).c_str(), &st) == 0;
+}
+
+void write(const fs::path& dir, const Key& key, std::string_view serialized,
+           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound) {
+    const std::uint64_t size = kHeaderSize + serialized.size() + raw.size();
+    if (dir.empty() || size > bound) {
+        return;
+    }
+    std::string file;
+    file.reserve(size);
+    file.append(kMagic, sizeof kMagic);
+    put_u64(file, serialized.size());
+    put_u64(file, raw.size());
+    file.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+    file.append(serialized);
+    file.append(reinterpret_cast<const char*>(raw.data()), raw.size());
+    const std::string name = key.hex();
+    if (write_text_file(dir / name, file, 0600, Replace::yes).ok()) {
+        trim_to(dir, bound, name);
+    }
+}
+
+void forget(const fs::path& dir, std::string_view key_hex) {
+    if (!dir.empty() && is_key_name(std::string(key_hex))) {
+        ::unlink((dir / key_hex).c_str());
+    }
+}
+
+}  // namespace kcache::store::hot

@@ -1,0 +1,70 @@
+#pragma once
+// Hot copies: the raw bytes of a store entry in a file of their own, so that
+// a process's first hit reads one file instead of opening SQLite
+// (docs/design.md, "Hot copies").
+//
+// Layout, inside the store directory:
+//   hot/<inode of store.sqlite>/STAMP       "kcache hot copies 1, schema <N>\n"
+//   hot/<inode of store.sqlite>/<key hex>   one copy, format below
+// A copy is written only under the store's write lock (inside the put's or
+// the write-back's transaction) and removed by a TEMP trigger on every
+// deletion from `entries`, under the same lock; so a copy exists only while
+// its entry does. A new store file clears the directory of its inode before
+// it is published, and an open of the store removes the directories of other
+// store files.
+//
+// Copy format (integers little-endian):
+//   magic     8 bytes "KCHOT\x01\0\0"
+//   key_len   u64     length of the key record
+//   raw_size  u64     length of the bytes
+//   checksum  16      XXH3-128 of the bytes (codec.hpp)
+//   key       key_len serialize_key_fields() of the entry's fields
+//   bytes     raw_size
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "kcache/store/codec.hpp"
+#include "kcache/store/key.hpp"
+#include "kcache/store/types.hpp"
+
+namespace kcache::store::hot {
+
+// The directory of hot copies for the store file `db_path` of `store_dir`
+// when it exists, is a directory of this user closed to others and carries
+// this kcache's stamp; empty otherwise (no copy is then read or written).
+std::filesystem::path stamped_dir(const std::filesystem::path& store_dir,
+                                  const std::filesystem::path& db_path);
+
+// After a writable open of `db_path`: creates (0700) and stamps its
+// directory, removes those of other store files; returns it, or empty when
+// hot copies cannot be kept here.
+std::filesystem::path set_up(const std::filesystem::path& store_dir,
+                             const std::filesystem::path& db_path);
+
+// Removes the hot copies of the file `new_file` before it becomes the store
+// file (its inode may be that of a removed store file).
+void clear_for_new_file(const std::filesystem::path& store_dir,
+                        const std::filesystem::path& new_file);
+
+// Returns the bytes of the copy for the key `serialized` (serialize_key_fields)
+// hashes to, when there is one and its key record, size and checksum match.
+std::optional<Bytes> read(const std::filesystem::path& dir, const Key& key,
+                          std::string_view serialized);
+
+// Whether a copy for `key_hex` exists (not checked).
+bool exists(const std::filesystem::path& dir, std::string_view key_hex);
+
+// Writes the copy of `raw`, then removes the oldest copies until all of them
+// hold at most `bound` bytes; a copy larger than `bound` is not written.
+// Best effort: a copy that cannot be written is simply absent.
+void write(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
+           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound);
+
+// Removes the copy for `key_hex`, if any.
+void forget(const std::filesystem::path& dir, std::string_view key_hex);
+
+}  // namespace kcache::store::hot
