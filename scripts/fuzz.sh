@@ -2,7 +2,7 @@
 # Builds the libFuzzer harnesses of fuzz/ (clang, ASan+UBSan, coverage) in
 # their own build directory and runs one of them for real.
 #   scripts/fuzz.sh NAME [SECONDS] [-- LIBFUZZER_OPTIONS...]
-#     NAME     wire, key, pack, store, manifest, config, device_db, cli or
+#     NAME     wire, key, pack, store, hot, manifest, config, device_db, cli or
 #              remote_envelope
 #              (the harness fuzz/NAME_fuzz.cpp)
 #     SECONDS  how long to fuzz (default 600)

@@ -118,6 +118,27 @@ void BM_StoreGetHit100KiB(benchmark::State& state) {
 }
 BENCHMARK(BM_StoreGetHit100KiB)->Unit(benchmark::kMicrosecond);
 
+// The same entry from its hot copy (Store::get_hot: a file read, key record
+// and checksum verified, no SQLite), beside the hit above.
+void BM_StoreGetHot100KiB(benchmark::State& state) {
+    TempStore t;
+    const ks::Bytes raw = payload(kEntryBytes, 512 * 1024);
+    for (int i = 0; i < 50; ++i) {
+        (void)t.store->put(fields(i), payload(kEntryBytes, 4096 * i), provenance());
+    }
+    (void)t.store->put(fields(-1), raw, provenance());
+    for (auto _ : state) {
+        auto got = t.store->get_hot(fields(-1));
+        if (!got || got->size() != raw.size()) {
+            state.SkipWithError("get_hot failed");
+            break;
+        }
+        benchmark::DoNotOptimize(got->data());
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * raw.size()));
+}
+BENCHMARK(BM_StoreGetHot100KiB)->Unit(benchmark::kMicrosecond);
+
 void BM_StoreGetMiss(benchmark::State& state) {
     TempStore t;
     for (int i = 0; i < 50; ++i) {
@@ -132,10 +153,12 @@ void BM_StoreGetMiss(benchmark::State& state) {
 BENCHMARK(BM_StoreGetMiss)->Unit(benchmark::kMicrosecond);
 
 // Puts of distinct 100 KiB entries, one commit each, into a store bounded at
-// 64 MiB so that eviction runs in the steady state too.
+// 64 MiB so that eviction runs in the steady state too; with hot copies
+// (hot:1, the default, also bounded at 64 MiB) and without (hot:0).
 void BM_StorePut100KiB(benchmark::State& state) {
     ks::Policy policy;
     policy.max_bytes = 64ull << 20;
+    policy.max_hot_bytes = state.range(0) != 0 ? 64ull << 20 : 0;
     TempStore t(policy);
     std::vector<ks::Bytes> payloads;
     for (int i = 0; i < 16; ++i) {
@@ -153,7 +176,13 @@ void BM_StorePut100KiB(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 // Real (wall) time: "sustained per second" includes waiting for the disk.
-BENCHMARK(BM_StorePut100KiB)->Unit(benchmark::kMicrosecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_StorePut100KiB)
+    ->ArgName("hot")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 
 // Baseline: only decompress + checksum of the same frame, from memory.
 void BM_BaselineDecodeVerify100KiB(benchmark::State& state) {

@@ -79,9 +79,11 @@ bool is_key_name(const std::string& name) {
            });
 }
 
-// Removes the oldest copies (by modification time) until those left hold at
-// most `bound` bytes; `keep` (a key hex) is never removed.
-void trim_to(const fs::path& dir, std::uint64_t bound, const std::string& keep) {
+// Scans the copies; when they hold more than `bound` bytes, removes the
+// oldest (by modification time) down to 90 % of it, so that the next scan
+// is some writes away; `keep` (a key hex) is never removed. Returns the
+// bytes left.
+std::uint64_t trim_to(const fs::path& dir, std::uint64_t bound, const std::string& keep) {
     struct Copy {
         fs::file_time_type time;
         std::uint64_t size;
@@ -103,16 +105,34 @@ void trim_to(const fs::path& dir, std::uint64_t bound, const std::string& keep) 
             copies.push_back({time, size, it->path()});
         }
     }
+    if (total <= bound) {
+        return total;
+    }
     std::sort(copies.begin(), copies.end(),
               [](const Copy& a, const Copy& b) { return a.time < b.time; });
+    const std::uint64_t target = bound / 10 * 9;
     for (const Copy& c : copies) {
-        if (total <= bound) {
+        if (total <= target) {
             break;
         }
         if (fs::remove(c.path, ec)) {
             total -= c.size;
         }
     }
+    return total;
+}
+
+bool write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (n > 0) {
+        const ssize_t done = ::write(fd, p, n);
+        if (done <= 0) {
+            return false;
+        }
+        p += done;
+        n -= static_cast<std::size_t>(done);
+    }
+    return true;
 }
 
 }  // namespace
@@ -159,7 +179,7 @@ fs::path set_up(const fs::path& store_dir, const fs::path& db_path) {
 
 void clear_for_new_file(const fs::path& store_dir, const fs::path& new_file) {
     const fs::path dir = dir_of(store_dir, new_file);
-    if (!dir.empty()) {
+    if (!dir.empty() && private_dir(store_dir / "hot")) {
         std::error_code ec;
         fs::remove_all(dir, ec);
     }
@@ -205,22 +225,37 @@ bool exists(const fs::path& dir, std::string_view key_hex) {
 }
 
 void write(const fs::path& dir, const Key& key, std::string_view serialized,
-           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound) {
+           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound,
+           Tally& tally) {
     const std::uint64_t size = kHeaderSize + serialized.size() + raw.size();
     if (dir.empty() || size > bound) {
         return;
     }
-    std::string file;
-    file.reserve(size);
-    file.append(kMagic, sizeof kMagic);
-    put_u64(file, serialized.size());
-    put_u64(file, raw.size());
-    file.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
-    file.append(serialized);
-    file.append(reinterpret_cast<const char*>(raw.data()), raw.size());
+    std::string head;
+    head.reserve(kHeaderSize + serialized.size());
+    head.append(kMagic, sizeof kMagic);
+    put_u64(head, serialized.size());
+    put_u64(head, raw.size());
+    head.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+    head.append(serialized);
+    // Renamed into place whole; not synced: a copy lost or torn in a crash
+    // fails its checks and the entry answers from the database instead.
     const std::string name = key.hex();
-    if (write_text_file(dir / name, file, 0600, Replace::yes).ok()) {
-        trim_to(dir, bound, name);
+    const fs::path path = dir / name;
+    const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    bool ok = fd.valid() && write_all(fd.get(), head.data(), head.size()) &&
+              write_all(fd.get(), raw.data(), raw.size());
+    fd.reset();
+    ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+    if (!ok) {
+        ::unlink(tmp.c_str());
+        return;
+    }
+    tally.bytes += size;
+    if (!tally.known || tally.bytes > bound) {
+        tally.bytes = trim_to(dir, bound, name);
+        tally.known = true;
     }
 }
 

@@ -58,11 +58,20 @@ std::optional<Bytes> read(const std::filesystem::path& dir, const Key& key,
 // Whether a copy for `key_hex` exists (not checked).
 bool exists(const std::filesystem::path& dir, std::string_view key_hex);
 
-// Writes the copy of `raw`, then removes the oldest copies until all of them
-// hold at most `bound` bytes; a copy larger than `bound` is not written.
-// Best effort: a copy that cannot be written is simply absent.
+// What a writer knows of the bytes its directory's copies hold, between
+// scans of the directory.
+struct Tally {
+    std::uint64_t bytes = 0;
+    bool known = false;  // false until the first scan
+};
+
+// Writes the copy of `raw`. Then, at the first write and whenever `tally`
+// says the copies may hold more than `bound` bytes, scans them and removes
+// the oldest down to 90 % of `bound`. A copy larger than `bound` is not
+// written. Best effort: a copy that cannot be written is simply absent.
 void write(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
-           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound);
+           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound,
+           Tally& tally);
 
 // Removes the copy for `key_hex`, if any.
 void forget(const std::filesystem::path& dir, std::string_view key_hex);

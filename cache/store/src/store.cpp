@@ -171,7 +171,7 @@ void Store::Impl::keep_hot(const EntryInfo& info, std::span<const std::uint8_t> 
                            const Checksum& checksum) {
     if (policy.max_hot_bytes > 0) {
         hot::write(hot_dir, info.key, serialize_key_fields(info.fields), raw, checksum,
-                   policy.max_hot_bytes);
+                   policy.max_hot_bytes, hot_tally);
     }
 }
 
@@ -208,8 +208,6 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
     }
     return bytes;
 }
-
-namespace {}  // namespace
 
 Result<Entry, Miss> Store::get(const KeyFields& fields) {
     return get_entry(*impl_, make_key(fields), &fields);

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "hot_copies.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
 #include "schema.hpp"
@@ -37,6 +38,7 @@ struct Store::Impl {
     // Hot copies of this store file (hot_copies.hpp); empty: none read or written.
     std::filesystem::path hot_dir;
     std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
+    hot::Tally hot_tally;
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
         : dir(std::move(d)),

@@ -261,6 +261,7 @@ Status<StoreError> Store::Impl::attach_hot_copies() {
         return Ok{};
     }
     hot_dir = hot::set_up(dir, db_path);
+    hot_tally = {};
     // DIRECTONLY: callable from this connection's TEMP trigger, never from
     // anything stored in the database file.
     const int rc = sqlite3_create_function_v2(db.get(), "kcache_hot_forget", 1,
