@@ -1,9 +1,10 @@
 #pragma once
 // A KeyFields read off fuzz bytes, shared by the harnesses that need whole
 // keys (key, remote_envelope): every string field, every number field, then
-// up to seven entry points.
+// up to seven entry points; and the fixed key of the store harnesses.
 
 #include "fuzz_support.hpp"
+#include "kcache/common/sha256.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::fuzz {
@@ -39,6 +40,19 @@ inline store::KeyFields read_key_fields(Bytes& in) {
     for (int n = in.u8() % 8; n > 0; --n) {
         k.entry_points.push_back(in.str());
     }
+    return k;
+}
+
+// The fixed fields of the one key the store harnesses (store, hot) put and
+// look up.
+inline store::KeyFields probe_fields() {
+    store::KeyFields k;
+    k.kernel_name = "fuzz";
+    k.source_digest = sha256_hex("__kernel void fuzz() {}");
+    k.entry_points = {"fuzz"};
+    k.target_format = "native";
+    k.device_name = "cpu";
+    k.driver_version = "1";
     return k;
 }
 

@@ -12,23 +12,14 @@
 #include "fuzz_support.hpp"
 #include "kcache/store/log.hpp"
 #include "kcache/store/store.hpp"
+#include "key_fields.hpp"
 
 namespace {
 
 using namespace kcache::store;
 using kcache::fuzz::check;
+using kcache::fuzz::probe_fields;
 namespace fs = std::filesystem;
-
-KeyFields probe_fields() {
-    KeyFields k;
-    k.kernel_name = "fuzz";
-    k.source_digest = kcache::sha256_hex("__kernel void fuzz() {}");
-    k.entry_points = {"fuzz"};
-    k.target_format = "native";
-    k.device_name = "cpu";
-    k.driver_version = "1";
-    return k;
-}
 
 void read_all(Store& store) {
     auto listed = store.list();

@@ -97,14 +97,20 @@ void set_ratio(benchmark::State& state, const ks::Bytes& raw) {
         static_cast<double>(raw.size()) / static_cast<double>(ks::encode(raw, 3).data.size());
 }
 
-void BM_StoreGetHit100KiB(benchmark::State& state) {
-    TempStore t;
+// A populated store: the entry the get benchmarks read (fields(-1)), with
+// 50 other entries around it; returns its bytes.
+ks::Bytes populate(TempStore& t) {
     const ks::Bytes raw = payload(kEntryBytes, 512 * 1024);
-    // A populated store: 50 other entries around the one read.
     for (int i = 0; i < 50; ++i) {
         (void)t.store->put(fields(i), payload(kEntryBytes, 4096 * i), provenance());
     }
     (void)t.store->put(fields(-1), raw, provenance());
+    return raw;
+}
+
+void BM_StoreGetHit100KiB(benchmark::State& state) {
+    TempStore t;
+    const ks::Bytes raw = populate(t);
     for (auto _ : state) {
         auto got = t.store->get(fields(-1));
         if (!got.ok() || got->bytes.size() != raw.size()) {
@@ -122,11 +128,7 @@ BENCHMARK(BM_StoreGetHit100KiB)->Unit(benchmark::kMicrosecond);
 // and checksum verified, no SQLite), beside the hit above.
 void BM_StoreGetHot100KiB(benchmark::State& state) {
     TempStore t;
-    const ks::Bytes raw = payload(kEntryBytes, 512 * 1024);
-    for (int i = 0; i < 50; ++i) {
-        (void)t.store->put(fields(i), payload(kEntryBytes, 4096 * i), provenance());
-    }
-    (void)t.store->put(fields(-1), raw, provenance());
+    const ks::Bytes raw = populate(t);
     for (auto _ : state) {
         auto got = t.store->get_hot(fields(-1));
         if (!got || got->size() != raw.size()) {
