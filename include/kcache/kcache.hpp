@@ -250,7 +250,11 @@ struct CacheStats {
 class Cache {
   public:
     // Opens the cache described by `config` (see load_config). On failure
-    // returns nullptr and sets `outcome` (status and message).
+    // returns nullptr and sets `outcome` (status and message). A user store
+    // that an earlier open found sound (its file stamped, docs/design.md
+    // "Hot copies") has its SQLite database opened at the first request that
+    // needs it; a problem found then shows in that request's outcome as a
+    // miss of the user store.
     KCACHE_API static std::unique_ptr<Cache> open(const Config& config,
                                                   Outcome* outcome = nullptr) noexcept;
     // load_config() then open().

@@ -267,3 +267,27 @@ TEST_F(Store, ReadersOfHotCopiesSeeAWholeEntryOrNoneWhileOthersReplaceAndRemove)
     ASSERT_TRUE(hot);
     EXPECT_TRUE(*hot == last->bytes);
 }
+
+TEST_F(Store, ADeferredOpenReportsWhatItFindsAtTheFirstNeed) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(8 * 1024, 1), test_provenance()).ok());
+    }
+    auto store = ks::Store::open(store_dir(), deferred());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    // A newer kcache migrated the file in place after this open.
+    kcache::test::raw_sql(db_path(), "UPDATE schema_version SET version = 99");
+    auto got = store->get(sample_fields(1));
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().reason, ks::MissReason::io_error);
+    EXPECT_NE(got.error().detail.find("newer"), std::string::npos) << got.error().detail;
+    auto put = store->put(sample_fields(2), binary_like(8 * 1024, 2), test_provenance());
+    ASSERT_FALSE(put.ok());
+    EXPECT_EQ(put.error().code, ks::StoreErrc::schema_too_new);
+    // Found newer: its copies no longer answer, and the next open refuses
+    // the file at once.
+    EXPECT_FALSE(store->get_hot(sample_fields(1)));
+    auto again = ks::Store::open(store_dir(), deferred());
+    ASSERT_FALSE(again.ok());
+    EXPECT_EQ(again.error().code, ks::StoreErrc::schema_too_new);
+}

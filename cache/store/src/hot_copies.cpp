@@ -177,6 +177,12 @@ fs::path set_up(const fs::path& store_dir, const fs::path& db_path) {
     return dir;
 }
 
+void unstamp(const fs::path& dir) {
+    if (!dir.empty()) {
+        ::unlink((dir / kStampName).c_str());
+    }
+}
+
 void clear_for_new_file(const fs::path& store_dir, const fs::path& new_file) {
     const fs::path dir = dir_of(store_dir, new_file);
     if (!dir.empty() && private_dir(store_dir / "hot")) {

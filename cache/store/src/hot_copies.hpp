@@ -45,6 +45,10 @@ std::filesystem::path stamped_dir(const std::filesystem::path& store_dir,
 std::filesystem::path set_up(const std::filesystem::path& store_dir,
                              const std::filesystem::path& db_path);
 
+// Removes the stamp of `dir`, so that the next open checks the store file at
+// once (after a deferred open found it newer or another program's).
+void unstamp(const std::filesystem::path& dir);
+
 // Removes the hot copies of the file `new_file` before it becomes the store
 // file (its inode may be that of a removed store file).
 void clear_for_new_file(const std::filesystem::path& store_dir,

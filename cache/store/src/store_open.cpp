@@ -225,6 +225,13 @@ Status<StoreError> Store::Impl::ensure_open_locked() {
     }
     auto opened = open_writable(db_path, policy, retry);
     if (!opened.ok()) {
+        const StoreErrc code = opened.error().code;
+        if (code == StoreErrc::schema_too_new || code == StoreErrc::foreign) {
+            // Not this kcache's store any more: no copy answers for it, and
+            // the next open refuses it at once.
+            hot::unstamp(hot_dir);
+            hot_dir.clear();
+        }
         return fail(opened.error());
     }
     db = std::move(opened).value();
