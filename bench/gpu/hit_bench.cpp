@@ -204,11 +204,17 @@ void first_steps(const std::filesystem::path& dir) {
 }
 
 void first_in_process(const Device& d, const std::filesystem::path& dir) {
+    // Each round runs a fresh process for kcache's first hit, then one for
+    // the floor's first load; "paired" is the median over rounds of the
+    // difference within a round (the floor's first load itself moves by
+    // hundreds of µs from process to process).
+    constexpr int kRounds = 11;
     std::printf(
         "\n3. first hit in a fresh process (open + probe + hit) vs the floor's first load"
-        " (medians of 7, µs)\n");
-    std::printf("%-16s %10s %10s %10s %10s\n", "kernel", "kcache", "of it open", "floor",
-                "difference");
+        " (medians of %d rounds, µs)\n",
+        kRounds);
+    std::printf("%-16s %10s %10s %10s %10s %10s\n", "kernel", "kcache", "of it open", "floor",
+                "difference", "paired");
     for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
@@ -218,17 +224,18 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
         std::ofstream(file, std::ios::binary)
             .write(reinterpret_cast<const char*>(bytes.data()),
                    static_cast<std::streamsize>(bytes.size()));
-        std::vector<double> hit, open, floor;
-        for (int i = 0; i < 7; ++i) {
+        std::vector<double> hit, open, floor, paired;
+        for (int i = 0; i < kRounds; ++i) {
             double opened = -1;
             hit.push_back(
                 child_us("child-first-hit " + k.name + " '" + dir.string() + "'", &opened));
             open.push_back(opened);
             floor.push_back(child_us("child-first-floor " + k.name + " '" + file.string() + "'"));
+            paired.push_back(hit.back() - floor.back());
         }
         const double h = median(hit), f = median(floor);
-        std::printf("%-16s %10.1f %10.1f %10.1f %+10.1f\n", k.name.c_str(), h, median(open), f,
-                    h - f);
+        std::printf("%-16s %10.1f %10.1f %10.1f %+10.1f %+10.1f\n", k.name.c_str(), h, median(open),
+                    f, h - f, median(paired));
     }
     first_steps(dir);
 }
