@@ -103,6 +103,12 @@ Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t)
       programs(config.max_programs),
       resident(config.max_resident_bytes) {}
 
+void Cache::Impl::open_packs_once() {
+    std::call_once(packs_opened, [this] {
+        tiers.add_packs(open_packs(service::runtime_pack_files(config), config, refused_packs));
+    });
+}
+
 Cache::Impl::~Impl() {
     join_workers();
 }
@@ -142,9 +148,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
                                    "KCACHE_PACKS entry " + p.string() + " does not exist");
             }
         }
-        std::vector<service::RefusedPack> refused;
-        auto packs = open_packs(service::runtime_pack_files(config), config, refused);
-        store::TieredStore tiers(std::move(*user), std::move(packs));
+        store::TieredStore tiers(std::move(*user), {});  // packs: open_packs_once
         auto remote = service::open_remote(config);
         if (!remote) {
             out = failed(StatusCode::config_error, remote.error());
@@ -152,7 +156,6 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
         }
         auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers));
         impl->remote = std::move(*remote);
-        impl->refused_packs = std::move(refused);
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {

@@ -71,6 +71,10 @@ struct Cache::Impl {
     Config config;
     device_db::DeviceDb db;
     store::TieredStore tiers;
+    // Packs (installed, KCACHE_PACKS) are opened at the first request that
+    // reaches them, not by Cache::open: a hit in the user store never needs
+    // them, and opening one costs a signature check and an SQLite open.
+    std::once_flag packs_opened;
     std::vector<service::RefusedPack> refused_packs;  // kept out by the signature policy
     compiler::JitCompiler jit;
     Counters counters;
@@ -111,6 +115,10 @@ struct Cache::Impl {
     std::unique_ptr<Plan> take_plan(cl_device_id device, const std::string& signature);
     void keep_plan(cl_device_id device, std::string signature, std::unique_ptr<Plan> plan,
                    bool root);
+
+    // cache.cpp: opens the packs into `tiers` and fills `refused_packs`,
+    // once; every reader of the packs calls it first.
+    void open_packs_once();
 
     // ladder.cpp
     Result<device_db::DeviceIdentity, std::string> identity(cl_device_id device);

@@ -146,6 +146,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_hot(cl_context context, cl_d
 
 std::optional<service::ProgramRef> Cache::Impl::try_stored(cl_context context, cl_device_id device,
                                                            Plan& plan, Outcome& out) {
+    open_packs_once();
     auto hit = tiers.get(plan.fields);
     if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::passed) {
         out.misses.emplace_back(rung_of(hit->tier), MissCause::not_verified,
@@ -177,6 +178,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
                                 "no AOT target for this device");
         return std::nullopt;
     }
+    open_packs_once();
     // A prebuild that could not target this device says so in its pack: JIT at once.
     if (auto cov = tiers.aot_coverage(*plan.aot_target);
         cov && cov->second.status != store::CoverageStatus::covered) {

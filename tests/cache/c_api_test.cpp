@@ -156,6 +156,12 @@ TEST_F(CApi, LogHandlerReceivesDiagnostics) {
     kcache_cache* cache = nullptr;
     EXPECT_EQ(kcache_open(&cache), KCACHE_OK) << kcache_last_error();
     ::unsetenv("KCACHE_PACKS");
+    // Packs are opened by the first request that reaches them: a user-store miss.
+    EXPECT_TRUE(lines.empty()) << lines.front();
+    cl_program prog = nullptr;
+    EXPECT_EQ(kcache_get_program(cache, context_, device_, "dot", nullptr, 0, KCACHE_MODE_FAIL_FAST,
+                                 &prog, nullptr),
+              KCACHE_NOT_CACHED);
     kcache_close(cache);
     kcache_set_log_handler(nullptr, nullptr);
     ASSERT_FALSE(lines.empty());

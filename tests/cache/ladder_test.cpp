@@ -46,7 +46,17 @@ TEST_F(Pocl, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
         auto cache = open();
         ASSERT_TRUE(cache->program(context_, device_, scale_request(8)).ok());
     }
-    auto cache = open();  // the store file was stamped: SQLite waits for a need
+    // The store file was stamped: SQLite waits for a need, and so do the
+    // packs (a bad one here would log a warning when opened).
+    const auto bad_pack = dir() / "bad.kcpack";
+    std::ofstream(bad_pack) << "not a pack";
+    auto with_pack = config();
+    with_pack.packs = {bad_pack};
+    std::vector<std::string> logged;
+    set_log_handler([&](LogLevel, std::string_view m) { logged.emplace_back(m); });
+    Outcome opened;
+    auto cache = Cache::open(with_pack, &opened);
+    ASSERT_TRUE(cache) << opened.message;
     // With the database moved away, only the entry's hot copy can answer.
     const auto store = config().dir;
     for (const char* suffix : {"", "-wal", "-shm"}) {
@@ -60,6 +70,8 @@ TEST_F(Pocl, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
     EXPECT_FALSE(p.outcome().resident);
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 2.0f), 2.0f * 2.0f + 8.0f);
+    set_log_handler(nullptr);
+    EXPECT_TRUE(logged.empty()) << "a pack was opened for a hit in the user store: " << logged[0];
 
     // With hot copies off, a fresh cache reads SQLite (here: a new, empty store).
     auto c = config();

@@ -159,6 +159,12 @@ Store* TieredStore::user() {
     return user_ ? &*user_ : nullptr;
 }
 
+void TieredStore::add_packs(std::vector<Pack> packs) {
+    for (Pack& p : packs) {
+        packs_.push_back(std::move(p));
+    }
+}
+
 Result<TieredHit, TieredMiss> TieredStore::get(const KeyFields& fields) {
     TieredMiss missed;
     if (user_) {

@@ -78,6 +78,9 @@ class TieredStore {
     Result<TieredHit, TieredMiss> get(const KeyFields& fields);
     // The writable tier; nullptr when there is none.
     Store* user();
+    // Appends `packs` after the packs it has (a cache opens its packs at
+    // their first use; not while another thread reads the packs).
+    void add_packs(std::vector<Pack> packs);
     // Stats of the user store (first) and every pack.
     Result<Stats, StoreError> stats();
     // The coverage record of the first pack that has one for AOT target
