@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "kcache/common/fd_io.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/store/log.hpp"
 
@@ -154,8 +155,7 @@ std::string header_problem(const fs::path& db) {
         return {};  // an empty file is a valid, empty database
     }
     std::array<unsigned char, 100> h{};
-    if (st.st_size < static_cast<off_t>(h.size()) ||
-        ::pread(fd.get(), h.data(), h.size(), 0) != static_cast<ssize_t>(h.size())) {
+    if (st.st_size < static_cast<off_t>(h.size()) || !pread_all(fd.get(), h.data(), h.size(), 0)) {
         return "shorter than an SQLite header (" + std::to_string(st.st_size) + " bytes)";
     }
     if (std::memcmp(h.data(), "SQLite format 3", 16) != 0) {

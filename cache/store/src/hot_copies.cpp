@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
@@ -57,20 +58,6 @@ std::uint64_t get_u64(const unsigned char* p) {
         v = (v << 8) | p[i];
     }
     return v;
-}
-
-bool read_exact(int fd, void* buf, std::size_t n, off_t at) {
-    auto* p = static_cast<unsigned char*>(buf);
-    while (n > 0) {
-        const ssize_t got = ::pread(fd, p, n, at);
-        if (got <= 0) {
-            return false;
-        }
-        p += got;
-        n -= static_cast<std::size_t>(got);
-        at += got;
-    }
-    return true;
 }
 
 bool is_key_name(const std::string& name) {
@@ -120,19 +107,6 @@ std::uint64_t trim_to(const fs::path& dir, std::uint64_t bound, const std::strin
         }
     }
     return total;
-}
-
-bool write_all(int fd, const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    while (n > 0) {
-        const ssize_t done = ::write(fd, p, n);
-        if (done <= 0) {
-            return false;
-        }
-        p += done;
-        n -= static_cast<std::size_t>(done);
-    }
-    return true;
 }
 
 }  // namespace
@@ -200,7 +174,7 @@ std::optional<Bytes> read(const fs::path& dir, const Key& key, std::string_view 
     struct stat st {};
     unsigned char h[kHeaderSize];
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        !read_exact(fd.get(), h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
+        !pread_all(fd.get(), h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
         return std::nullopt;
     }
     const std::uint64_t key_len = get_u64(h + 8);
@@ -210,12 +184,11 @@ std::optional<Bytes> read(const fs::path& dir, const Key& key, std::string_view 
         return std::nullopt;
     }
     std::string stored_key(key_len, '\0');
-    if (!read_exact(fd.get(), stored_key.data(), key_len, kHeaderSize) ||
-        stored_key != serialized) {
+    if (!pread_all(fd.get(), stored_key.data(), key_len, kHeaderSize) || stored_key != serialized) {
         return std::nullopt;
     }
     Bytes bytes(raw_size);
-    if (!read_exact(fd.get(), bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
+    if (!pread_all(fd.get(), bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
         return std::nullopt;
     }
     const Checksum sum = checksum_of(bytes);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "kcache/common/fd_io.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/store/signature.hpp"
 #include "signature_internal.hpp"
@@ -239,11 +240,7 @@ Status<SignError> write_text_file(const fs::path& path, std::string_view text, u
         return io("cannot create " + tmp.string());
     }
     bool ok = ::fchmod(fd.get(), mode) == 0;  // the umask may have narrowed `mode`
-    for (std::size_t done = 0; ok && done < text.size();) {
-        const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-        ok = n > 0;
-        done += ok ? static_cast<std::size_t>(n) : 0;
-    }
+    ok = ok && write_all(fd.get(), text.data(), text.size());
     ok = ok && ::fsync(fd.get()) == 0;
     fd.reset();
     // link() fails when `path` exists, so Replace::no never overwrites a file

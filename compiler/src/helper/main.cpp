@@ -26,6 +26,7 @@
 #include <string>
 
 #include "helper.hpp"
+#include "kcache/common/fd_io.hpp"
 #include "kcache/compiler/subprocess.hpp"
 
 namespace {
@@ -76,18 +77,6 @@ std::string read_exactly(int fd, std::size_t n) {
     }
     s.resize(got);
     return s;
-}
-
-void write_all(int fd, const std::string& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (w > 0) {
-            done += static_cast<std::size_t>(w);
-        } else if (w < 0 && errno != EINTR) {
-            return;
-        }
-    }
 }
 
 // Now on CLOCK_MONOTONIC in nanoseconds (the parent's steady_clock).
@@ -201,7 +190,8 @@ void send_reply(int reply_fd, JitReply reply, std::uint64_t served, const Helper
     reply.served = served;
     reply.stamps = stamps;
     reply.stamps.reply_ns = monotonic_ns();
-    write_all(reply_fd, encode_reply(reply));
+    const std::string frame = encode_reply(reply);
+    (void)kcache::write_all(reply_fd, frame.data(), frame.size());  // a parent gone reads nothing
 }
 
 // Answers one request read from fd 0 on `reply_fd` (a pooled helper asked

@@ -1,0 +1,50 @@
+#pragma once
+// Whole transfers through a file descriptor: the one loop that retries short
+// writes and reads and EINTR, for every writer of a file or pipe and every
+// positioned reader.
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+
+namespace kcache {
+
+// Writes all `n` bytes of `data` to `fd`; false on an error (errno set) or
+// when nothing more can be written.
+inline bool write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    while (n > 0) {
+        const ssize_t done = ::write(fd, p, n);
+        if (done < 0 && errno == EINTR) {
+            continue;
+        }
+        if (done <= 0) {
+            return false;
+        }
+        p += done;
+        n -= static_cast<std::size_t>(done);
+    }
+    return true;
+}
+
+// Reads exactly `n` bytes of `fd` from offset `at` into `buf`; false on an
+// error or when the file ends first.
+inline bool pread_all(int fd, void* buf, std::size_t n, off_t at) {
+    auto* p = static_cast<unsigned char*>(buf);
+    while (n > 0) {
+        const ssize_t got = ::pread(fd, p, n, at);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return false;
+        }
+        p += got;
+        n -= static_cast<std::size_t>(got);
+        at += got;
+    }
+    return true;
+}
+
+}  // namespace kcache
