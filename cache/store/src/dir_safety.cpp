@@ -1,6 +1,5 @@
 #include "dir_safety.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -145,18 +144,18 @@ Writable file_writable(const fs::path& path) {
     return ::access(path.c_str(), W_OK) == 0 ? Writable::yes : Writable::no;
 }
 
-std::string header_problem(const fs::path& db) {
-    UniqueFd fd(::open(db.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+std::string header_problem(sql::Db& conn, const fs::path& db) {
+    auto size = conn.file_size();
+    if (!size.ok()) {
         return {};  // unreadable is not "damaged": SQLite will report the real error
     }
-    if (st.st_size == 0) {
+    if (size.value() == 0) {
         return {};  // an empty file is a valid, empty database
     }
     std::array<unsigned char, 100> h{};
-    if (st.st_size < static_cast<off_t>(h.size()) || !pread_all(fd.get(), h.data(), h.size(), 0)) {
-        return "shorter than an SQLite header (" + std::to_string(st.st_size) + " bytes)";
+    if (size.value() < static_cast<std::int64_t>(h.size()) ||
+        !conn.read_file(h.data(), static_cast<int>(h.size()), 0).ok()) {
+        return "shorter than an SQLite header (" + std::to_string(size.value()) + " bytes)";
     }
     if (std::memcmp(h.data(), "SQLite format 3", 16) != 0) {
         return "not an SQLite database (bad magic)";
@@ -178,8 +177,8 @@ std::string header_problem(const fs::path& db) {
     auto wal_size = fs::file_size(db.string() + "-wal", ec);
     bool wal_pending = !ec && wal_size > 0;
     if (!wal_pending && change == valid_for &&
-        static_cast<std::uint64_t>(st.st_size) < static_cast<std::uint64_t>(pages) * page) {
-        return "truncated (" + std::to_string(st.st_size) + " bytes, header says " +
+        static_cast<std::uint64_t>(size.value()) < static_cast<std::uint64_t>(pages) * page) {
+        return "truncated (" + std::to_string(size.value()) + " bytes, header says " +
                std::to_string(pages) + " pages of " + std::to_string(page) + ")";
     }
     return {};

@@ -6,6 +6,7 @@
 
 #include "kcache/common/result.hpp"
 #include "kcache/store/types.hpp"
+#include "sqlite.hpp"
 
 namespace kcache::store::files {
 
@@ -25,7 +26,9 @@ Writable file_writable(const std::filesystem::path& path);
 
 // Returns what is wrong with the header of the existing database file `db`
 // (not SQLite, truncated, garbage), or an empty string when it looks sound.
-std::string header_problem(const std::filesystem::path& db);
+// Reads it through `conn`, a connection to `db` that has not read it yet:
+// no descriptor of kcache's is opened on it (sqlite.hpp, Db::read_file).
+std::string header_problem(sql::Db& conn, const std::filesystem::path& db);
 
 // Renames `db` and its -wal/-shm companions to `<name>.corrupt-<UTC time>`
 // and logs a warning with `why`; returns the new name of the database.

@@ -186,6 +186,39 @@ Res<std::int64_t> Db::query_int(std::string_view sql) {
     return r.value() ? stmt.int64(0) : std::int64_t{0};
 }
 
+namespace {
+
+// The main database file as SQLite holds it open, or null when it is not open.
+sqlite3_file* main_file(sqlite3* db) {
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+        file == nullptr || file->pMethods == nullptr) {
+        return nullptr;
+    }
+    return file;
+}
+
+}  // namespace
+
+Res<std::int64_t> Db::file_size() {
+    sqlite3_file* file = main_file(db_.get());
+    sqlite3_int64 size = 0;
+    const int rc = file ? file->pMethods->xFileSize(file, &size) : SQLITE_CANTOPEN;
+    if (rc != SQLITE_OK) {
+        return fail(SqlError{rc & 0xff, "cannot read the database file's size"});
+    }
+    return std::int64_t{size};
+}
+
+Stat Db::read_file(void* out, int n, std::int64_t offset) {
+    sqlite3_file* file = main_file(db_.get());
+    const int rc = file ? file->pMethods->xRead(file, out, n, offset) : SQLITE_CANTOPEN;
+    if (rc != SQLITE_OK) {  // SQLITE_IOERR_SHORT_READ past the end
+        return fail(SqlError{rc & 0xff, "cannot read the database file"});
+    }
+    return Ok{};
+}
+
 Res<Transaction> Transaction::begin(Db& db) {
     auto st = db.exec("BEGIN IMMEDIATE");
     if (!st.ok()) {

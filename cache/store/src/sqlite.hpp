@@ -114,6 +114,13 @@ class Db {
     Stat exec(std::string_view sql);
     // Runs a statement without parameters and returns its first column of the first row.
     Res<std::int64_t> query_int(std::string_view sql);
+    // Size of the main database file, and `n` bytes of it at `offset` (an
+    // error past its end), read through the descriptor SQLite holds: kcache
+    // opens no descriptor of its own on a database file, since closing one
+    // would drop every POSIX lock this process holds on it (docs/design.md,
+    // "Storage").
+    Res<std::int64_t> file_size();
+    Stat read_file(void* out, int n, std::int64_t offset);
     // Number of rows changed by the last statement.
     std::int64_t changes() const { return sqlite3_changes64(db_.get()); }
     sqlite3* get() const { return db_.get(); }

@@ -61,6 +61,13 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
         return fail(schema::to_store_error(opened.error(), path));
     }
     sql::Db db = std::move(opened).value();
+    if (mode == Creating::no) {
+        // Through this connection: a descriptor of kcache's own, closed while
+        // another connection of this process is open, would drop its locks.
+        if (std::string problem = files::header_problem(db, db_path); !problem.empty()) {
+            return fail(StoreError{StoreErrc::corrupt, std::move(problem)});
+        }
+    }
     // Read the version before any pragma writes, so a newer file stays untouched.
     auto version = sql::with_retry(retry, [&] { return schema::read_version(db); });
     if (!version.ok()) {
@@ -134,19 +141,11 @@ Status<StoreError> create_store_file(const fs::path& db_path, const Policy& poli
     return Ok{};
 }
 
-// Opens writable; a damaged file is moved aside once and replaced by a fresh store.
+// Opens writable; a damaged file (its header, or what SQLite finds) is moved
+// aside once and replaced by a fresh store.
 Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy& policy,
                                           const sql::RetryPolicy& retry) {
     std::error_code ec;
-    if (fs::exists(db_path, ec)) {
-        std::string problem = files::header_problem(db_path);
-        if (!problem.empty()) {
-            auto moved = files::move_aside(db_path, problem);
-            if (!moved.ok()) {
-                return fail(moved.error());
-            }
-        }
-    }
     if (!fs::exists(db_path, ec)) {
         if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
             return fail(made.error());
