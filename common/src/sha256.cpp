@@ -6,11 +6,12 @@
 #define OPENSSL_API_COMPAT 0x10100000L
 #include <openssl/sha.h>
 
-#include <fstream>
+#include <cerrno>
 #include <new>
 #include <vector>
 
 #include "kcache/common/hex.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 
 namespace kcache {
@@ -50,19 +51,25 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::optional<std::string> sha256_file_hex(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    auto fd = open_regular_file(path);  // a FIFO or device is refused, never waited on
+    if (!fd) {
         return std::nullopt;
     }
     Sha256 h;
     std::vector<char> buf(1 << 20);
-    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-        h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
+    for (;;) {
+        const ssize_t n = ::read(fd->get(), buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return std::nullopt;
+        }
+        if (n == 0) {
+            return to_hex(h.finish());
+        }
+        h.update(buf.data(), static_cast<std::size_t>(n));
     }
-    if (in.bad()) {
-        return std::nullopt;
-    }
-    return to_hex(h.finish());
 }
 
 }  // namespace kcache

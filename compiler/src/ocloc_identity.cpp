@@ -52,7 +52,7 @@ Result<CompilerIdentity, OclocError> OclocCompiler::identity(Clock::time_point d
     }
     // `ocloc query` writes its answer into a file in the working directory.
     const RunResult r = run_ocloc({"query", "OCL_DRIVER_VERSION"}, dir->path().string(), deadline);
-    const auto version = read_file(dir->path() / "OCL_DRIVER_VERSION");
+    const auto version = read_file(dir->path() / "OCL_DRIVER_VERSION", 4096);
     if (r.outcome != ChildExit::exited || r.exit_code != 0 || !version ||
         trimmed(*version).empty()) {
         return fail(OclocError{OclocErrc::tool_failed,

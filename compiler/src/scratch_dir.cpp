@@ -3,8 +3,9 @@
 #include <stdlib.h>
 
 #include <fstream>
-#include <iterator>
 #include <vector>
+
+#include "kcache/common/read_file.hpp"
 
 namespace kcache::compiler {
 
@@ -32,16 +33,12 @@ bool write_file(const std::filesystem::path& path, const std::string& bytes) {
     return static_cast<bool>(out);
 }
 
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+    auto bytes = read_regular_file(path, max_bytes);
+    if (!bytes) {
         return std::nullopt;
     }
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        return std::nullopt;
-    }
-    return bytes;
+    return std::move(*bytes);
 }
 
 }  // namespace kcache::compiler

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "kcache/compiler/jit_protocol.hpp"
+
 namespace kcache::compiler {
 
 class ScratchDir {
@@ -29,7 +31,11 @@ class ScratchDir {
 
 // Writes `bytes` to `path`; false on any I/O failure.
 bool write_file(const std::filesystem::path& path, const std::string& bytes);
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> read_file(const std::filesystem::path& path);
+// The whole regular file at `path` when it holds at most `max_bytes` (by
+// default the most a compile may return), through the bounded reader; nullopt
+// when it cannot be read, is not a regular file (a FIFO ocloc left behind
+// is refused without waiting) or is larger.
+std::optional<std::string> read_file(const std::filesystem::path& path,
+                                     std::size_t max_bytes = kMaxReplyPayload);
 
 }  // namespace kcache::compiler

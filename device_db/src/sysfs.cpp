@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
 #include "field_reader.hpp"
+#include "kcache/common/read_file.hpp"
 
 namespace kcache::device_db {
 namespace {
@@ -23,14 +23,13 @@ bool is_card_name(const std::string& name) {
            std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A sysfs attribute (its size reads as one page) through the bounded reader.
 std::optional<std::string> read_small_file(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) {
+    auto text = read_regular_file(path, 64 * 1024);
+    if (!text) {
         return std::nullopt;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return std::move(*text);
 }
 
 std::string trim(std::string s) {

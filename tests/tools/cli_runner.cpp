@@ -46,8 +46,8 @@ CliRun CliTest::run_cli(const std::string& program, const std::vector<std::strin
             spec.env_overrides.push_back(std::move(var));
         }
     }
-    // A generous bound: a hung kcache fails the test instead of hanging the suite.
-    const auto result = compiler::run(spec, compiler::Clock::now() + std::chrono::minutes(3));
+    // A bound (generous by default): a hung kcache fails the test instead of hanging the suite.
+    const auto result = compiler::run(spec, compiler::Clock::now() + cli_deadline_);
     EXPECT_EQ(result.outcome, compiler::ChildExit::exited)
         << "kcache did not exit: " << compiler::to_string(result.outcome) << "\n"
         << result.err;

@@ -2,6 +2,7 @@
 // Runs the built `kcache` binary (path from the build: KCACHE_TEST_CLI_PATH)
 // as a child process with its own store directory, and captures its output.
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ class CliTest : public TempDirTest {
     // through a shell redirection; the result's `out` is then empty.
     CliRun kcache_to(const std::filesystem::path& out, const std::vector<std::string>& args,
                      const std::vector<std::string>& env = {});
+
+    // How long one kcache run may take before it is killed and the test
+    // fails (tests of inputs that once hung set a short one).
+    std::chrono::seconds cli_deadline_ = std::chrono::minutes(3);
 
   private:
     CliRun run_cli(const std::string& program, const std::vector<std::string>& args,

@@ -13,6 +13,7 @@
 #include "cli.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/cache/pack_trust.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
@@ -186,10 +187,11 @@ void check_icds(std::vector<Finding>& out) {
         if (e.path().extension() != ".icd") {
             continue;
         }
-        std::ifstream in(e.path());
-        std::string library;
-        std::getline(in, library);
-        out.push_back({"opencl", "icd " + e.path().filename().string(), library});
+        auto text = read_regular_file(e.path(), 4096);  // one line naming a library
+        const std::string library =
+            text ? text->substr(0, text->find('\n')) : "not read: " + text.error().message;
+        out.push_back({"opencl", "icd " + e.path().filename().string(), library,
+                       text ? Level::ok : Level::problem});
         ++found;
     }
     std::error_code sysfs_ec;

@@ -1,8 +1,9 @@
 // What stats, doctor and explain show of the remote tier.
 
-#include <fstream>
+#include <sstream>
 
 #include "kcache/cache/remote_tier.hpp"
+#include "kcache/common/read_file.hpp"
 #include "remote_cli.hpp"
 
 namespace kcache::cli {
@@ -60,7 +61,8 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
     if (config.remote_urls.empty()) {
         return out;
     }
-    std::ifstream mark(config.dir / "remote-down");
+    auto text = read_regular_file(config.dir / "remote-down", 4096);  // FIFO, device: no mark
+    std::istringstream mark(text ? std::move(*text) : std::string());
     long long until = 0;
     std::string why;
     if (mark >> until && std::getline(mark, why)) {

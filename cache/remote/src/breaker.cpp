@@ -6,13 +6,17 @@
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
+
+#include "kcache/common/read_file.hpp"
 
 namespace kcache::remote {
 namespace {
 
 // The mark's expiry, or 0 when there is none (or it cannot be read).
 std::int64_t read_until(const std::filesystem::path& mark) {
-    std::ifstream in(mark);
+    auto text = read_regular_file(mark, kMaxStateFileBytes);  // a FIFO or device: no mark
+    std::istringstream in(text ? std::move(*text) : std::string());
     long long until = 0;
     if (!(in >> until) || until < 0) {
         return 0;

@@ -27,6 +27,10 @@
 
 namespace kcache::remote {
 
+// The most read of one of the node's small state files (the marks above,
+// remote-stats): each holds a line or a few; anything longer is not ours.
+inline constexpr std::size_t kMaxStateFileBytes = 4096;
+
 class Breaker {
   public:
     // A permission to send one request; holds the trial lock when it is the trial.

@@ -3,9 +3,8 @@
 
 #include <unistd.h>
 
-#include <fstream>
-
 #include "client_impl.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/store/key.hpp"
 
@@ -20,20 +19,24 @@ bool starts_with(const std::string& s, std::string_view prefix) {
     return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// The token from `file` (first line, surrounding whitespace dropped).
+// The longest token file read: a bearer token is a line, not a document.
+constexpr std::size_t kMaxTokenFileBytes = 64 * 1024;
+
+// The token from `file` (first line, surrounding whitespace dropped), read
+// through the bounded reader: a FIFO or a device is refused without waiting.
 Result<std::string, RemoteError> read_token(const std::filesystem::path& file) {
     if (file.empty()) {
         return std::string();
     }
-    std::ifstream in(file);
-    std::string token;
-    if (!in || !std::getline(in, token)) {
-        return error(RemoteErrc::config, "cannot read the token file " + file.string());
+    auto text = read_regular_file(file, kMaxTokenFileBytes);
+    if (!text) {
+        return error(RemoteErrc::config, "cannot read the token file: " + text.error().message);
     }
+    std::string token = text->substr(0, text->find('\n'));
     const auto b = token.find_first_not_of(" \t\r");
     const auto e = token.find_last_not_of(" \t\r");
     token = b == std::string::npos ? "" : token.substr(b, e - b + 1);
-    if (token.empty() || token.find_first_of("\r\n") != std::string::npos) {
+    if (token.empty() || token.find('\r') != std::string::npos) {
         return error(RemoteErrc::config, "the token file " + file.string() + " holds no token");
     }
     return token;

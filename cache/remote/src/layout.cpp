@@ -11,8 +11,10 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "client_impl.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"
 
 namespace kcache::remote {
@@ -103,7 +105,9 @@ bool trips_breaker(RemoteErrc code, long status) {
 
 Counters read_stats_file(const std::filesystem::path& state_dir) {
     Counters c;
-    std::ifstream in(state_dir / "remote-stats");
+    // Through the bounded reader: a FIFO or a device in its place reads as no counters.
+    auto text = read_regular_file(state_dir / "remote-stats", kMaxStateFileBytes);
+    std::istringstream in(text ? std::move(*text) : std::string());
     std::string name;
     std::uint64_t value = 0;
     while (in >> name >> value) {

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "kcache/common/fd_io.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/store/signature.hpp"
 #include "signature_internal.hpp"
@@ -40,51 +42,64 @@ Unexpected<SignError> crypto_error(const std::string& what) {
 
 using Digest = std::array<std::uint8_t, 64>;
 
-// BLAKE2b-512 of the file at `path`, read in 1 MiB pieces.
-Result<Digest, SignError> hash_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
+// BLAKE2b-512 of the whole file open at `fd` (read from offset 0, in 1 MiB
+// pieces, so that the descriptor's position does not matter); `name` for errors.
+Result<Digest, SignError> hash_file(int fd, const std::string& name) {
     MdCtx ctx(EVP_MD_CTX_new());
-    if (!in) {
-        return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
-    }
     if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_blake2b512(), nullptr) != 1) {
         return crypto_error("start a BLAKE2b-512 hash");
     }
     std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        if (in.gcount() > 0) {
-            EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+        if (n < 0 && errno == EINTR) {
+            continue;
         }
+        if (n < 0) {
+            return fail(SignError{SignErrc::io, name + ": read error: " + std::strerror(errno)});
+        }
+        if (n == 0) {
+            break;
+        }
+        EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
+        at += n;
     }
     Digest d{};
     unsigned int n = 0;
-    if (in.bad()) {
-        return fail(SignError{SignErrc::io, path.string() + ": read error"});
-    }
     if (EVP_DigestFinal_ex(ctx.get(), d.data(), &n) != 1 || n != d.size()) {
         return crypto_error("finish a BLAKE2b-512 hash");
     }
     return d;
 }
 
-// The bytes an "ED" signature covers (the hash) or an "Ed" one (the file).
-Result<std::vector<std::uint8_t>, SignError> signed_message(const fs::path& path,
+// The bytes an "ED" signature covers (the hash) or an "Ed" one (the file),
+// of the file open at `fd`.
+Result<std::vector<std::uint8_t>, SignError> signed_message(int fd, const std::string& name,
                                                             SignatureAlgorithm alg) {
     if (alg == SignatureAlgorithm::prehashed) {
-        auto d = hash_file(path);
+        auto d = hash_file(fd, name);
         return d ? Result<std::vector<std::uint8_t>, SignError>(
                        std::vector<std::uint8_t>(d->begin(), d->end()))
                  : fail(d.error());
     }
-    std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    std::ifstream in(path, std::ios::binary);
-    std::vector<std::uint8_t> all(ec ? 0 : size);
-    if (ec || !in.read(reinterpret_cast<char*>(all.data()), static_cast<std::streamsize>(size))) {
-        return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return fail(SignError{SignErrc::io, name + ": cannot be read"});
+    }
+    std::vector<std::uint8_t> all(static_cast<std::size_t>(st.st_size));
+    if (!all.empty() && !pread_all(fd, all.data(), all.size(), 0)) {
+        return fail(SignError{SignErrc::io, name + ": cannot be read"});
     }
     return all;
+}
+
+// Opens the regular file at `path` for signing or verifying.
+Result<UniqueFd, SignError> open_signed_file(const fs::path& path) {
+    auto fd = open_regular_file(path);
+    if (!fd) {
+        return fail(SignError{SignErrc::io, "cannot be read: " + fd.error().message});
+    }
+    return std::move(*fd);
 }
 
 Result<std::array<std::uint8_t, kSignatureBytes>, SignError> ed25519_sign(
@@ -184,7 +199,9 @@ Result<Signature, SignError> sign_file(const fs::path& path, const SecretKey& ke
     sig.key_id = key.id;
     sig.trusted_comment = trusted_comment;
     sig.untrusted_comment = untrusted_comment;
-    auto message = signed_message(path, sig.algorithm);
+    auto fd = open_signed_file(path);
+    auto message = fd ? signed_message(fd->get(), path.string(), sig.algorithm)
+                      : Result<std::vector<std::uint8_t>, SignError>(fail(fd.error()));
     if (!message) {
         return fail(message.error());
     }
@@ -202,19 +219,25 @@ Result<Signature, SignError> sign_file(const fs::path& path, const SecretKey& ke
 }
 
 Status<SignError> verify_file(const fs::path& path, const Signature& sig, const PublicKey& key) {
+    auto fd = open_signed_file(path);
+    return fd ? verify_descriptor(fd->get(), path.string(), sig, key) : fail(fd.error());
+}
+
+Status<SignError> verify_descriptor(int fd, const std::string& name, const Signature& sig,
+                                    const PublicKey& key) {
     if (sig.key_id != key.id) {
         return fail(SignError{SignErrc::wrong_key, "signed by key " + key_id_hex(sig.key_id) +
                                                        ", not by key " + key_id_hex(key.id)});
     }
-    auto message = signed_message(path, sig.algorithm);
+    auto message = signed_message(fd, name, sig.algorithm);
     if (!message) {
         return fail(message.error());
     }
     if (!ed25519_verify(key, *message, sig.signature)) {
         return fail(SignError{SignErrc::altered_content,
-                              path.string() +
-                                  " does not match its signature: the file was altered or "
-                                  "replaced after signing, or the signature is of another file"});
+                              name + " does not match its signature: the file was altered or "
+                                     "replaced after signing, or the signature is of another "
+                                     "file"});
     }
     if (!ed25519_verify(key, global_message(sig), sig.global_signature)) {
         return fail(SignError{SignErrc::altered_comment,

@@ -29,10 +29,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <vector>
 
+#include "kcache/common/read_file.hpp"
 #include "kcache/store/signature.hpp"
 #include "signature_internal.hpp"
 
@@ -225,21 +225,17 @@ Result<Bytes, SignError> key_blob(std::string_view text, std::size_t size, const
     return b;
 }
 
+// Key and signature files go through the bounded reader: a FIFO, a device
+// or a directory is refused at once, a file past 64 KiB is not read whole.
 Result<std::string, SignError> read_small_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return fail(SignError{SignErrc::io, path.string() + ": cannot be read"});
+    auto text = read_regular_file(path, kMaxFileBytes);
+    if (text) {
+        return std::move(*text);
     }
-    std::string text(kMaxFileBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (in.bad()) {
-        return fail(SignError{SignErrc::io, path.string() + ": read error"});
-    }
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
+    if (text.error().code == ReadErrc::too_large) {
         return malformed(path.string() + ": larger than 64 KiB, not a key or signature file");
     }
-    return text;
+    return fail(SignError{SignErrc::io, "cannot be read: " + text.error().message});
 }
 
 template <class T>

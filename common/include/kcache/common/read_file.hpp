@@ -1,6 +1,7 @@
 #pragma once
-// The one way to read a whole file named by outside data (config file,
-// manifest and its sources, device database override): only a regular file,
+// The one way to open or read a file named by outside data (config file,
+// manifest and its sources, device database override, keys, signatures,
+// tokens, state files, packs): only a regular file, and for a whole read
 // never more than a stated size. A FIFO, a device such as /dev/zero or a
 // directory is refused without blocking, and a file that grows while it is
 // read stops at the bound instead of filling memory.
@@ -32,26 +33,51 @@ struct ReadError {
     std::string message;  // names the path and what is wrong
 };
 
-// Returns the contents of the regular file at `path` when it holds at most
-// `max_bytes`; a ReadError naming `path` otherwise.
-inline Result<std::string, ReadError> read_regular_file(const std::filesystem::path& path,
-                                                        std::size_t max_bytes) {
+// Opens the regular file at `path` for reading, following symlinks: the
+// open never waits (O_NONBLOCK, so a FIFO without a writer is refused at
+// once, not waited on), anything but a regular file is `not_regular`, and
+// the descriptor returned reads in blocking mode. `st`, when given, gets
+// the file's fstat.
+inline Result<UniqueFd, ReadError> open_regular_file(const std::filesystem::path& path,
+                                                     struct stat* st = nullptr) {
     const std::string name = path.string();
-    // O_NONBLOCK: opening a FIFO without a writer must not wait for one.
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (!fd.valid()) {
         const int err = errno;
         return fail(ReadError{err == ENOENT || err == ENOTDIR ? ReadErrc::not_found : ReadErrc::io,
                               name + ": " + std::strerror(err)});
     }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
+    struct stat own {};
+    struct stat& s = st != nullptr ? *st : own;
+    if (::fstat(fd.get(), &s) != 0) {
         return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
     }
-    if (!S_ISREG(st.st_mode)) {
-        return fail(ReadError{
-            ReadErrc::not_regular,
-            name + ": not a regular file" + (S_ISDIR(st.st_mode) ? " (a directory)" : "")});
+    if (!S_ISREG(s.st_mode)) {
+        const char* what = S_ISDIR(s.st_mode)    ? " (a directory)"
+                           : S_ISFIFO(s.st_mode) ? " (a FIFO)"
+                           : S_ISCHR(s.st_mode)  ? " (a character device)"
+                           : S_ISSOCK(s.st_mode) ? " (a socket)"
+                                                 : "";
+        return fail(ReadError{ReadErrc::not_regular, name + ": not a regular file" + what});
+    }
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
+    }
+    return fd;
+}
+
+// Returns the contents of the regular file at `path` when it holds at most
+// `max_bytes`; a ReadError naming `path` otherwise (open_regular_file()'s
+// checks, then `too_large` for a file over the bound or one that grows past
+// it while it is read).
+inline Result<std::string, ReadError> read_regular_file(const std::filesystem::path& path,
+                                                        std::size_t max_bytes) {
+    const std::string name = path.string();
+    struct stat st {};
+    auto fd = open_regular_file(path, &st);
+    if (!fd) {
+        return fail(fd.error());
     }
     const auto too_large = [&] {
         return fail(ReadError{ReadErrc::too_large, name + ": larger than the limit of " +
@@ -63,7 +89,7 @@ inline Result<std::string, ReadError> read_regular_file(const std::filesystem::p
     std::string out;
     char buf[65536];
     for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        const ssize_t n = ::read(fd->get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR) {
             continue;
         }

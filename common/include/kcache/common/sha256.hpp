@@ -34,8 +34,8 @@ Sha256Digest sha256(std::string_view data);
 // Returns the lower-case hex SHA-256 of `data`.
 std::string sha256_hex(std::string_view data);
 
-// Returns the lower-case hex SHA-256 of the file at `path`, or nullopt when it
-// cannot be read.
+// Returns the lower-case hex SHA-256 of the regular file at `path`, or
+// nullopt when it cannot be read or is not a regular file (read_file.hpp).
 std::optional<std::string> sha256_file_hex(const std::filesystem::path& path);
 
 }  // namespace kcache

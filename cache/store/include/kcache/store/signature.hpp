@@ -104,6 +104,10 @@ Result<Signature, SignError> sign_file(const std::filesystem::path& path, const 
 // altered_content (the file), altered_comment (the trusted comment), io.
 Status<SignError> verify_file(const std::filesystem::path& path, const Signature& signature,
                               const PublicKey& key);
+// The same check over the file open at `fd` (read from offset 0 with pread,
+// so the caller may go on to use exactly the bytes checked); `name` for messages.
+Status<SignError> verify_descriptor(int fd, const std::string& name, const Signature& signature,
+                                    const PublicKey& key);
 
 // Where the signature of `file` lives: "`file`.minisig".
 std::filesystem::path signature_path(const std::filesystem::path& file);
