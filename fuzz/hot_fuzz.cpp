@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/store/store.hpp"
 #include "key_fields.hpp"
 
@@ -40,7 +40,8 @@ const fs::path& copy_path() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet = (set_log_sink([](LogLevel, std::string_view) {}), true);
+    static const bool quiet =
+        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
     (void)quiet;
     const fs::path& copy = copy_path();
     kcache::fuzz::write_file(copy, {reinterpret_cast<const char*>(data), size});

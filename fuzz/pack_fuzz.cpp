@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "fuzz_support.hpp"
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 
@@ -65,7 +65,8 @@ Store& import_target() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet = (set_log_sink([](LogLevel, std::string_view) {}), true);
+    static const bool quiet =
+        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
     (void)quiet;
     const fs::path path = kcache::fuzz::scratch_dir() / "fuzz.kcpack";
     kcache::fuzz::write_file(path, {reinterpret_cast<const char*>(data), size});

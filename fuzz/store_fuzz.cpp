@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/store/store.hpp"
 #include "key_fields.hpp"
 
@@ -58,7 +58,8 @@ void write_some(Store& store, const fs::path& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet = (set_log_sink([](LogLevel, std::string_view) {}), true);
+    static const bool quiet =
+        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
     (void)quiet;
     const fs::path dir = kcache::fuzz::scratch_dir() / "store";
     fs::remove_all(dir);

@@ -1,15 +1,14 @@
 // The Cache facade: opening (configuration, store, packs, device data) and
 // turning public requests into ladder plans. Nothing here throws outward.
 
-#include <cstdio>
-
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/cache/pack_trust.hpp"
+#include "kcache/cache/parts.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/kernels/registry.hpp"
-#include "kcache/store/log.hpp"
 
 namespace kcache {
 namespace {
@@ -39,28 +38,24 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
         if (!keys) {  // read only when there is a pack to judge
             keys = service::trusted_keys(config);
             for (const std::string& problem : keys->problems()) {
-                std::fprintf(stderr, "kcache: warning: trusted key not loaded: %s\n",
-                             problem.c_str());
+                logging::warning("trusted key not loaded: " + problem);
             }
         }
         const auto sig = store::check_pack_signature(f, *keys);
         if (auto why = store::refusal(sig, policy)) {
             refused.push_back({f, *why});
-            std::fprintf(stderr, "kcache: warning: %s\n", describe(refused.back()).c_str());
+            logging::warning(describe(refused.back()));
             continue;
         }
         if (sig.state == store::SignatureState::invalid) {
-            std::fprintf(stderr,
-                         "kcache: warning: pack %s has an invalid signature (%s); used "
-                         "because signed packs are not required\n",
-                         f.c_str(), sig.detail.c_str());
+            logging::warning("pack " + f.string() + " has an invalid signature (" + sig.detail +
+                             "); used because signed packs are not required");
         }
         auto pack = store::Pack::open(f);
         if (pack) {
             packs.push_back(std::move(*pack));
         } else {
-            store::log_message(store::LogLevel::warning,
-                               "skipping pack " + f.string() + ": " + pack.error().message);
+            logging::warning("skipping pack " + f.string() + ": " + pack.error().message);
         }
     }
     return packs;
@@ -123,39 +118,14 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
     Outcome local;
     Outcome& out = outcome ? *outcome : local;
     try {
-        // The built-in device data is C++ generated at build time (0.1 to 0.3 ms
-        // to build, nothing parsed); only an override file is parsed here.
-        auto db = device_db::DeviceDb::with_override(config.device_db);
-        store::Policy policy;
-        policy.max_bytes = config.max_bytes;
-        policy.max_hot_bytes = config.max_hot_bytes;
-        // A store file an earlier open stamped opens SQLite at first need:
-        // a first hit from a hot copy never does (docs/design.md, "Hot copies").
-        policy.defer_open = true;
-        policy.mode = config.read_only ? store::OpenMode::read_only : store::OpenMode::read_write;
-        auto user = store::Store::open(config.dir, policy);
-        if (!db) {
-            out = failed(StatusCode::config_error, "device database: " + db.error().message);
+        auto parts = service::open_parts(config);
+        if (!parts) {
+            out = failed(parts.error().status, parts.error().message);
             return nullptr;
         }
-        if (!user) {
-            out = failed(StatusCode::store_error, user.error().message);
-            return nullptr;
-        }
-        for (const auto& p : config.packs) {
-            if (std::error_code ec; !std::filesystem::exists(p, ec)) {
-                store::log_message(store::LogLevel::warning,
-                                   "KCACHE_PACKS entry " + p.string() + " does not exist");
-            }
-        }
-        store::TieredStore tiers(std::move(*user), {});  // packs: open_packs_once
-        auto remote = service::open_remote(config);
-        if (!remote) {
-            out = failed(StatusCode::config_error, remote.error());
-            return nullptr;
-        }
-        auto impl = std::make_unique<Impl>(config, std::move(*db), std::move(tiers));
-        impl->remote = std::move(*remote);
+        auto impl =
+            std::make_unique<Impl>(config, std::move(parts->devices), std::move(parts->tiers));
+        impl->remote = std::move(parts->remote);
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {

@@ -9,7 +9,7 @@
 
 #include "cache_impl.hpp"
 #include "kcache/common/hex.hpp"
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "key_lock.hpp"
 
 namespace kcache {
@@ -98,8 +98,8 @@ void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warm
         reinterpret_cast<const std::uint8_t*>(warmed.binary.data()), warmed.binary.size());
     share(plan.fields, bytes, provenance);
     if (auto put = user->put(plan.fields, bytes, provenance, store::PutMode::replace); !put) {
-        store::log_message(store::LogLevel::warning, "the warmed binary of " + plan.key.hex() +
-                                                         " was not stored: " + put.error().message);
+        logging::warning("the warmed binary of " + plan.key.hex() +
+                         " was not stored: " + put.error().message);
         return;
     }
     counters.warmed_later++;

@@ -1,5 +1,5 @@
+#include "kcache/common/log.hpp"
 #include "kcache/kcache.hpp"
-#include "kcache/store/log.hpp"
 
 namespace kcache {
 
@@ -124,11 +124,11 @@ const char* version() noexcept {
 void set_log_handler(LogHandler handler) noexcept {
     try {
         if (!handler) {
-            store::set_log_sink({});
+            logging::set_sink({});
             return;
         }
-        store::set_log_sink([h = std::move(handler)](store::LogLevel level, std::string_view m) {
-            h(level == store::LogLevel::error ? LogLevel::error : LogLevel::warning, m);
+        logging::set_sink([h = std::move(handler)](logging::Level level, std::string_view m) {
+            h(level == logging::Level::error ? LogLevel::error : LogLevel::warning, m);
         });
     } catch (...) {
         // Only std::function's allocation can throw; the previous sink stays.

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 
 namespace kcache::test {
 namespace {
@@ -210,14 +210,14 @@ LogCapture::LogCapture() {
         std::lock_guard lock(g_log_mu);
         g_log.clear();
     }
-    ks::set_log_sink([](ks::LogLevel, std::string_view m) {
+    kcache::logging::set_sink([](kcache::logging::Level, std::string_view m) {
         std::lock_guard lock(g_log_mu);
         g_log.emplace_back(m);
     });
 }
 
 LogCapture::~LogCapture() {
-    ks::set_log_sink({});
+    kcache::logging::set_sink({});
 }
 
 std::vector<std::string> LogCapture::messages() const {

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <thread>
 
+#include "kcache/cache/parts.hpp"
 #include "kcache/cache/text.hpp"
 #include "remote_cli.hpp"
 
@@ -73,19 +74,13 @@ std::optional<store::Store> open_user_store(std::string_view command, int& exit_
     if (!config) {
         return std::nullopt;
     }
-    store::Policy policy;
-    policy.max_bytes = config->max_bytes;
-    policy.mode = config->read_only ? store::OpenMode::read_only : mode;
-    auto opened = store::Store::open(config->dir, policy);
-    if (!opened && opened.error().code == store::StoreErrc::schema_too_old && !config->read_only) {
-        // A store of an older schema: migrate it once through a writable
-        // handle, then open it as asked.
-        store::Policy writable = policy;
-        writable.mode = store::OpenMode::read_write;
-        if (auto migrated = store::Store::open(config->dir, writable); migrated) {
-            opened = store::Store::open(config->dir, policy);
-        }
-    }
+    // The composition root's mapping, the same as Cache::open's: size and
+    // hot-copy bounds, read-only, the migration of an older schema.
+    auto opened = service::open_user_store(*config,
+                                           mode == store::OpenMode::read_only
+                                               ? service::StoreAccess::read_only
+                                               : service::StoreAccess::read_write,
+                                           service::OpenTiming::at_once);
     if (!opened) {
         exit_code = report(exit_for(opened.error()), command, opened.error().message);
         return std::nullopt;

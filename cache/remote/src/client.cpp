@@ -4,12 +4,26 @@
 #include <unistd.h>
 
 #include "client_impl.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::remote {
 namespace {
+
+// `scheme://host[:port]` of `url`, without credentials or path: what a
+// message may name.
+std::string server_of(const std::string& url) {
+    const auto scheme_end = url.find("://");
+    const std::size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+    const std::size_t host_end = std::min(url.find('/', host_start), url.size());
+    std::string host = url.substr(host_start, host_end - host_start);
+    if (const auto at = host.rfind('@'); at != std::string::npos) {
+        host.erase(0, at + 1);
+    }
+    return url.substr(0, host_start) + host;
+}
 
 Unexpected<RemoteError> error(RemoteErrc code, std::string message) {
     return fail(RemoteError{code, std::move(message)});
@@ -97,7 +111,11 @@ Result<Response, RemoteError> Client::Impl::send(Method method, const std::strin
     const long status = r ? r->status : 0;
     const RemoteErrc code = r ? RemoteErrc::http_status : r.error().code;
     if ((!r || status >= 500) && trips_breaker(code, status)) {
-        breaker.failed(ticket, r ? "HTTP " + std::to_string(status) : r.error().message);
+        const std::string why = r ? "HTTP " + std::to_string(status) : r.error().message;
+        breaker.failed(ticket, why);
+        logging::warning("remote server " + server_of(url) + " is down (" + why +
+                         "): skipped by this node for " +
+                         std::to_string(settings.breaker_window.count()) + " ms");
     } else {
         breaker.succeeded(ticket);
     }

@@ -10,8 +10,8 @@
 #include <ctime>
 
 #include "kcache/common/fd_io.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/common/unique_fd.hpp"
-#include "kcache/store/log.hpp"
 
 namespace kcache::store::files {
 namespace fs = std::filesystem;
@@ -204,8 +204,8 @@ Result<fs::path, StoreError> move_aside(const fs::path& db, const std::string& w
             return fail(io_error(companion, "cannot move aside", errno));
         }
     }
-    log_message(LogLevel::warning, db.string() + " is damaged (" + why + "); moved it to " +
-                                       target.string() + " and started an empty store");
+    logging::warning(db.string() + " is damaged (" + why + "); moved it to " + target.string() +
+                     " and started an empty store");
     return target;
 }
 

@@ -6,7 +6,7 @@
 
 #include "coverage_table.hpp"
 #include "entry_row.hpp"
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
 
@@ -44,8 +44,8 @@ Result<Entry, Miss> Pack::Impl::lookup(const Key& key) {
     }
     auto entry = rows::read_verified(*stmt.value());
     if (!entry.ok()) {
-        log_message(LogLevel::warning, "corrupt entry " + key.hex() + " in pack " + path.string() +
-                                           " (" + entry.error() + "): skipped");
+        logging::warning("corrupt entry " + key.hex() + " in pack " + path.string() + " (" +
+                         entry.error() + "): skipped");
         return miss(MissReason::corrupt, entry.error());
     }
     ++counters.hits;

@@ -4,9 +4,9 @@
 
 #include "entry_row.hpp"
 #include "hot_copies.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/store/codec.hpp"
-#include "kcache/store/log.hpp"
 #include "store_impl.hpp"
 
 namespace kcache::store {

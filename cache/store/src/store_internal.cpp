@@ -1,6 +1,6 @@
 // Store::Impl helpers: lazy write-back of hits, counters, quarantine, eviction.
 
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 #include "store_impl.hpp"
 
 namespace kcache::store {
@@ -121,8 +121,8 @@ sql::Stat Store::Impl::flush_locked() {
 
 void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::uint8_t>& checksum,
                              const std::string& why) {
-    log_message(LogLevel::warning, "corrupt entry " + key_hex + " in " + db_path.string() + " (" +
-                                       why + "): quarantined");
+    logging::warning("corrupt entry " + key_hex + " in " + db_path.string() + " (" + why +
+                     "): quarantined");
     if (mode == OpenMode::read_only) {
         ++unpersisted_corruptions;  // cannot be removed: it stays a miss
         return;
@@ -150,8 +150,7 @@ void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::
         return txn->commit();
     });
     if (!done.ok()) {
-        log_message(LogLevel::error,
-                    "could not quarantine " + key_hex + ": " + done.error().message);
+        logging::error("could not quarantine " + key_hex + ": " + done.error().message);
     }
 }
 

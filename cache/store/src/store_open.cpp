@@ -10,8 +10,8 @@
 
 #include "dir_safety.hpp"
 #include "hot_copies.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/common/unique_fd.hpp"
-#include "kcache/store/log.hpp"
 #include "store_impl.hpp"
 
 namespace kcache::store {
@@ -186,8 +186,7 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
     if (mode == OpenMode::read_write &&
         (writable.value() == files::Writable::no ||
          (fs::exists(db_path, ec) && files::file_writable(db_path) == files::Writable::no))) {
-        log_message(LogLevel::warning,
-                    db_path.string() + " cannot be written: opened read-only, puts will fail");
+        logging::warning(db_path.string() + " cannot be written: opened read-only, puts will fail");
         mode = OpenMode::read_only;
     }
     auto start = [&](sql::Db db) {

@@ -1,10 +1,10 @@
-#include "kcache/store/log.hpp"
+#include "kcache/common/log.hpp"
 
 #include <cstdio>
 #include <mutex>
 #include <string>
 
-namespace kcache::store {
+namespace kcache::logging {
 namespace {
 
 std::mutex& sink_mutex() {
@@ -12,27 +12,31 @@ std::mutex& sink_mutex() {
     return m;
 }
 
-LogSink& sink() {
-    static LogSink s;
+Sink& sink() {
+    static Sink s;
     return s;
 }
 
 }  // namespace
 
-void set_log_sink(LogSink s) {
+void set_sink(Sink s) {
     std::lock_guard lock(sink_mutex());
     sink() = std::move(s);
 }
 
-void log_message(LogLevel level, std::string_view message) {
+void write(Level level, std::string_view message) noexcept {
     std::lock_guard lock(sink_mutex());
     if (sink()) {
-        sink()(level, message);
+        try {
+            sink()(level, message);
+        } catch (...) {
+            // A handler that throws loses its message, never the caller's call.
+        }
         return;
     }
-    const char* tag = level == LogLevel::error ? "error" : "warning";
+    const char* tag = level == Level::error ? "error" : "warning";
     std::fprintf(stderr, "kcache: %s: %.*s\n", tag, static_cast<int>(message.size()),
                  message.data());
 }
 
-}  // namespace kcache::store
+}  // namespace kcache::logging

@@ -1,0 +1,154 @@
+// The process log sink: with a handler set, every diagnostic of every module
+// reaches the handler and nothing reaches stderr (a bad pack, a pack refused
+// by the signature policy, a trusted key that cannot be read, a corrupt
+// entry, a remote that is down, a compile stopped at its deadline).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "cache_fixture.hpp"
+#include "kcache/store/store.hpp"
+
+namespace kcache::test {
+namespace {
+
+// Sends this process's stderr (fd 2) to a file until destroyed.
+class StderrToFile {
+  public:
+    explicit StderrToFile(const std::filesystem::path& file)
+        : saved_(::dup(STDERR_FILENO)), path_(file) {
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ::dup2(fd, STDERR_FILENO);
+        ::close(fd);
+    }
+    ~StderrToFile() { restore(); }
+    // Puts stderr back and returns what was written to it meanwhile.
+    std::string restore() {
+        if (saved_ >= 0) {
+            std::fflush(stderr);
+            ::dup2(saved_, STDERR_FILENO);
+            ::close(saved_);
+            saved_ = -1;
+        }
+        std::ifstream in(path_);
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+
+  private:
+    int saved_;
+    std::filesystem::path path_;
+};
+
+class PoclLogSink : public CacheTest {
+  protected:
+    void TearDown() override { set_log_handler(nullptr); }
+    bool logged(const std::string& text) {
+        std::lock_guard lock(mu_);
+        for (const auto& m : messages_) {
+            if (m.find(text) != std::string::npos) {
+                return true;
+            }
+        }
+        return false;
+    }
+    std::string all() {
+        std::lock_guard lock(mu_);
+        std::string out;
+        for (const auto& m : messages_) {
+            out += m + "\n";
+        }
+        return out;
+    }
+    void start_capture() {
+        set_log_handler([this](LogLevel, std::string_view m) {
+            std::lock_guard lock(mu_);
+            messages_.emplace_back(m);
+        });
+    }
+    std::mutex mu_;
+    std::vector<std::string> messages_;
+};
+
+TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
+    // An entry to corrupt, and a pack (unsigned) made from a store holding it.
+    {
+        auto c = config("builder");
+        c.max_hot_bytes = 0;  // the damaged blob must be the only copy
+        Outcome o;
+        auto cache = Cache::open(c, &o);
+        ASSERT_TRUE(cache) << o.message;
+        ASSERT_TRUE(cache->program(context_, device_, scale_request(3)).ok());
+    }
+    const auto unsigned_pack = dir() / "unsigned.kcpack";
+    {
+        auto builder = store::Store::open(dir() / "builder");
+        ASSERT_TRUE(builder);
+        ASSERT_TRUE(builder->export_pack(unsigned_pack));
+    }
+    const std::string damage = "sqlite3 '" + (dir() / "builder" / "store.sqlite").string() +
+                               "' 'UPDATE blobs SET data = randomblob(length(data))'";
+    ASSERT_EQ(std::system(damage.c_str()), 0);
+    const auto bad_pack = dir() / "bad.kcpack";
+    std::ofstream(bad_pack) << "not a pack";
+
+    StderrToFile err(dir() / "stderr.txt");
+    start_capture();
+    for (bool policy : {false, true}) {
+        // A bad pack; then an unsigned pack under the policy, with an
+        // unreadable trusted key.
+        auto c = config(policy ? "fresh-policy" : "fresh");
+        c.packs = {policy ? unsigned_pack : bad_pack};
+        c.require_signed_packs = policy;
+        if (policy) {
+            c.trusted_keys = {dir() / "missing.pub"};
+        }
+        Outcome o;
+        auto cache = Cache::open(c, &o);
+        ASSERT_TRUE(cache) << o.message;
+        auto r = scale_request(3);
+        r.mode = Mode::fail_fast;
+        EXPECT_EQ(cache->program(context_, device_, r).outcome().status, StatusCode::not_cached);
+    }
+    {  // a corrupt entry in the user store
+        auto c = config("builder");
+        c.max_hot_bytes = 0;
+        Outcome o;
+        auto cache = Cache::open(c, &o);
+        ASSERT_TRUE(cache) << o.message;
+        auto r = scale_request(3);
+        r.mode = Mode::fail_fast;
+        EXPECT_NE(cache->program(context_, device_, r).outcome().status, StatusCode::ok);
+    }
+    {  // a remote that is down, and a compile stopped at its deadline
+        auto c = config("remote");
+        c.remote_urls = {"http://127.0.0.1:9"};
+        c.remote_connect_timeout = std::chrono::milliseconds(200);
+        Outcome o;
+        auto cache = Cache::open(c, &o);
+        ASSERT_TRUE(cache) << o.message;
+        SourceRequest slow;
+        slow.source = nested_macro_kernel(17);
+        slow.deadline = std::chrono::milliseconds(300);
+        EXPECT_EQ(cache->program(context_, device_, slow).outcome().status, StatusCode::timeout);
+        EXPECT_TRUE(cache->program(context_, device_, scale_request(4)).ok());
+    }
+    const std::string on_stderr = err.restore();
+    EXPECT_EQ(on_stderr, "") << "reached stderr with a handler set";
+    EXPECT_TRUE(logged("skipping pack " + bad_pack.string())) << all();
+    EXPECT_TRUE(logged(unsigned_pack.string())) << all();
+    EXPECT_TRUE(logged("trusted key not loaded")) << all();
+    EXPECT_TRUE(logged("corrupt entry")) << all();
+    EXPECT_TRUE(logged("remote server http://127.0.0.1:9 is down")) << all();
+}
+
+}  // namespace
+}  // namespace kcache::test
