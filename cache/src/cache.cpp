@@ -38,24 +38,25 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
         if (!keys) {  // read only when there is a pack to judge
             keys = service::trusted_keys(config);
             for (const std::string& problem : keys->problems()) {
-                logging::warning("trusted key not loaded: " + problem);
+                logging::warning("trusted keys: " + problem);
             }
         }
-        const auto sig = store::check_pack_signature(f, *keys);
-        if (auto why = store::refusal(sig, policy)) {
-            refused.push_back({f, *why});
+        // Checked and read over one descriptor: what was checked is what is used.
+        auto checked = store::open_checked_pack(f, *keys, policy);
+        if (checked.refused) {
+            refused.push_back({f, *checked.refused});
             logging::warning(describe(refused.back()));
             continue;
         }
-        if (sig.state == store::SignatureState::invalid) {
-            logging::warning("pack " + f.string() + " has an invalid signature (" + sig.detail +
+        if (checked.signature.state == store::SignatureState::invalid) {
+            logging::warning("pack " + f.string() + " has an invalid signature (" +
+                             checked.signature.detail +
                              "); used because signed packs are not required");
         }
-        auto pack = store::Pack::open(f);
-        if (pack) {
-            packs.push_back(std::move(*pack));
+        if (checked.pack) {
+            packs.push_back(std::move(*checked.pack));
         } else {
-            logging::warning("skipping pack " + f.string() + ": " + pack.error().message);
+            logging::warning("skipping pack " + f.string() + ": " + checked.error);
         }
     }
     return packs;

@@ -59,15 +59,15 @@ PackIndex index_packs(const std::vector<std::filesystem::path>& paths, const Con
     PackIndex index;
     const auto keys = service::trusted_keys(config);
     for (const auto& path : service::pack_files(paths)) {  // existing files only
-        const auto sig = store::check_pack_signature(path, keys);
-        if (auto why = store::refusal(sig, service::signature_policy(config))) {
-            index.refused.push_back({path, *why});
+        auto checked = store::open_checked_pack(path, keys, service::signature_policy(config));
+        if (checked.refused) {
+            index.refused.push_back({path, *checked.refused});
             continue;
         }
-        auto pack = store::Pack::open(path);
-        auto listed =
-            pack ? pack->list()
-                 : Result<std::vector<store::EntryInfo>, store::StoreError>(fail(pack.error()));
+        if (!checked.pack) {
+            continue;
+        }
+        auto listed = checked.pack->list();
         if (!listed) {
             continue;
         }
@@ -80,7 +80,7 @@ PackIndex index_packs(const std::vector<std::filesystem::path>& paths, const Con
                 ++index.variants[format.substr(4)][kernel];
             }
         }
-        const auto& records = pack->aot_coverage();
+        const auto& records = checked.pack->aot_coverage();
         index.coverage.insert(index.coverage.end(), records.begin(), records.end());
     }
     return index;

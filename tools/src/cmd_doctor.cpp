@@ -130,7 +130,7 @@ void check_signatures(std::vector<Finding>& out, const Config& config) {
         out.push_back({"trust", "key " + store::key_id_hex(k.key.id), k.source.string()});
     }
     for (const std::string& problem : keys.problems()) {
-        out.push_back({"trust", "key file", problem + " (not trusted)", Level::problem});
+        out.push_back({"trust", "key file", problem, Level::problem});
     }
     const auto policy = service::signature_policy(config);
     for (const auto& pack : service::runtime_pack_files(config)) {

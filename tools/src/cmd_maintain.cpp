@@ -124,15 +124,21 @@ int run_import(const ParsedArgs& args) {
     if (!store) {
         return code;
     }
-    const auto sig = store::check_pack_signature(pack, service::trusted_keys(*config));
-    if (auto why = store::refusal(sig, service::signature_policy(*config))) {
-        return report(Exit::store_error, "import", "refusing " + pack + ": " + *why);
+    // Checked and read over one descriptor: what was checked is what is imported.
+    auto checked = store::open_checked_pack(pack, service::trusted_keys(*config),
+                                            service::signature_policy(*config));
+    if (checked.refused) {
+        return report(Exit::store_error, "import", "refusing " + pack + ": " + *checked.refused);
     }
-    if (sig.state == store::SignatureState::invalid) {
+    if (checked.signature.state == store::SignatureState::invalid) {
         std::cerr << "kcache import: warning: " << pack << " has an invalid signature ("
-                  << sig.detail << "); imported because signed packs are not required\n";
+                  << checked.signature.detail
+                  << "); imported because signed packs are not required\n";
     }
-    auto imported = store->import_pack(pack);
+    if (!checked.pack) {
+        return report(Exit::store_error, "import", checked.error);
+    }
+    auto imported = store->import_pack(*checked.pack);
     if (!imported) {
         return report(exit_for(imported.error()), "import", imported.error().message);
     }

@@ -88,16 +88,19 @@ int sign_written_pack(std::string_view command, const fs::path& pack, const stor
     return 0;
 }
 
-nlohmann::json report_pack_signature(const fs::path& pack, const Config& config, bool as_json,
-                                     bool& needs_action) {
+nlohmann::json report_pack_signature(int fd, const fs::path& pack, const Config& config,
+                                     bool as_json, bool& needs_action) {
     const auto keys = service::trusted_keys(config);
-    const auto sig = store::check_pack_signature(pack, keys);
+    const auto sig = store::check_pack_signature(fd, pack, keys);
     const auto refused = store::refusal(sig, service::signature_policy(config));
     needs_action = sig.state == store::SignatureState::invalid || refused.has_value();
     nlohmann::json j{{"state", store::to_string(sig.state)},
                      {"trusted", sig.state == store::SignatureState::trusted},
                      {"detail", sig.detail},
                      {"used_by_runtime", !refused.has_value()}};
+    if (!sig.unsafe_location.empty()) {
+        j["unsafe_location"] = sig.unsafe_location;
+    }
     if (sig.key_id) {
         j["key_id"] = store::key_id_hex(*sig.key_id);
         j["trusted_comment"] = sig.trusted_comment;
@@ -112,9 +115,13 @@ nlohmann::json report_pack_signature(const fs::path& pack, const Config& config,
     if (sig.key_id) {
         std::cout << ", key " << store::key_id_hex(*sig.key_id)
                   << (sig.state == store::SignatureState::trusted ? " (trusted)"
-                                                                  : " (not trusted)");
+                      : sig.key_trusted ? " (trusted key; the signature does not verify)"
+                                        : " (not trusted)");
     }
     std::cout << "\n  " << sig.detail << "\n";
+    if (!sig.unsafe_location.empty()) {
+        std::cout << "location: unsafe: " << sig.unsafe_location << "\n";
+    }
     if (sig.key_id) {
         std::cout << "trusted comment"
                   << (sig.state == store::SignatureState::trusted ? "" : " (unverified)") << ": "

@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "kat.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/store/pack.hpp"
 #include "opencl_devices.hpp"
 #include "signing.hpp"
@@ -29,9 +30,12 @@ int verify_pack(const std::string& path, bool as_json) {
     if (!config) {
         return code;
     }
+    // The signature is checked over the descriptor whose entries are checked next.
+    auto fd = open_regular_file(path);
     bool signature_needs_action = false;
-    auto signature = report_pack_signature(path, *config, as_json, signature_needs_action);
-    auto pack = store::Pack::open(path);
+    auto signature =
+        report_pack_signature(fd ? fd->get() : -1, path, *config, as_json, signature_needs_action);
+    auto pack = fd ? store::Pack::open(fd->get(), path) : store::Pack::open(path);
     if (!pack) {
         return report(Exit::store_error, "verify", pack.error().message);
     }

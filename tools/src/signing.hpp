@@ -23,10 +23,11 @@ std::optional<store::SecretKey> load_signing_key(std::string_view command,
 int sign_written_pack(std::string_view command, const std::filesystem::path& pack,
                       const store::SecretKey& key);
 
-// The signature of `pack` judged under `config` (trusted keys and policy):
-// prints it (text) or returns it as JSON, and sets `needs_action` when the
-// signature is invalid or the policy refuses the pack.
-nlohmann::json report_pack_signature(const std::filesystem::path& pack, const Config& config,
-                                     bool as_json, bool& needs_action);
+// The signature of `pack`, checked over its descriptor `fd` (-1 when it did
+// not open), judged under `config` (trusted keys and policy): prints it
+// (text) or returns it as JSON, and sets `needs_action` when the signature
+// is invalid or the policy refuses the pack.
+nlohmann::json report_pack_signature(int fd, const std::filesystem::path& pack,
+                                     const Config& config, bool as_json, bool& needs_action);
 
 }  // namespace kcache::cli

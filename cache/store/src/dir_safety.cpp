@@ -12,6 +12,7 @@
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "path_rules.hpp"
 
 namespace kcache::store::files {
 namespace fs = std::filesystem;
@@ -19,12 +20,6 @@ namespace {
 
 StoreError io_error(const fs::path& p, const std::string& what, int err) {
     return {StoreErrc::io, p.string() + ": " + what + ": " + std::strerror(err)};
-}
-
-std::string octal_mode(mode_t m) {
-    std::array<char, 8> buf{};
-    std::snprintf(buf.data(), buf.size(), "%04o", static_cast<unsigned>(m & 07777));
-    return buf.data();
 }
 
 Status<StoreError> create_private_dir(const fs::path& dir) {
@@ -51,13 +46,14 @@ Status<StoreError> check_owner_and_mode(const fs::path& dir, const struct stat& 
                                    "directory"});
     }
     if (st.st_uid != ::geteuid()) {
-        return fail(StoreError{
-            StoreErrc::unsafe_directory,
-            "cache directory " + dir.string() + via + " is owned by uid " +
-                std::to_string(st.st_uid) + ", not by you (uid " + std::to_string(::geteuid()) +
-                "); another user could plant binaries there. Fix: use a directory you own "
-                "(set KCACHE_DIR), or `chown " +
-                std::to_string(::geteuid()) + " " + dir.string() + "`"});
+        return fail(StoreError{StoreErrc::unsafe_directory,
+                               "cache directory " + dir.string() + via + " is owned by uid " +
+                                   std::to_string(st.st_uid) + ", not by you (uid " +
+                                   std::to_string(::geteuid()) +
+                                   "); another user could plant binaries there. Fix: use a "
+                                   "directory you own "
+                                   "(set KCACHE_DIR), or `chown " +
+                                   std::to_string(::geteuid()) + " " + dir.string() + "`"});
     }
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         return fail(StoreError{
@@ -73,35 +69,24 @@ Status<StoreError> check_owner_and_mode(const fs::path& dir, const struct stat& 
 // writable by others unless sticky (as /tmp is). Otherwise whoever can write
 // it could swap the cache directory for one of theirs.
 Status<StoreError> check_ancestors(const fs::path& dir) {
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-    if (ec) {
-        return Ok{};  // unresolvable paths fail later with their own error
+    const auto bad = unsafe_ancestor(dir);
+    if (!bad) {
+        return Ok{};
     }
-    for (p = p.parent_path();; p = p.parent_path()) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
-                return fail(StoreError{
-                    StoreErrc::unsafe_directory,
-                    "cache directory " + dir.string() + ": the directory above it, " + p.string() +
-                        ", is owned by uid " + std::to_string(st.st_uid) +
-                        ", who could replace the cache. Fix: set KCACHE_DIR to a directory "
-                        "under your home"});
-            }
-            if ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0) {
-                return fail(StoreError{
-                    StoreErrc::unsafe_directory,
-                    "cache directory " + dir.string() + ": the directory above it, " + p.string() +
-                        ", is writable by everyone and not sticky (mode " + octal_mode(st.st_mode) +
-                        "), so anyone could replace the cache. Fix: `chmod o-w " + p.string() +
-                        "` (or `chmod +t`), or set KCACHE_DIR elsewhere"});
-            }
-        }
-        if (p == p.root_path() || !p.has_relative_path()) {
-            return Ok{};
-        }
+    const std::string p = bad->dir.string();
+    if (bad->foreign_owner) {
+        return fail(StoreError{StoreErrc::unsafe_directory,
+                               "cache directory " + dir.string() + ": the directory above it, " +
+                                   p + ", is owned by uid " + std::to_string(bad->st.st_uid) +
+                                   ", who could replace the cache. Fix: set KCACHE_DIR to a "
+                                   "directory under your home"});
     }
+    return fail(StoreError{StoreErrc::unsafe_directory,
+                           "cache directory " + dir.string() + ": the directory above it, " + p +
+                               ", is writable by everyone and not sticky (mode " +
+                               octal_mode(bad->st.st_mode) +
+                               "), so anyone could replace the cache. Fix: `chmod o-w " + p +
+                               "` (or `chmod +t`), or set KCACHE_DIR elsewhere"});
 }
 
 }  // namespace

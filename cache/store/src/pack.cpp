@@ -7,6 +7,8 @@
 #include "coverage_table.hpp"
 #include "entry_row.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/common/read_file.hpp"
+#include "pack_vfs.hpp"
 #include "schema.hpp"
 #include "sqlite.hpp"
 
@@ -53,13 +55,21 @@ Result<Entry, Miss> Pack::Impl::lookup(const Key& key) {
 }
 
 Result<Pack, StoreError> Pack::open(const fs::path& path) {
-    const std::string p = path.string();
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
-        return fail(StoreError{StoreErrc::io, p + ": no such pack file"});
+    auto fd = open_regular_file(path);  // a FIFO or a device is refused without waiting
+    if (!fd) {
+        return fail(StoreError{StoreErrc::io, fd.error().code == ReadErrc::not_found
+                                                  ? path.string() + ": no such pack file"
+                                                  : fd.error().message});
     }
-    // immutable=1: no locks, no -shm/-wal, nothing written, even beside the file.
-    auto db = sql::Db::open_untrusted(sql::file_uri(p, "immutable=1"));
+    return open(fd->get(), path);
+}
+
+Result<Pack, StoreError> Pack::open(int fd, const fs::path& path) {
+    const std::string p = path.string();
+    // Read through a duplicate of `fd`, never reopened by name: the bytes the
+    // caller checked are the bytes used. Immutable: no locks, no -shm/-wal,
+    // nothing written, even beside the file.
+    auto db = sql::Db::open_untrusted(pinned::uri(p, fd));
     if (!db.ok()) {
         return fail(schema::to_store_error(db.error(), p));
     }

@@ -143,12 +143,19 @@ Result<ImportReport, StoreError> Store::import_pack(const fs::path& pack_path) {
     if (!pack.ok()) {
         return fail(pack.error());
     }
+    return import_pack(*pack);
+}
+
+Result<ImportReport, StoreError> Store::import_pack(Pack& pack) {
+    if (auto open = impl_->ensure_open(); !open.ok()) {
+        return fail(open.error());
+    }
     if (auto w = impl_->require_writable(); !w.ok()) {
         return fail(w.error());
     }
     ImportReport report;
     std::optional<StoreError> first_error;
-    auto bad = pack->for_each_verified([&](Entry&& e) {
+    auto bad = pack.for_each_verified([&](Entry&& e) {
         if (first_error) {
             return;
         }

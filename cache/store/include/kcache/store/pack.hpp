@@ -23,6 +23,10 @@ class Pack {
     // Opens `path`; fails with Io (missing, unreadable), Corrupt (not SQLite),
     // SchemaTooNew or SchemaTooOld.
     static Result<Pack, StoreError> open(const std::filesystem::path& path);
+    // Opens the pack file open at `fd` (named `path` in messages), reading
+    // exactly that file, however its name is changed later. The caller keeps
+    // `fd`; the pack reads through its own duplicate.
+    static Result<Pack, StoreError> open(int fd, const std::filesystem::path& path);
 
     Pack(Pack&&) noexcept;
     Pack& operator=(Pack&&) noexcept;

@@ -14,6 +14,8 @@
 
 namespace kcache::store {
 
+class Pack;
+
 // File name of the database inside a store directory.
 inline constexpr const char* kStoreFileName = "store.sqlite";
 
@@ -87,6 +89,9 @@ class Store {
     // Copies every entry of the pack at `pack_path` whose checksum verifies
     // into this store (origin Import); refuses a newer schema.
     Result<ImportReport, StoreError> import_pack(const std::filesystem::path& pack_path);
+    // The same from an opened pack (one whose signature was checked over the
+    // descriptor it reads: open_checked_pack in trust.hpp).
+    Result<ImportReport, StoreError> import_pack(Pack& pack);
 
     // Records a failure of `kind` for `key` that happened under a time budget
     // of `budget_ms` (0: unknown): count +1, last seen now, expiry base TTL

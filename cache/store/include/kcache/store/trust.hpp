@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/store/pack.hpp"
 #include "kcache/store/signature.hpp"
 #include "kcache/store/types.hpp"
 
@@ -25,16 +26,23 @@ class TrustedKeys {
   public:
     // Reads every *.pub file of each directory of `dirs` (a missing directory
     // is fine) and every file of `files` (a missing one is a problem). A file
-    // that does not parse is left out and named in problems().
+    // that does not parse, or that others than root and the effective user
+    // could replace (the rules of the store directory), is left out and
+    // named in problems(); so is every file of such a directory. Two different keys under one key
+    // id are both kept, and the collision is named in problems().
     static TrustedKeys load(const std::vector<std::filesystem::path>& dirs,
                             const std::vector<std::filesystem::path>& files);
 
-    // Adds `key` (a second key with the same id is ignored).
+    // Adds `key`; the same public key again is ignored, another key under the
+    // same id is kept too and noted in problems().
     void add(TrustedKey key);
-    // The trusted key with id `id`, or nullptr.
+    // The first trusted key with id `id`, or nullptr.
     const TrustedKey* find(const KeyId& id) const;
+    // Every trusted key with id `id` (more than one only after a collision).
+    std::vector<const TrustedKey*> matching(const KeyId& id) const;
     const std::vector<TrustedKey>& keys() const { return keys_; }
-    // "path: what is wrong", one per key file that could not be used.
+    // "path: what is wrong", one per key file or directory that could not be
+    // used, and one per key id that two different keys carry.
     const std::vector<std::string>& problems() const { return problems_; }
 
   private:
@@ -57,14 +65,21 @@ struct PackSignature {
     SignatureState state = SignatureState::unsigned_pack;
     std::filesystem::path signature_file;
     std::optional<KeyId> key_id;    // when the .minisig parsed
+    bool key_trusted = false;       // a trusted key carries key_id (its signature was checked)
     std::string trusted_comment;    // when the .minisig parsed (verified only if trusted)
     std::optional<SignErrc> error;  // why it is invalid
     std::string detail;             // for people: why it is not trusted
+    std::string unsafe_location;    // why others could replace the pack; empty when none can
 };
 
-// Checks the signature beside `pack` against `keys`. Never fails: a problem
-// is an `invalid` state whose detail names the cause.
+// Checks where the pack at `pack` lies (the store directory's rules) and the
+// signature beside it against `keys`, over one descriptor of the pack. Never
+// fails: a problem is an `invalid` state whose detail names the cause.
 PackSignature check_pack_signature(const std::filesystem::path& pack, const TrustedKeys& keys);
+// The same over `fd`, a descriptor of the pack named `pack` that the caller
+// goes on to read (Pack::open(int, path)); -1 when it could not be opened.
+PackSignature check_pack_signature(int fd, const std::filesystem::path& pack,
+                                   const TrustedKeys& keys);
 
 // Whether packs must carry a trusted signature to be used.
 enum class SignaturePolicy {
@@ -73,8 +88,24 @@ enum class SignaturePolicy {
 };
 
 // Why `policy` refuses a pack whose signature is `sig` (one sentence naming
-// the cause); nullopt when the pack may be used.
+// the cause); nullopt when the pack may be used. A pack in an unsafe
+// location is refused under every policy.
 std::optional<std::string> refusal(const PackSignature& sig, SignaturePolicy policy);
+
+// A pack as the policy judged it: opened once, its location and signature
+// checked over that descriptor, and, when admitted, read through the same
+// descriptor (Pack::open(int, path)), so that renaming another file over the
+// path after the check changes nothing.
+struct CheckedPack {
+    PackSignature signature;
+    std::optional<std::string> refused;  // refusal(signature, policy)
+    std::optional<Pack> pack;            // when admitted and it opened as a pack
+    std::string error;                   // when admitted but it did not open
+};
+
+// Opens the pack at `path` under `policy`; never fails (see CheckedPack).
+CheckedPack open_checked_pack(const std::filesystem::path& path, const TrustedKeys& keys,
+                              SignaturePolicy policy);
 
 // The trusted comment kcache writes for the pack at `pack`: schema version,
 // producers, compiler identities (ocloc, or the driver for JIT entries),
