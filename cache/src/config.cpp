@@ -32,15 +32,51 @@ std::string trim(std::string_view s) {
     return std::string(s.substr(b, e - b + 1));
 }
 
-bool parse_bool(const std::string& v, bool& out) {
-    if (v == "1" || v == "true" || v == "yes" || v == "on") {
-        out = true;
-    } else if (v == "0" || v == "false" || v == "no" || v == "off" || v.empty()) {
-        out = false;
-    } else {
-        return false;
+// Every boolean setting, in the environment and in the config file, is one
+// of these words exactly (no surrounding space, lower case); the message
+// lists them all.
+constexpr const char* kBoolWords =
+    "expected 1, true, yes or on (enabled); 0, false, no, off or an empty value (disabled)";
+
+bool parse_bool(std::string_view v, bool& out) {
+    for (std::string_view word : {"1", "true", "yes", "on"}) {
+        if (v == word) {
+            out = true;
+            return true;
+        }
     }
-    return true;
+    for (std::string_view word : {"0", "false", "no", "off", ""}) {
+        if (v == word) {
+            out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+// The boolean settings and the member each sets.
+struct Flag {
+    const char* key;
+    bool Config::*member;
+};
+constexpr Flag kFlags[] = {
+    {"disable", &Config::disabled},
+    {"readonly", &Config::read_only},
+    {"remote_readonly", &Config::remote_read_only},
+    {"remote_netrc", &Config::remote_netrc},
+    {"remote_required", &Config::remote_required},
+    {"remote_allow_http_token", &Config::remote_allow_http_token},
+    {"require_signed_packs", &Config::require_signed_packs},
+};
+
+// The flag named `key`, or nullptr.
+const Flag* find_flag(std::string_view key) {
+    for (const Flag& f : kFlags) {
+        if (key == f.key) {
+            return &f;
+        }
+    }
+    return nullptr;
 }
 
 std::vector<std::filesystem::path> split_paths(const std::string& v) {
@@ -85,7 +121,6 @@ std::vector<std::string> split_words(const std::string& v) {
 
 // Applies one remote_* setting (docs/remote.md); returns "" or what is wrong.
 std::string apply_remote(Config& c, const std::string& key, const std::string& value) {
-    constexpr const char* kBool = "expected 0, 1, true or false";
     if (key == "remote") {
         c.remote_urls = split_words(value);
         for (const auto& u : c.remote_urls) {
@@ -93,8 +128,6 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
                 return "expected http:// or https:// URLs separated by spaces, got " + u;
             }
         }
-    } else if (key == "remote_readonly") {
-        return parse_bool(value, c.remote_read_only) ? "" : kBool;
     } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||
                key == "remote_breaker_ms") {
         auto& out = key == "remote_timeout_ms"           ? c.remote_timeout
@@ -105,14 +138,8 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
         }
     } else if (key == "remote_token_file") {
         c.remote_token_file = value;
-    } else if (key == "remote_netrc") {
-        return parse_bool(value, c.remote_netrc) ? "" : kBool;
     } else if (key == "remote_ca") {
         c.remote_ca = value;
-    } else if (key == "remote_required") {
-        return parse_bool(value, c.remote_required) ? "" : kBool;
-    } else if (key == "remote_allow_http_token") {
-        return parse_bool(value, c.remote_allow_http_token) ? "" : kBool;
     } else {
         return "unknown setting";
     }
@@ -123,6 +150,9 @@ constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
 // Applies one setting; returns "" or what is wrong with `value`.
 std::string apply(Config& c, const std::string& key, const std::string& value) {
+    if (const Flag* flag = find_flag(key)) {
+        return parse_bool(value, c.*(flag->member)) ? "" : kBoolWords;
+    }
     if (key.rfind("remote", 0) == 0) {
         return apply_remote(c, key, value);
     }
@@ -146,14 +176,6 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
             return "expected milliseconds between 1 and 86400000 (or 90s, 5m, …)";
         }
         c.jit_timeout = *ms;
-    } else if (key == "disable") {
-        if (!parse_bool(value, c.disabled)) {
-            return "expected 0, 1, true or false";
-        }
-    } else if (key == "readonly") {
-        if (!parse_bool(value, c.read_only)) {
-            return "expected 0, 1, true or false";
-        }
     } else if (key == "packs") {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
@@ -192,10 +214,6 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.max_hot_bytes = *n;
     } else if (key == "trusted_keys") {
         c.trusted_keys = split_paths(value);
-    } else if (key == "require_signed_packs") {
-        if (!parse_bool(value, c.require_signed_packs)) {
-            return "expected 0, 1, true or false";
-        }
     } else {
         return "unknown setting";
     }
@@ -299,6 +317,11 @@ bool read_file(Config& c, std::string& error) {
         auto eq = t.find('=');
         std::string key = eq == std::string::npos ? t : trim(t.substr(0, eq));
         std::string where = service::printable(path.string()) + ":" + std::to_string(n) + ": ";
+        if (n == 1 && t.rfind("\xef\xbb\xbf", 0) == 0) {
+            error = where + "the file starts with a UTF-8 byte-order mark (\\xef\\xbb\\xbf); " +
+                    "save it without one";
+            return false;
+        }
         if (eq == std::string::npos) {
             error = where + "expected `key = value`";
             return false;
@@ -333,12 +356,15 @@ bool resolve_config(Config& out, std::string& error) {
         if (v == nullptr) {
             continue;
         }
-        if (auto why = apply(c, s.key, trim(v)); !why.empty()) {
+        // A boolean is taken as written (" 1" is no boolean); other values
+        // lose surrounding blanks, as in the config file.
+        const std::string value = find_flag(s.key) ? std::string(v) : trim(v);
+        if (auto why = apply(c, s.key, value); !why.empty()) {
             error = std::string(s.env) + "=\"" + service::printable(v) +
                     "\": " + service::printable(why);
             return false;
         }
-        c.origins[s.key] = {trim(v), Source::environment};
+        c.origins[s.key] = {value, Source::environment};
     }
     if (c.dir.empty()) {
         error = "no cache directory: set KCACHE_DIR (neither XDG_CACHE_HOME nor HOME is set)";

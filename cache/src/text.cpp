@@ -1,5 +1,6 @@
 #include "kcache/cache/text.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kcache::service {
@@ -24,6 +25,26 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     return n;
 }
 
+// The code point of the valid `n`-byte UTF-8 sequence at `s[i]`.
+char32_t code_point(std::string_view s, std::size_t i, std::size_t n) {
+    static constexpr std::uint8_t kLead[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+    char32_t c = static_cast<std::uint8_t>(s[i]) & kLead[n];
+    for (std::size_t k = 1; k < n; ++k) {
+        c = (c << 6) | (static_cast<std::uint8_t>(s[i + k]) & 0x3f);
+    }
+    return c;
+}
+
+// Characters a terminal acts on or draws as nothing: C0 and C1 controls and
+// DEL (newline and tab excepted), zero-width and direction marks, bidi
+// embeddings, overrides and isolates, line and paragraph separators, and the
+// byte-order mark.
+bool hidden_or_control(char32_t c) {
+    return (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f) ||
+           (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+           (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
+}
+
 }  // namespace
 
 std::string printable(std::string_view text) {
@@ -31,14 +52,14 @@ std::string printable(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
-        const auto b = static_cast<std::uint8_t>(text[i]);
         const std::size_t n = utf8_length(text, i);
-        const bool control = n == 1 && (b < 0x20 || b == 0x7f) && b != '\n' && b != '\t';
-        if (n == 0 || control) {
-            out += "\\x";
-            out += kHex[b >> 4];
-            out += kHex[b & 0xf];
-            ++i;
+        if (n == 0 || hidden_or_control(code_point(text, i, n))) {
+            for (std::size_t k = 0; k < std::max<std::size_t>(n, 1); ++k, ++i) {
+                const auto b = static_cast<std::uint8_t>(text[i]);
+                out += "\\x";
+                out += kHex[b >> 4];
+                out += kHex[b & 0xf];
+            }
             continue;
         }
         out.append(text.substr(i, n));

@@ -113,7 +113,7 @@ struct Config {
     std::filesystem::path dir;                       // KCACHE_DIR
     std::uint64_t max_bytes = 1ull << 30;            // KCACHE_MAX_SIZE (bytes; K/M/G suffix)
     std::chrono::milliseconds jit_timeout{120'000};  // KCACHE_JIT_TIMEOUT_MS: default deadline
-    bool disabled = false;                           // KCACHE_DISABLE (0/1/true/false)
+    bool disabled = false;                           // KCACHE_DISABLE (1/true/yes/on)
     bool read_only = false;                          // KCACHE_READONLY
     std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
     std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)

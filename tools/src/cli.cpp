@@ -89,6 +89,10 @@ std::optional<store::Store> open_user_store(std::string_view command, int& exit_
 }
 
 std::optional<PathProblem> new_output_problem(const std::filesystem::path& out) {
+    if (out.empty() || !out.has_filename()) {
+        return PathProblem{Exit::usage, "the output file name is empty ('" + out.string() +
+                                            "'): name the file to write"};
+    }
     struct stat st {};
     if (::lstat(out.c_str(), &st) == 0) {
         return PathProblem{Exit::usage, out.string() + " already exists; remove it first"};
@@ -126,6 +130,20 @@ std::optional<PathProblem> input_file_problem(const std::filesystem::path& path)
         return PathProblem{Exit::store_error, path.string() + ": not a regular file"};
     }
     return std::nullopt;
+}
+
+std::optional<store::Pack> open_named_pack(std::string_view command,
+                                           const std::filesystem::path& path, int& exit_code) {
+    if (auto problem = input_file_problem(path)) {
+        exit_code = report(problem->code, command, problem->message);
+        return std::nullopt;
+    }
+    auto opened = store::Pack::open(path);
+    if (!opened) {
+        exit_code = report(Exit::store_error, command, opened.error().message);
+        return std::nullopt;
+    }
+    return std::move(opened).value();
 }
 
 void run_parallel(std::size_t threads, const std::function<void()>& work) {

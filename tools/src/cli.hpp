@@ -13,6 +13,7 @@
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
+#include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {
@@ -104,6 +105,12 @@ std::optional<PathProblem> new_output_problem(const std::filesystem::path& out);
 // when it is missing or unreachable (e.g. a name too long), store_error when
 // it is not a regular file. Never throws.
 std::optional<PathProblem> input_file_problem(const std::filesystem::path& path);
+
+// The pack a command was given by name (`--pack FILE`, `import PACK`), opened;
+// or prints why not (input_file_problem's codes; store_error when it does
+// not open as a pack), prefixed by `command`, and sets `exit_code`.
+std::optional<store::Pack> open_named_pack(std::string_view command,
+                                           const std::filesystem::path& path, int& exit_code);
 
 // The most worker threads a command starts (--jobs is bounded by it).
 inline constexpr std::uint64_t kMaxJobs = 256;

@@ -169,6 +169,10 @@ int run_devices(const ParsedArgs& args) {
     if (!db) {
         return code;
     }
+    // A pack named on the command line must be one: never judged as "no pack".
+    if (auto pack = args.value("pack"); pack && !open_named_pack("devices", *pack, code)) {
+        return code;
+    }
     const PackIndex packs = index_packs(pack_paths(args, *config), *config);
     json out = {{"opencl", json::array()}, {"sysfs", json::array()}, {"packs", packs.packs}};
     out["refused_packs"] = json::array();
@@ -223,7 +227,8 @@ Command devices_command() {
               {"pack", Arity::value, "FILE", "judge coverage against this pack instead"}},
              0,
              0,
-             std::string(kExitOk) + kExitUsage + kExitStore +
+             std::string(kExitOk) + kExitUsage + "  3  the --pack file does not exist\n" +
+                 "  4  the --pack file is not a pack (or not a regular file)\n" +
                  "  5  the OpenCL probe failed or timed out (sysfs GPUs are still listed)\n"},
             run_devices};
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "cli.hpp"
 #include "entries.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/store/key.hpp"
 #include "kcache/store/pack.hpp"
 #include "remote_cli.hpp"
 
@@ -191,6 +193,24 @@ int write_bytes(const store::Bytes& bytes, const std::optional<std::string>& out
     return out ? 0 : report(Exit::store_error, "get", "cannot write " + *output);
 }
 
+// What is wrong when the store lists an entry under `key` but get(`key`)
+// missed with `miss`, or the entry it read does not hash to `key`.
+std::string unreadable_entry(store::Store& store, const store::Key& key, const store::Miss& miss) {
+    const std::string k = key.hex().substr(0, 16);
+    if (miss.reason != store::MissReason::not_found || !miss.detail.empty()) {
+        return std::string(store::to_string(miss.reason)) + ": " + miss.detail;
+    }
+    auto listed = store.list();
+    const bool still_listed =
+        listed && std::any_of(listed->begin(), listed->end(),
+                              [&](const store::EntryInfo& e) { return e.key == key; });
+    return still_listed ? "entry " + k +
+                              " is listed but no row has that key: its key column is not the "
+                              "key in 64 lower-case hex digits (the row was altered outside "
+                              "kcache, and nothing can read it)"
+                        : "entry " + k + " is no longer in the store (removed meanwhile)";
+}
+
 int run_get(const ParsedArgs& args) {
     int code = 0;
     auto store = open_user_store("get", code);
@@ -203,11 +223,14 @@ int run_get(const ParsedArgs& args) {
     }
     auto entry = store->get(*key);
     if (!entry) {
-        return report(
-            entry.error().reason == store::MissReason::not_found ? Exit::not_found
-                                                                 : Exit::store_error,
-            "get",
-            std::string(store::to_string(entry.error().reason)) + ": " + entry.error().detail);
+        return report(Exit::store_error, "get", unreadable_entry(*store, *key, entry.error()));
+    }
+    if (const store::Key hashed = store::make_key(entry->info.fields); hashed != *key) {
+        return report(Exit::store_error, "get",
+                      "entry " + key->hex().substr(0, 16) + " is damaged: its fields hash to key " +
+                          hashed.hex().substr(0, 16) +
+                          ", not to its own (the row was altered outside kcache; the runtime "
+                          "never serves it)");
     }
     if (args.has("info")) {
         std::cout << entry_to_json(entry->info).dump(2) << "\n";

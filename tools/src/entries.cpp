@@ -61,13 +61,8 @@ std::optional<std::vector<store::EntryInfo>> list_entries(std::string_view comma
                                                           const std::optional<std::string>& pack,
                                                           int& exit_code) {
     if (pack) {
-        if (auto problem = input_file_problem(*pack)) {
-            exit_code = report(problem->code, command, problem->message);
-            return std::nullopt;
-        }
-        auto opened = store::Pack::open(*pack);
+        auto opened = open_named_pack(command, *pack, exit_code);
         if (!opened) {
-            exit_code = report(Exit::store_error, command, opened.error().message);
             return std::nullopt;
         }
         auto listed = opened->list();

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "probe.hpp"
 #include "remote_cli.hpp"
+#include "terminal_text.hpp"
 
 namespace {
 
@@ -59,6 +60,12 @@ int dispatch(const std::vector<std::string>& args) {
             std::cout << help_text(c.spec);
             return 0;
         }
+        // stdout carries data for programs (JSON, `get`'s bytes) only to a
+        // pipe or file; on a terminal, and as text, it is escaped.
+        const bool data = parsed->has("json") || c.spec.name == "get";
+        if (!data || ::isatty(STDOUT_FILENO)) {
+            escape_output(std::cout);
+        }
         return c.run(*parsed);
     }
     return report(Exit::usage, args[0], "unknown command (see kcache --help)");
@@ -83,6 +90,7 @@ int finish_stdout(int code, std::string_view command) {
 int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
     const std::string command = args.empty() ? "" : args[0];
+    escape_output(std::cerr);  // messages only: nothing on stderr is data
     int code = 0;
     // No exception may end the process with an abort: whatever escapes a
     // command is reported with its message and exit code 1.

@@ -101,6 +101,57 @@ Result<std::vector<NearEntry>, StoreError> Store::nearest(const KeyFields& field
     return near;
 }
 
+namespace {
+
+// gc's deletions and the counts around them, in one write transaction from
+// the first count to the last: another process's put cannot land between
+// them, so the difference is exactly what this gc removed while other
+// processes keep writing.
+sql::Res<GcReport> gc_transaction(Store::Impl& s, const GcOptions& options) {
+    auto txn = sql::Transaction::begin(s.db);
+    if (!txn.ok()) {
+        return fail(txn.error());
+    }
+    auto before_bytes = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
+    auto before_count = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
+    if (!before_bytes.ok() || !before_count.ok()) {
+        return fail(before_bytes.ok() ? before_count.error() : before_bytes.error());
+    }
+    if (options.unused_for_ms) {
+        auto stmt = s.db.cached("DELETE FROM entries WHERE last_use_ms < ?");
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        auto st = stmt.value()->bind_all(s.now() - *options.unused_for_ms);
+        if (st.ok()) {
+            st = stmt.value()->run();
+        }
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+    }
+    if (options.max_bytes) {
+        if (auto n = s.evict_to(*options.max_bytes, std::string()); !n.ok()) {
+            return fail(n.error());
+        }
+    }
+    auto after_bytes = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
+    auto after_count = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
+    if (!after_bytes.ok() || !after_count.ok()) {
+        return fail(after_bytes.ok() ? after_count.error() : after_bytes.error());
+    }
+    if (auto c = txn->commit(); !c.ok()) {
+        return fail(c.error());
+    }
+    auto gone = [](std::int64_t before, std::int64_t after) {
+        return static_cast<std::uint64_t>(std::max<std::int64_t>(before - after, 0));
+    };
+    return GcReport{gone(before_count.value(), after_count.value()),
+                    gone(before_bytes.value(), after_bytes.value())};
+}
+
+}  // namespace
+
 Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
     std::lock_guard lock(impl_->mu);
     if (auto open = impl_->ensure_open_locked(); !open.ok()) {
@@ -113,45 +164,13 @@ Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
     if (auto st = s.flush_locked(); !st.ok()) {  // so LRU order reflects recent hits
         return fail(s.error(st.error()));
     }
-    auto before = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
-    auto count = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
-    if (!before.ok() || !count.ok()) {
-        return fail(s.error(before.ok() ? count.error() : before.error()));
-    }
-    if (options.unused_for_ms) {
-        auto n = write_one(s, "DELETE FROM entries WHERE last_use_ms < ?",
-                           s.now() - *options.unused_for_ms);
-        if (!n.ok()) {
-            return fail(n.error());
-        }
-    }
-    if (options.max_bytes) {
-        auto done = sql::with_retry(s.retry, [&]() -> sql::Res<std::uint64_t> {
-            auto txn = sql::Transaction::begin(s.db);
-            if (!txn.ok()) {
-                return fail(txn.error());
-            }
-            auto n = s.evict_to(*options.max_bytes, std::string());
-            if (n.ok()) {
-                if (auto c = txn->commit(); !c.ok()) {
-                    return fail(c.error());
-                }
-            }
-            return n;
-        });
-        if (!done.ok()) {
-            return fail(s.error(done.error()));
-        }
-    }
-    auto after = s.db.query_int("SELECT stored_bytes FROM totals WHERE id = 1");
-    auto left = s.db.query_int("SELECT entries FROM totals WHERE id = 1");
-    if (!after.ok() || !left.ok()) {
-        return fail(s.error(after.ok() ? left.error() : after.error()));
+    auto done = sql::with_retry(s.retry, [&] { return gc_transaction(s, options); });
+    if (!done.ok()) {
+        return fail(s.error(done.error()));
     }
     // Returns free pages to the file system; failure only leaves the file larger.
     (void)s.db.exec("PRAGMA incremental_vacuum");
-    return GcReport{static_cast<std::uint64_t>(count.value() - left.value()),
-                    static_cast<std::uint64_t>(before.value() - after.value())};
+    return done.value();
 }
 
 Result<Stats, StoreError> Store::stats() {
