@@ -49,6 +49,16 @@ void write_conf(const std::filesystem::path& dir, int port, const NginxOptions& 
          << (o.read_only ? "      limit_except GET HEAD { deny all; }\n" : "") << "    }\n"
          << "    location /broken/ { return 500; }\n"
          << "    location /loop/ { return 302 $scheme://$host:$server_port$request_uri; }\n"
+         // Hostile servers: a page for every path, a HEAD that says yes to
+         // everything (writes reach the real root), requests refused for a while.
+         << "    location /html/ { default_type text/html;\n"
+         << "      return 200 \"<!DOCTYPE html><html><body>Welcome</body></html>\\n\"; }\n"
+         << "    location /liar/ {\n"
+         << "      if ($request_method = HEAD) { return 200; }\n"
+         << "      if ($request_method = GET) { return 404; }\n"
+         << "      rewrite ^/liar(/.*)$ $1 last;\n    }\n"
+         << "    location /busy/ { add_header Retry-After 120 always; return 429; }\n"
+         << "    location /denied/ { add_header Retry-After 120 always; return 403; }\n"
          << "  }\n}\n";
 }
 

@@ -43,6 +43,15 @@ class NginxServer {
     std::string broken_url() const { return url() + "/broken"; }
     // A base URL whose every object redirects to itself.
     std::string loop_url() const { return url() + "/loop"; }
+    // A base URL that answers every GET and HEAD with 200 and an HTML page
+    // (and every write with 200, storing nothing).
+    std::string html_url() const { return url() + "/html"; }
+    // A base URL whose HEAD says 200 for every object while its GET says 404;
+    // PUT and DELETE reach the real root (objects land in object_file()).
+    std::string liar_url() const { return url() + "/liar"; }
+    // Base URLs that answer every request 429, or 403, with Retry-After: 120.
+    std::string busy_url() const { return url() + "/busy"; }
+    std::string denied_url() const { return url() + "/denied"; }
     // The directory served; objects live under root()/kcache/v1/.
     std::filesystem::path root() const { return dir_ / "root"; }
     // The file of the object for 64-hex `key`.

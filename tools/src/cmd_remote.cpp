@@ -1,5 +1,6 @@
 // kcache push and pull: the remote tier by hand. push uploads the user
-// store's entries (HEAD first: objects already present are skipped); pull
+// store's entries (a GET first: objects the server gives back verified are
+// skipped, anything else under their key is replaced); pull
 // downloads every variant for the devices present, verifies each and stores
 // it locally. Both work synchronously and report what they did.
 
@@ -41,6 +42,44 @@ bool selected(const store::EntryInfo& e, const std::optional<std::string>& name)
     return k == *name || k.rfind(*name + ":", 0) == 0;
 }
 
+struct PushCounts {
+    int uploaded = 0, present = 0, replaced = 0, failed = 0;
+};
+
+// Uploads entry `e` unless the server gives back its verified object; what
+// answers 200 but is not the object (an HTML page, a truncated or flipped
+// object) is replaced and counted so.
+void push_one(remote::Client& client, store::Store& store, const store::EntryInfo& e,
+              PushCounts& n) {
+    auto held = client.held(e.fields);
+    if (held && held->holding == remote::Holding::verified) {
+        ++n.present;
+        return;
+    }
+    auto entry = held ? store.get(e.fields) : Result<store::Entry, store::Miss>(store::Entry{});
+    Status<remote::RemoteError> up = Ok{};
+    if (held && entry) {
+        up = client.upload(e.fields, entry->bytes, entry->info.provenance);
+    }
+    const std::string what =
+        "push: " + e.key.hex().substr(0, 16) + " (" + e.fields.kernel_name + "): ";
+    if (held && entry && up) {
+        if (held->holding == remote::Holding::unusable) {
+            ++n.replaced;
+            std::cerr << what << "replaced what the server held: " << held->detail << "\n";
+        } else {
+            ++n.uploaded;
+        }
+        return;
+    }
+    ++n.failed;
+    std::cerr << what
+              << (!held    ? held.error().message
+                  : !entry ? "local entry unreadable: " + entry.error().detail
+                           : up.error().message)
+              << "\n";
+}
+
 int run_push(const ParsedArgs& args) {
     int code = 0;
     auto config = load_cli_config("push", code);
@@ -60,35 +99,19 @@ int run_push(const ParsedArgs& args) {
     if (!store || !listed) {
         return store ? report(exit_for(listed.error()), "push", listed.error().message) : code;
     }
-    int uploaded = 0, present = 0, failed = 0;
+    PushCounts n;
     for (const store::EntryInfo& e : *listed) {
-        if (!selected(e, args.value("kernel"))) {
-            continue;
-        }
-        auto there = (*client)->exists(e.key);
-        auto entry = there && !*there ? store->get(e.fields)
-                                      : Result<store::Entry, store::Miss>(store::Entry{});
-        Status<remote::RemoteError> up = Ok{};
-        if (there && !*there && entry) {
-            up = (*client)->upload(e.fields, entry->bytes, entry->info.provenance);
-        }
-        if (there && *there) {
-            ++present;
-        } else if (there && entry && up) {
-            ++uploaded;
-        } else {
-            ++failed;
-            std::cerr << "push: " << e.key.hex().substr(0, 16) << " (" << e.fields.kernel_name
-                      << "): "
-                      << (!there   ? there.error().message
-                          : !entry ? "local entry unreadable: " + entry.error().detail
-                                   : up.error().message)
-                      << "\n";
+        if (selected(e, args.value("kernel"))) {
+            push_one(**client, *store, e, n);
         }
     }
-    print_counts("push", {{"uploaded", uploaded}, {"already present", present}, {"failed", failed}},
+    print_counts("push",
+                 {{"uploaded", n.uploaded},
+                  {"already present", n.present},
+                  {"replaced", n.replaced},
+                  {"failed", n.failed}},
                  args.has("json"));
-    return failed > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return n.failed > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 struct PullCounts {
@@ -179,15 +202,21 @@ Command push_command() {
              "[options]",
              "upload the user store's entries to the remote tier",
              "Every entry of the user store (or of --kernel) is uploaded to the remote\n"
-             "(KCACHE_REMOTE) as a self-verifying object, unless a HEAD request shows the\n"
-             "server already has it. Uploads are synchronous; the counts go to stdout,\n"
-             "each failure to stderr. Needs a writable remote (not KCACHE_REMOTE_READONLY).\n",
+             "(KCACHE_REMOTE) as a self-verifying object, unless a GET gives back that very\n"
+             "object, verified as a download is (key recomputed, checksum). What answers\n"
+             "there but is not the object (an HTML page, a truncated or damaged object) is\n"
+             "replaced and counted as replaced. Uploads are synchronous; the counts go to\n"
+             "stdout, each failure to stderr. Needs a writable remote (not\n"
+             "KCACHE_REMOTE_READONLY). A server that answers 429, or 401/403 with a\n"
+             "Retry-After, is left alone for the rest of the run (the circuit breaker).\n",
              {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or variant id)"},
               {"json", Arity::flag, "", "print the counts as JSON"}},
              0,
              0,
-             std::string(kExitOk) + "  1  some entries could not be uploaded\n" + kExitRemote +
-                 kExitStore},
+             std::string(kExitOk) +
+                 "  1  some entries could not be uploaded (push's job is uploading: unlike\n"
+                 "     warm, a failed upload is an error without KCACHE_REMOTE_REQUIRED)\n" +
+                 kExitRemote + kExitStore},
             run_push};
 }
 

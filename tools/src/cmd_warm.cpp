@@ -219,8 +219,10 @@ void print_item_text(const json& item) {
 
 using Uploads = std::optional<std::pair<std::uint64_t, std::uint64_t>>;
 
+// A failed upload is reported and counted, and needs action (exit 1) only
+// under KCACHE_REMOTE_REQUIRED: otherwise nothing fails because of the remote.
 int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, const Uploads& uploads,
-              bool as_json) {
+              bool remote_required, bool as_json) {
     constexpr std::size_t kResults = std::size(kResultNames);
     std::array<int, kResults> counts{};
     json items = json::array();
@@ -235,7 +237,7 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
                          {"message", message},
                          {"log", trim_log(log)}});
     }
-    const bool upload_failed = uploads && uploads->second > 0;
+    const bool upload_failed = uploads && uploads->second > 0 && remote_required;
     const int needs_action = counts[static_cast<int>(WarmResult::failed)] +
                              counts[static_cast<int>(WarmResult::not_stored)] +
                              (upload_failed ? 1 : 0);
@@ -273,8 +275,10 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
                      "free space or raise KCACHE_MAX_SIZE\n";
     }
     if (uploads) {
-        std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second
-                  << " failed\n";
+        std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second << " failed"
+                  << (uploads->second > 0 && !remote_required
+                          ? " (not an error without KCACHE_REMOTE_REQUIRED)\n"
+                          : "\n");
     }
     return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
@@ -360,7 +364,7 @@ int run_warm(const ParsedArgs& args) {
     run_batch(warmer, *devices, batch, parallel, timeout->value_or(config->jit_timeout), progress);
     progress.finish();
     const Uploads uploads = warmer.flush_uploads(std::chrono::seconds(60));
-    return summarize(batch, *devices, uploads, args.has("json"));
+    return summarize(batch, *devices, uploads, config->remote_required, args.has("json"));
 }
 
 }  // namespace
@@ -389,7 +393,8 @@ Command warm_command() {
          "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n"
          "With a writable remote tier (KCACHE_REMOTE), what is built is uploaded before\n"
          "warm exits (at most 60 s more) and the counts are reported; entries that were\n"
-         "already cached are not (kcache push uploads those).\n",
+         "already cached are not (kcache push uploads those). A failed upload makes the\n"
+         "exit code 1 only under KCACHE_REMOTE_REQUIRED.\n",
          {{"device", Arity::value, "SEL", "only this device: index or name substring"},
           {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
@@ -402,8 +407,9 @@ Command warm_command() {
          0,
          std::string(kExitOk) +
              "  1  some kernel failed to build (build error, crash), or was built but could\n"
-             "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or an "
-             "upload failed\n" +
+             "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or\n"
+             "     an upload failed under KCACHE_REMOTE_REQUIRED (without it, failed uploads\n"
+             "     are reported and counted, not errors)\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
         run_warm};

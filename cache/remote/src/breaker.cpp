@@ -132,8 +132,8 @@ Breaker::Ticket Breaker::allow() {
     return t;
 }
 
-void Breaker::failed(Ticket& ticket, const std::string& why) {
-    const std::int64_t until = wall_ms() + window_.count();
+void Breaker::failed(Ticket& ticket, const std::string& why, std::chrono::milliseconds window) {
+    const std::int64_t until = wall_ms() + (window.count() > 0 ? window : window_).count();
     if (mark_.empty()) {
         local_until_ms_ = until;
     } else {

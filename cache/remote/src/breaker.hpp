@@ -48,8 +48,10 @@ class Breaker {
 
     // Whether a request may go out now.
     Ticket allow();
-    // The request failed in a way that says the server is down: mark it for the window.
-    void failed(Ticket& ticket, const std::string& why);
+    // The request failed in a way that says the server is down, or the server
+    // asked to be left alone: mark it for `window` (0: the breaker's window).
+    void failed(Ticket& ticket, const std::string& why,
+                std::chrono::milliseconds window = std::chrono::milliseconds(0));
     // The server answered: clear a mark this ticket was the trial for.
     void succeeded(Ticket& ticket);
 

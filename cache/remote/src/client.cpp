@@ -25,6 +25,9 @@ std::string server_of(const std::string& url) {
     return url.substr(0, host_start) + host;
 }
 
+// The longest a Retry-After keeps the node away (the breaker window's own limit).
+constexpr std::chrono::milliseconds kMaxRetryAfter = std::chrono::hours(1);
+
 Unexpected<RemoteError> error(RemoteErrc code, std::string message) {
     return fail(RemoteError{code, std::move(message)});
 }
@@ -110,12 +113,23 @@ Result<Response, RemoteError> Client::Impl::send(Method method, const std::strin
     auto r = http.perform(method, url, body);
     const long status = r ? r->status : 0;
     const RemoteErrc code = r ? RemoteErrc::http_status : r.error().code;
-    if ((!r || status >= 500) && trips_breaker(code, status)) {
-        const std::string why = r ? "HTTP " + std::to_string(status) : r.error().message;
-        breaker.failed(ticket, why);
+    const std::chrono::seconds retry_after = r ? r->retry_after : std::chrono::seconds(0);
+    if (trips_breaker(code, status, retry_after.count() > 0)) {
+        // A server that says when to come back (Retry-After) is left alone
+        // that long, at most an hour; otherwise for the breaker's window.
+        const std::chrono::milliseconds window =
+            retry_after.count() > 0
+                ? std::min<std::chrono::milliseconds>(retry_after, kMaxRetryAfter)
+                : settings.breaker_window;
+        const std::string why =
+            r ? "HTTP " + std::to_string(status) +
+                    (retry_after.count() > 0
+                         ? ", Retry-After " + std::to_string(retry_after.count()) + " s"
+                         : "")
+              : r.error().message;
+        breaker.failed(ticket, why, window);
         logging::warning("remote server " + server_of(url) + " is down (" + why +
-                         "): skipped by this node for " +
-                         std::to_string(settings.breaker_window.count()) + " ms");
+                         "): skipped by this node for " + std::to_string(window.count()) + " ms");
     } else {
         breaker.succeeded(ticket);
     }
@@ -141,28 +155,56 @@ void Client::Impl::count_error(const RemoteError& e) {
     }
 }
 
-Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
-    const store::Key key = store::make_key(fields);
-    const std::string url = object_url(key);
-    auto r = impl_->send(Method::get, url);
-    Result<Fetched, RemoteError> out = error(RemoteErrc::transport, "");
+Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
+                                                       const std::string& url) {
+    auto r = send(Method::get, url);
     if (!r) {
-        out = fail(r.error());
-    } else if (r->status != 200) {
-        out = fail(status_error(Method::get, url, r->status));
-    } else if (auto env = decode_envelope(r->body, key, impl_->settings.max_object_bytes); !env) {
+        return fail(r.error());
+    }
+    if (r->status != 200) {
+        return fail(status_error(Method::get, url, r->status));
+    }
+    auto env = decode_envelope(r->body, key, settings.max_object_bytes);
+    if (!env) {
         const RemoteErrc code = env.error().code == EnvelopeErrc::wrong_key ? RemoteErrc::wrong_key
                                 : env.error().code == EnvelopeErrc::too_large
                                     ? RemoteErrc::too_large
                                     : RemoteErrc::corrupt;
-        out = error(code, url + ": " + env.error().message);
-    } else {
-        impl_->counters.hits++;
-        return Fetched{std::move(env->fields), std::move(env->provenance), std::move(env->bytes)};
+        return error(code, url + ": " + env.error().message);
     }
-    impl_->counters.misses++;
-    impl_->count_error(out.error());
-    return out;
+    return std::move(env).value();
+}
+
+Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
+    const store::Key key = store::make_key(fields);
+    auto env = impl_->get_object(key, object_url(key));
+    if (!env) {
+        impl_->counters.misses++;
+        impl_->count_error(env.error());
+        return fail(env.error());
+    }
+    impl_->counters.hits++;
+    return Fetched{std::move(env->fields), std::move(env->provenance), std::move(env->bytes)};
+}
+
+Result<Held, RemoteError> Client::held(const store::KeyFields& fields) {
+    const store::Key key = store::make_key(fields);
+    auto env = impl_->get_object(key, object_url(key));
+    if (env) {
+        return Held{Holding::verified, ""};
+    }
+    switch (env.error().code) {
+        case RemoteErrc::not_found:
+            return Held{Holding::absent, env.error().message};
+        case RemoteErrc::corrupt:
+        case RemoteErrc::wrong_key:
+        case RemoteErrc::too_large:
+            impl_->count_error(env.error());
+            return Held{Holding::unusable, env.error().message};
+        default:
+            impl_->count_error(env.error());
+            return fail(env.error());
+    }
 }
 
 Result<bool, RemoteError> Client::exists(const store::Key& key) {
@@ -209,32 +251,77 @@ Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
     return fail(std::move(e));
 }
 
+namespace {
+
+// The first bytes of `body` as text for a message (the caller escapes it).
+std::string body_start(const store::Bytes& body) {
+    return "\"" + std::string(body.begin(), body.begin() + std::min<std::size_t>(body.size(), 24)) +
+           (body.size() > 24 ? "…\"" : "\"");
+}
+
+}  // namespace
+
+// The probe object's key (sha256 of a name no entry has) is nobody's: a GET
+// must answer 404, or 200 with exactly the probe body (one an earlier probe
+// of this process id left); anything else is a server that answers every
+// path, whatever it holds. A writer's PUT counts only once a GET gives back
+// the very bytes put.
 std::vector<ProbeLine> Client::probe() {
     store::Key key;
     const std::string id = "kcache doctor probe " + std::to_string(::getpid());
     (void)key.parse_hex(kcache::sha256_hex(id));
     const std::string url = object_url(key);
+    const std::string text = "kcache probe object; safe to delete\n";
+    const store::Bytes probe_body(text.begin(), text.end());
     std::vector<ProbeLine> out;
+    // One request; `good` says whether its answer is healthy and why not.
     auto line = [&](const char* what, Method m, std::span<const std::uint8_t> body,
-                    std::initializer_list<long> good) {
+                    const std::function<std::string(const Response&)>& good) {
         auto r = impl_->http.perform(m, url, body);
-        ProbeLine l{what, false, ""};
-        if (!r) {
-            l.detail = r.error().message;
-        } else {
-            l.ok = std::find(good.begin(), good.end(), r->status) != good.end();
-            l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(r->status);
+        ProbeLine l{what, false, r ? "" : r.error().message};
+        if (r) {
+            const std::string why = good(*r);
+            l.ok = why.empty();
+            l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(r->status) +
+                       (why.empty() ? "" : "; " + why);
         }
         out.push_back(std::move(l));
         return out.back().ok;
     };
-    line("GET", Method::get, {}, {200, 404});
-    line("HEAD", Method::head, {}, {200, 404});
+    auto status_in = [](std::initializer_list<long> ok) {
+        return [ok](const Response& r) {
+            return std::find(ok.begin(), ok.end(), r.status) != ok.end() ? "" : "unexpected status";
+        };
+    };
+    auto nobodys = [&](const Response& r) -> std::string {
+        if (r.status == 404 || (r.status == 200 && r.body == probe_body)) {
+            return "";
+        }
+        return r.status != 200
+                   ? "unexpected status"
+                   : "a body for an object nobody stored (" + std::to_string(r.body.size()) +
+                         " bytes, " + body_start(r.body) + "): not a kcache object store";
+    };
+    line("GET", Method::get, {}, nobodys);
+    line("HEAD", Method::head, {}, status_in({200, 404}));
     if (impl_->settings.access == Access::read_write) {
-        const std::string body = "kcache probe object; safe to delete\n";
-        const auto* p = reinterpret_cast<const std::uint8_t*>(body.data());
-        if (line("PUT", Method::put, std::span(p, body.size()), {200, 201, 204})) {
-            line("DELETE", Method::del, {}, {200, 204});
+        bool accepted = false;  // then the object is deleted, whatever a GET gives back
+        auto stored = [&](const Response& r) -> std::string {
+            accepted = r.status == 200 || r.status == 201 || r.status == 204;
+            if (!accepted) {
+                return "unexpected status";
+            }
+            auto back = impl_->http.perform(Method::get, url);
+            return !back ? "reading it back failed: " + back.error().message
+                   : back->status != 200 || back->body != probe_body
+                       ? "a GET does not give back what was put (HTTP " +
+                             std::to_string(back->status) + ", " +
+                             std::to_string(back->body.size()) + " bytes)"
+                       : "";
+        };
+        line("PUT", Method::put, probe_body, stored);
+        if (accepted) {
+            line("DELETE", Method::del, {}, status_in({200, 204}));
         }
     }
     return out;

@@ -8,6 +8,7 @@
 
 #include "breaker.hpp"
 #include "http.hpp"
+#include "kcache/remote/envelope.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::remote {
@@ -43,6 +44,9 @@ struct Client::Impl {
     // timeout, 5xx) marks the server down, other answers close the mark.
     Result<Response, RemoteError> send(Method method, const std::string& url,
                                        std::span<const std::uint8_t> body = {});
+    // GET of `url`, decoded and verified as the object of `key`; a typed
+    // error otherwise (not counted: the caller decides what it was).
+    Result<Envelope, RemoteError> get_object(const store::Key& key, const std::string& url);
     // Uploads one object now (see Client::upload).
     Status<RemoteError> upload_one(const store::KeyFields& fields,
                                    std::span<const std::uint8_t> bytes,
@@ -58,7 +62,10 @@ std::string url_of(const Settings& settings, const store::Key& key);
 // The base URL of `urls` that owns `key`.
 const std::string& shard_of(const std::vector<std::string>& urls, const store::Key& key);
 
-// True for errors that say the server itself is down or failing.
-bool trips_breaker(RemoteErrc code, long status);
+// True for errors that say the server itself is down or failing, or that it
+// refuses this node for now: 429 (too many requests), and 401 or 403 that
+// come with a Retry-After (`retry_after`). A 401/403 without one (a
+// read-only server refusing a PUT) leaves the breaker closed.
+bool trips_breaker(RemoteErrc code, long status, bool retry_after);
 
 }  // namespace kcache::remote

@@ -125,8 +125,12 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
-                     static_cast<curl_off_t>(settings_.max_object_bytes));
+    if (method != Method::head) {
+        // A HEAD's Content-Length is the size of a body it does not send: the
+        // cap is for bodies received, and a large object must not fail a HEAD.
+        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+                         static_cast<curl_off_t>(settings_.max_object_bytes));
+    }
     if (!settings_.ca_file.empty()) {
         curl_easy_setopt(c, CURLOPT_CAINFO, settings_.ca_file.c_str());
     }
@@ -151,6 +155,10 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
     }
     const CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+    curl_off_t retry_after = 0;  // seconds; both of the header's forms, 0 without one
+    if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0) {
+        resp.retry_after = std::chrono::seconds(retry_after);
+    }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `hdrs` dies before the handle
     give_back(std::move(h));
     if (rc != CURLE_OK) {

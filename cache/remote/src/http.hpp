@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -20,6 +21,7 @@ enum class Method { get, head, put, del };
 struct Response {
     long status = 0;
     store::Bytes body;
+    std::chrono::seconds retry_after{0};  // the Retry-After header; 0 when absent
 };
 
 struct EasyDeleter {

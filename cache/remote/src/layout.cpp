@@ -89,7 +89,7 @@ std::string Client::object_url(const store::Key& key) const {
     return url_of(impl_->settings, key);
 }
 
-bool trips_breaker(RemoteErrc code, long status) {
+bool trips_breaker(RemoteErrc code, long status, bool retry_after) {
     switch (code) {
         case RemoteErrc::timeout:
         case RemoteErrc::unreachable:
@@ -97,7 +97,8 @@ bool trips_breaker(RemoteErrc code, long status) {
         case RemoteErrc::transport:
             return true;
         case RemoteErrc::http_status:
-            return status >= 500;
+            return status >= 500 || status == 429 ||
+                   ((status == 401 || status == 403) && retry_after);
         default:
             return false;
     }

@@ -80,6 +80,18 @@ struct Fetched {
     store::Bytes bytes;
 };
 
+// What the server holds under an entry's key, by a GET verified as a download is.
+enum class Holding {
+    verified,  // the object, whole: its fields hash to the key, its checksum holds
+    absent,    // 404
+    unusable,  // something else answers 200 there (an HTML page, a truncated or
+               // flipped object, one over the size cap): it should be replaced
+};
+struct Held {
+    Holding holding = Holding::absent;
+    std::string detail;  // for absent and unusable: what the server answered
+};
+
 // What the doctor's probe found, one line per check.
 struct ProbeLine {
     std::string what;  // "GET", "HEAD", "PUT", "DELETE"
@@ -100,8 +112,13 @@ class Client {
 
     // The verified object for `fields`; a typed error otherwise (counted).
     Result<Fetched, RemoteError> fetch(const store::KeyFields& fields);
-    // Whether the server holds an object under `key` (HEAD).
+    // Whether the server holds an object under `key` (HEAD: a path answers,
+    // not necessarily this object; see held()).
     Result<bool, RemoteError> exists(const store::Key& key);
+    // Whether the server holds the verified object for `fields` (a GET, the
+    // envelope checked as fetch() checks it; not counted as a hit or miss);
+    // a transport or unexpected status error otherwise (counted).
+    Result<Held, RemoteError> held(const store::KeyFields& fields);
     // Uploads `bytes` as the object for `fields` now (PUT); read_only on a
     // read-only client without sending anything (counted either way).
     Status<RemoteError> upload(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
@@ -112,7 +129,9 @@ class Client {
                  const store::Provenance& provenance);
     // Waits until the queue is empty or `limit` passed; returns how many were left.
     std::size_t flush(std::chrono::milliseconds limit);
-    // GET/HEAD of a probe key, and PUT/DELETE of a probe object for writers.
+    // GET/HEAD of a probe key nobody stored (a GET must answer 404, not a
+    // body), and for writers PUT of a probe object (read back by a GET and
+    // compared) and DELETE.
     std::vector<ProbeLine> probe();
 
     // This client's counters.

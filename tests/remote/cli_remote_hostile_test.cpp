@@ -1,0 +1,152 @@
+// The CLI and the remote tier when the server is down or hostile: warm's
+// exit code follows KCACHE_REMOTE_REQUIRED, push replaces what only looks
+// like the object, a server that asks to be left alone is left alone, and
+// doctor checks what the server gives back.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "cli_runner.hpp"
+#include "kcache/store/key.hpp"
+#include "kcache/store/store.hpp"
+#include "remote_support.hpp"
+
+namespace kcache::test {
+namespace {
+
+class RemoteCliHostile : public CliTest {
+  protected:
+    void SetUp() override {
+        CliTest::SetUp();
+        server_ = start_nginx(dir() / "nginx");
+        ASSERT_TRUE(server_);
+    }
+    // Puts `n` made-up entries into the user store (no device needed).
+    void fill(int n) {
+        auto store = store::Store::open(store_dir());
+        ASSERT_TRUE(store.ok());
+        for (int i = 0; i < n; ++i) {
+            ASSERT_TRUE(store->put(made_up_fields(i), made_up_bytes(i), made_up_provenance()).ok());
+        }
+    }
+    std::filesystem::path object(int i) const {
+        return server_->object_file(store::make_key(made_up_fields(i)).hex());
+    }
+    CliRun push(const std::string& base, const std::vector<std::string>& more = {}) {
+        std::vector<std::string> env{"KCACHE_REMOTE=" + base, "KCACHE_REMOTE_BREAKER_MS=1000"};
+        env.insert(env.end(), more.begin(), more.end());
+        return kcache({"push", "--json"}, env);
+    }
+    std::optional<NginxServer> server_;
+};
+
+// Nothing fails because of the remote tier unless KCACHE_REMOTE_REQUIRED says so.
+TEST_F(RemoteCliHostile, WarmWithARemoteThatIsDownExitsZeroUnlessRequired) {
+    const std::string down = "KCACHE_REMOTE=http://127.0.0.1:" + std::to_string(free_port());
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {down});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    ASSERT_GE(warm.json()["built"], 1);
+    EXPECT_EQ(warm.json()["failed"], 0);
+    EXPECT_EQ(warm.json()["remote_uploads"], 0);
+    EXPECT_GE(warm.json()["remote_upload_failures"], 1) << warm.out;
+
+    const std::string fresh = "KCACHE_DIR=" + (dir() / "fresh").string();
+    const CliRun text = kcache({"warm", "--kernels", "dot", "--dtypes", "f32"}, {down, fresh});
+    EXPECT_EQ(text.code, 0) << text.out << text.err;
+    EXPECT_NE(text.out.find("failed (not an error without KCACHE_REMOTE_REQUIRED)"),
+              std::string::npos)
+        << text.out;
+
+    const std::string required = "KCACHE_DIR=" + (dir() / "required").string();
+    const CliRun strict = kcache({"warm", "--kernels", "dot", "--dtypes", "f32"},
+                                 {down, required, "KCACHE_REMOTE_REQUIRED=1"});
+    EXPECT_EQ(strict.code, 1) << strict.out << strict.err;
+
+    // push's job is uploading: its failures are errors without REQUIRED.
+    EXPECT_EQ(kcache({"push"}, {down}).code, 1);
+}
+
+// A truncated object, an HTML page and a HEAD that says yes to everything
+// are not the object: push uploads it instead of counting it present.
+TEST_F(RemoteCliHostile, PushReplacesWhatOnlyLooksLikeTheObject) {
+    fill(2);
+    CliRun first = push(server_->url());
+    ASSERT_EQ(first.code, 0) << first.err;
+    EXPECT_EQ(first.json()["uploaded"], 2);
+    const auto whole = std::filesystem::file_size(object(0));
+    std::filesystem::resize_file(object(0), whole - 7);
+    std::ofstream(object(1), std::ios::trunc) << "<html>not found</html>\n";
+    CliRun again = push(server_->url());
+    ASSERT_EQ(again.code, 0) << again.err;
+    EXPECT_EQ(again.json()["replaced"], 2) << again.out;
+    EXPECT_EQ(again.json()["already present"], 0);
+    EXPECT_EQ(std::filesystem::file_size(object(0)), whole);
+    CliRun third = push(server_->url());
+    EXPECT_EQ(third.json()["already present"], 2) << third.out << third.err;
+
+    const CliRun html = push(server_->html_url());
+    EXPECT_EQ(html.json()["already present"], 0) << html.out << html.err;
+    EXPECT_EQ(html.json()["replaced"], 2) << html.out << html.err;
+
+    std::filesystem::remove_all(server_->root() / "kcache" / "v1");
+    const CliRun liar = push(server_->liar_url());
+    ASSERT_EQ(liar.code, 0) << liar.err;
+    EXPECT_EQ(liar.json()["already present"], 0) << liar.out;
+    EXPECT_EQ(liar.json()["uploaded"], 2) << liar.out;
+    EXPECT_TRUE(std::filesystem::exists(object(0)));
+    EXPECT_TRUE(std::filesystem::exists(object(1)));
+}
+
+// 429, or 403 with Retry-After: one request, then the node leaves the
+// server alone for the time it asked, across runs.
+TEST_F(RemoteCliHostile, PushStopsAtAServerThatAsksToBeLeftAlone) {
+    fill(3);
+    for (const std::string& base : {server_->busy_url(), server_->denied_url()}) {
+        std::filesystem::remove(store_dir() / "remote-down");
+        const std::size_t before = server_->requests().size();
+        const CliRun r = push(base);
+        EXPECT_EQ(r.code, 1) << r.out << r.err;
+        EXPECT_EQ(r.json()["failed"], 3) << r.out;
+        EXPECT_EQ(server_->requests().size(), before + 1) << base << "\n" << r.err;
+        const CliRun next = push(base);
+        EXPECT_EQ(next.code, 1);
+        EXPECT_EQ(server_->requests().size(), before + 1) << base << "\n" << next.err;
+        EXPECT_NE(next.err.find("circuit breaker"), std::string::npos) << next.err;
+    }
+}
+
+// doctor's probe checks what comes back, not only the status.
+TEST_F(RemoteCliHostile, DoctorCallsAServerThatServesPagesUnhealthy) {
+    auto levels = [&](const std::string& base, const std::vector<std::string>& more) {
+        std::vector<std::string> env{"KCACHE_REMOTE=" + base};
+        env.insert(env.end(), more.begin(), more.end());
+        const CliRun r = kcache({"doctor", "--json", "--timeout", "5s"}, env);
+        std::map<std::string, std::string> out;
+        for (const auto& f : r.json()) {
+            if (f["section"] == "remote") {
+                const std::string name = f["name"];
+                out[name.substr(0, name.find(' '))] =
+                    f["level"].get<std::string>() + ": " + f["value"].get<std::string>();
+            }
+        }
+        return std::pair(r.code, out);
+    };
+    auto [html_code, html] = levels(server_->html_url(), {"KCACHE_REMOTE_READONLY=1"});
+    EXPECT_EQ(html_code, 1);  // a problem (not only this one on every machine)
+    EXPECT_EQ(html["GET"].rfind("problem", 0), 0u) << html["GET"];
+    EXPECT_NE(html["GET"].find("not a kcache object store"), std::string::npos) << html["GET"];
+    auto [liar_code, liar] = levels(server_->liar_url(), {});
+    EXPECT_EQ(liar_code, 1);
+    EXPECT_EQ(liar["PUT"].rfind("problem", 0), 0u) << liar["PUT"];
+    EXPECT_NE(liar["PUT"].find("does not give back"), std::string::npos) << liar["PUT"];
+    auto [ok_code, ok] = levels(server_->url(), {});
+    EXPECT_EQ(ok.size(), 4u);  // GET, HEAD, PUT, DELETE
+    for (const auto& [name, line] : ok) {
+        EXPECT_EQ(line.rfind("ok", 0), 0u) << name << ": " << line;
+    }
+}
+
+}  // namespace
+}  // namespace kcache::test
