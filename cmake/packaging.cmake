@@ -32,14 +32,29 @@ helper process under a watchdog.")
 # is built from a tree configured with -DCMAKE_INSTALL_PREFIX=/usr.
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "ocl-icd-libopencl1, libsqlite3-0, libzstd1, libxxhash0, libssl3, libstdc++6")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pocl-opencl-icd, intel-opencl-icd, minisign")
+# Depends: dpkg-shlibdeps reads every ELF file the package ships (libkcache,
+# the CLI, kcache-jit, kcache-verify, the Python extension) and names the
+# package of each shared library they load, with the versions their symbols
+# need: a library a later change links is a dependency without a hand-written
+# list. libkcache itself is found in the package's own tree (-l). It needs
+# dpkg-dev and file (scripts/setup.sh installs them).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ".${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
+# libkcache.so.N lands in the library directory: dpkg's ldconfig trigger makes
+# the loader find it even when nothing else installed runs ldconfig.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/deb/triggers)
+# An OpenCL driver: the ICD loader alone lists no device. apt installs
+# Recommends by default, so a fresh machine gets PoCL's CPU device.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "intel-opencl-icd, minisign")
 if(KCACHE_PYTHON)
-  # The extension is built for one Python minor version (its ABI tag).
-  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+  # The Python package is built for one Python minor version (the extension's
+  # ABI tag), which loads it without linking libpython: the interpreter is a
+  # dependency of its own. pyopencl and numpy serve kcache.ops and pyopencl
+  # programs; `import kcache` works without them.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
       "python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
-  string(APPEND CPACK_DEBIAN_PACKAGE_SUGGESTS ", python3-pyopencl, python3-numpy")
+  string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", python3-pyopencl, python3-numpy")
 endif()
 # The machine-readable copyright file Debian expects at
 # /usr/share/doc/kcache/copyright (the docdir of a /usr prefix).

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake g++ make pkg-config git
+  cmake g++ make pkg-config git dpkg-dev file debootstrap
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
   libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev
