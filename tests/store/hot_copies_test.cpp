@@ -13,18 +13,13 @@
 
 using kcache::test::binary_like;
 using kcache::test::damage_hot_copies;
+using kcache::test::deferred_policy;
 using kcache::test::hot_copies;
 using kcache::test::raw_sql_blob;
 using kcache::test::sample_fields;
 using kcache::test::test_provenance;
 
 namespace {
-
-ks::Policy deferred() {
-    ks::Policy p;
-    p.defer_open = true;
-    return p;
-}
 
 // Moves the database and its WAL files of `dir` to `<name>.aside*`.
 void move_database_aside(const std::filesystem::path& dir) {
@@ -51,7 +46,7 @@ TEST_F(Store, APutKeepsAHotCopyThatAnswersWithoutTheDatabase) {
     // A deferred open of the stamped file does not open SQLite: with the
     // database moved away after it, the hot copy still answers, and the
     // first call that needs SQLite opens what is there now (a new store).
-    auto store = ks::Store::open(store_dir(), deferred());
+    auto store = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_TRUE(store.ok()) << store.error().message;
     move_database_aside(store_dir());
     auto hot = store->get_hot(sample_fields(1));
@@ -151,7 +146,7 @@ TEST_F(Store, AHotCopyIsCheckedBeforeUse) {
 
     // A hot directory others could write is not trusted.
     ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
-    EXPECT_FALSE(ks::Store::open(store_dir(), deferred())->get_hot(sample_fields(1)));
+    EXPECT_FALSE(ks::Store::open(store_dir(), deferred_policy())->get_hot(sample_fields(1)));
 }
 
 TEST_F(Store, AnEntryHitThroughTheDatabaseGetsItsCopyAtTheWriteBack) {
@@ -216,7 +211,7 @@ TEST_F(Store, ANewStoreFileNeverAnswersFromTheCopiesOfTheOldOne) {
     for (const char* suffix : {"", "-wal", "-shm"}) {
         std::filesystem::remove(std::string(db_path()) + suffix);
     }
-    auto store = ks::Store::open(store_dir(), deferred());
+    auto store = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_TRUE(store.ok()) << store.error().message;
     EXPECT_FALSE(store->get_hot(sample_fields(1)));
     EXPECT_TRUE(hot_copies(store_dir()).empty());
@@ -227,7 +222,7 @@ TEST_F(Store, ANewStoreFileNeverAnswersFromTheCopiesOfTheOldOne) {
         std::filesystem::remove(std::string(db_path()) + suffix);
     }
     kcache::test::raw_sql(db_path(), "CREATE TABLE other(x)");
-    auto foreign = ks::Store::open(store_dir(), deferred());
+    auto foreign = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_FALSE(foreign.ok());
     EXPECT_EQ(foreign.error().code, ks::StoreErrc::foreign);
 }
@@ -273,7 +268,7 @@ TEST_F(Store, ADeferredOpenReportsWhatItFindsAtTheFirstNeed) {
         auto store = open_store();
         ASSERT_TRUE(store.put(sample_fields(1), binary_like(8 * 1024, 1), test_provenance()).ok());
     }
-    auto store = ks::Store::open(store_dir(), deferred());
+    auto store = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_TRUE(store.ok()) << store.error().message;
     // A newer kcache migrated the file in place after this open.
     kcache::test::raw_sql(db_path(), "UPDATE schema_version SET version = 99");
@@ -287,7 +282,7 @@ TEST_F(Store, ADeferredOpenReportsWhatItFindsAtTheFirstNeed) {
     // Found newer: its copies no longer answer, and the next open refuses
     // the file at once.
     EXPECT_FALSE(store->get_hot(sample_fields(1)));
-    auto again = ks::Store::open(store_dir(), deferred());
+    auto again = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_FALSE(again.ok());
     EXPECT_EQ(again.error().code, ks::StoreErrc::schema_too_new);
 }

@@ -30,6 +30,14 @@ ks::Bytes binary_like(std::size_t n, std::uint64_t seed);
 // A provenance for test puts.
 ks::Provenance test_provenance();
 
+// A policy that defers SQLite to the first need (Policy::defer_open), as
+// Cache::open's does.
+inline ks::Policy deferred_policy() {
+    ks::Policy p;
+    p.defer_open = true;
+    return p;
+}
+
 // Runs `sql` on the SQLite file `db` with the C API directly; fails the test
 // on error. Returns the first column of the first row as text, if any.
 std::string raw_sql(const std::filesystem::path& db, const std::string& sql);

@@ -109,6 +109,35 @@ std::uint64_t trim_to(const fs::path& dir, std::uint64_t bound, const std::strin
     return total;
 }
 
+// Reads the copy open as `fd` (`st` its status) when its magic, key
+// record, size and checksum match.
+std::optional<Copy> check_and_read(int fd, const struct stat& st, std::string_view serialized) {
+    unsigned char h[kHeaderSize];
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (!pread_all(fd, h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
+        return std::nullopt;
+    }
+    const std::uint64_t key_len = get_u64(h + 8);
+    const std::uint64_t raw_size = get_u64(h + 16);
+    if (key_len != serialized.size() || raw_size > kMaxRawSize ||
+        size != file_size_for(serialized, raw_size)) {
+        return std::nullopt;
+    }
+    std::string stored_key(key_len, '\0');
+    if (!pread_all(fd, stored_key.data(), key_len, kHeaderSize) || stored_key != serialized) {
+        return std::nullopt;
+    }
+    Copy copy{Bytes(raw_size), {}};
+    if (!pread_all(fd, copy.bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
+        return std::nullopt;
+    }
+    copy.checksum = checksum_of(copy.bytes);
+    if (std::memcmp(copy.checksum.data(), h + 24, copy.checksum.size()) != 0) {
+        return std::nullopt;
+    }
+    return copy;
+}
+
 }  // namespace
 
 fs::path stamped_dir(const fs::path& store_dir, const fs::path& db_path) {
@@ -165,37 +194,35 @@ void clear_for_new_file(const fs::path& store_dir, const fs::path& new_file) {
     }
 }
 
-std::optional<Bytes> read(const fs::path& dir, const Key& key, std::string_view serialized) {
+std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size) {
+    return kHeaderSize + serialized.size() + raw_size;
+}
+
+Found read(const fs::path& dir, const Key& key, std::string_view serialized,
+           std::uint64_t max_file_size) {
     if (dir.empty()) {
-        return std::nullopt;
+        return {};
     }
     const fs::path path = dir / key.hex();
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     struct stat st {};
-    unsigned char h[kHeaderSize];
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        !pread_all(fd.get(), h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
-        return std::nullopt;
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return {};
     }
-    const std::uint64_t key_len = get_u64(h + 8);
-    const std::uint64_t raw_size = get_u64(h + 16);
-    if (key_len != serialized.size() || raw_size > kMaxRawSize ||
-        static_cast<std::uint64_t>(st.st_size) != kHeaderSize + key_len + raw_size) {
-        return std::nullopt;
+    if (static_cast<std::uint64_t>(st.st_size) > max_file_size) {
+        return {std::nullopt, true};
     }
-    std::string stored_key(key_len, '\0');
-    if (!pread_all(fd.get(), stored_key.data(), key_len, kHeaderSize) || stored_key != serialized) {
-        return std::nullopt;
+    Found found{check_and_read(fd.get(), st, serialized), false};
+    if (!found.copy) {
+        // Removed only while the name still holds the file that failed: a
+        // writer may have renamed a new copy into place meanwhile.
+        struct stat now {};
+        if (::lstat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino &&
+            now.st_dev == st.st_dev) {
+            ::unlink(path.c_str());
+        }
     }
-    Bytes bytes(raw_size);
-    if (!pread_all(fd.get(), bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
-        return std::nullopt;
-    }
-    const Checksum sum = checksum_of(bytes);
-    if (std::memcmp(sum.data(), h + 24, sum.size()) != 0) {
-        return std::nullopt;
-    }
-    return bytes;
+    return found;
 }
 
 bool exists(const fs::path& dir, std::string_view key_hex) {
@@ -206,7 +233,7 @@ bool exists(const fs::path& dir, std::string_view key_hex) {
 void write(const fs::path& dir, const Key& key, std::string_view serialized,
            std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound,
            Tally& tally) {
-    const std::uint64_t size = kHeaderSize + serialized.size() + raw.size();
+    const std::uint64_t size = file_size_for(serialized, raw.size());
     if (dir.empty() || size > bound) {
         return;
     }

@@ -54,10 +54,29 @@ void unstamp(const std::filesystem::path& dir);
 void clear_for_new_file(const std::filesystem::path& store_dir,
                         const std::filesystem::path& new_file);
 
-// Returns the bytes of the copy for the key `serialized` (serialize_key_fields)
-// hashes to, when there is one and its key record, size and checksum match.
-std::optional<Bytes> read(const std::filesystem::path& dir, const Key& key,
-                          std::string_view serialized);
+// A copy as read: its bytes and their checksum.
+struct Copy {
+    Bytes bytes;
+    Checksum checksum;
+};
+
+// What read() found: the copy, when sound; `oversize` when a copy larger
+// than asked for is there (left alone: the caller decides).
+struct Found {
+    std::optional<Copy> copy;
+    bool oversize = false;
+};
+
+// Reads the copy for the key `serialized` (serialize_key_fields) hashes to,
+// when there is one of at most `max_file_size` bytes whose key record, size
+// and checksum match. A copy that fails one of those checks is damaged and
+// is removed (copies are renamed into place whole, so no writer is midway
+// through it); the next hit through SQLite writes it again.
+Found read(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
+           std::uint64_t max_file_size);
+
+// The size of the copy of `raw_size` bytes under `serialized`.
+std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size);
 
 // Whether a copy for `key_hex` exists (not checked).
 bool exists(const std::filesystem::path& dir, std::string_view key_hex);

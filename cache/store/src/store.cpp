@@ -78,6 +78,16 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
         if (m.reason == MissReason::corrupt && row.ok()) {
             s.quarantine(key_hex, row->checksum, m.detail);
         }
+        if (m.reason == MissReason::corrupt || m.reason == MissReason::not_found) {
+            // A copy answers only for a sound entry, whatever the mode: a
+            // read-only handle (kcache warm's check) must not leave one for
+            // the next process to take.
+            const std::filesystem::path copies =
+                s.hot_dir.empty() ? hot::stamped_dir(s.dir, s.db_path) : s.hot_dir;
+            if (hot::exists(copies, key_hex)) {
+                s.drop_unbacked_copy_locked(copies, key_hex, {});
+            }
+        }
         s.count_miss(m.reason);
         return fail(std::move(m));
     };
@@ -188,25 +198,6 @@ void Store::Impl::promote_locked() {
             keep_hot(row->info, bytes.value(), sum);
         }
     }
-}
-
-std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
-    std::filesystem::path dir;
-    {
-        std::lock_guard lock(impl_->mu);
-        dir = impl_->hot_dir;
-    }
-    if (dir.empty()) {
-        return std::nullopt;
-    }
-    const std::string serialized = serialize_key_fields(fields);
-    const Key key{sha256(serialized)};
-    auto bytes = hot::read(dir, key, serialized);
-    if (bytes) {
-        std::lock_guard lock(impl_->mu);
-        impl_->count_hit(key.hex());
-    }
-    return bytes;
 }
 
 Result<Entry, Miss> Store::get(const KeyFields& fields) {

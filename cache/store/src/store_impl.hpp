@@ -39,6 +39,9 @@ struct Store::Impl {
     std::filesystem::path hot_dir;
     std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
     hot::Tally hot_tally;
+    // Key hex → serialized key fields of copies that answered before the
+    // connection opened, checked against their entries at the next write-back.
+    std::unordered_map<std::string, std::string> unconfirmed;
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
         : dir(std::move(d)),
@@ -67,6 +70,16 @@ struct Store::Impl {
     // Lock held, inside a write transaction: writes the hot copies of
     // `to_promote` (best effort: a copy that cannot be made is left out).
     void promote_locked();
+    // store_hot.cpp. Lock held, inside a write transaction: removes the
+    // copies of `unconfirmed` whose entry is gone or holds other bytes, and
+    // clears it.
+    sql::Stat confirm_hot_locked();
+    // Lock held, connection open, outside a transaction: removes the copy of
+    // `key_hex` in `copies` unless it holds its entry's bytes (its key record
+    // `serialized`; empty: kept unread while the entry exists), decided under
+    // the write lock; a read-only handle removes it at once.
+    void drop_unbacked_copy_locked(const std::filesystem::path& copies, const std::string& key_hex,
+                                   std::string_view serialized);
 
     // Lock held. Counts a miss; records a hit and flushes when the last
     // write-back is older than the granularity.

@@ -64,6 +64,9 @@ sql::Stat Store::Impl::add_counter(std::string_view name, std::int64_t delta) {
 }
 
 sql::Stat Store::Impl::write_pending() {
+    if (auto st = confirm_hot_locked(); !st.ok()) {
+        return st;
+    }
     for (const auto& [key_hex, touch] : touches) {
         auto stmt = db.cached(
             "UPDATE entries SET last_use_ms = max(last_use_ms, ?), hit_count = hit_count + ? "
@@ -121,13 +124,14 @@ sql::Stat Store::Impl::flush_locked() {
 
 void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::uint8_t>& checksum,
                              const std::string& why) {
-    logging::warning("corrupt entry " + key_hex + " in " + db_path.string() + " (" + why +
-                     "): quarantined");
+    const std::string what =
+        "corrupt entry " + key_hex + " in " + db_path.string() + " (" + why + ")";
     if (mode == OpenMode::read_only) {
         ++unpersisted_corruptions;  // cannot be removed: it stays a miss
+        logging::warning(what + ": left in place, the store is open read-only");
         return;
     }
-    auto done = sql::with_retry(retry, [&]() -> sql::Res<Ok> {
+    auto done = sql::with_retry(retry, [&]() -> sql::Res<std::int64_t> {
         auto txn = sql::Transaction::begin(db);
         if (!txn.ok()) {
             return fail(txn.error());
@@ -141,16 +145,24 @@ void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::
         if (st.ok()) {
             st = stmt.value()->run();
         }
-        if (st.ok() && db.changes() > 0) {
+        const std::int64_t removed = st.ok() ? db.changes() : 0;
+        if (st.ok() && removed > 0) {
             st = add_counter(kCounterCorruptions, 1);
         }
-        if (!st.ok()) {
-            return st;
+        if (st.ok()) {
+            st = txn->commit();
         }
-        return txn->commit();
+        if (!st.ok()) {
+            return fail(st.error());
+        }
+        return removed;
     });
     if (!done.ok()) {
-        logging::error("could not quarantine " + key_hex + ": " + done.error().message);
+        logging::error(what + ": could not be removed: " + done.error().message);
+    } else {
+        logging::warning(what + (done.value() > 0 ? ": quarantined (removed; the next request "
+                                                    "rebuilds it)"
+                                                  : ": already replaced by another process"));
     }
 }
 

@@ -1,0 +1,169 @@
+// Store::get_hot and the checks that keep every answering hot copy backed
+// by its entry (docs/design.md, "Hot copies").
+
+#include <cstring>
+
+#include "hot_copies.hpp"
+#include "kcache/common/log.hpp"
+#include "kcache/common/sha256.hpp"
+#include "store_impl.hpp"
+
+namespace kcache::store {
+namespace {
+
+// What a copy must match: its entry's raw size and checksum.
+struct EntryMark {
+    std::uint64_t raw_size = 0;
+    std::vector<std::uint8_t> checksum;
+};
+
+// Lock held, connection open: the mark of the entry under `key_hex`, or
+// nullopt when there is none.
+sql::Res<std::optional<EntryMark>> entry_mark_locked(Store::Impl& s, const std::string& key_hex) {
+    return sql::with_retry(s.retry, [&]() -> sql::Res<std::optional<EntryMark>> {
+        auto stmt = s.db.cached("SELECT raw_size, checksum FROM entries WHERE key = ?");
+        if (!stmt.ok()) {
+            return fail(stmt.error());
+        }
+        auto bound = stmt.value()->bind(1, key_hex);
+        auto row = bound.ok() ? stmt.value()->step() : sql::Res<bool>(fail(bound.error()));
+        if (!row.ok()) {
+            return fail(row.error());
+        }
+        if (!row.value()) {
+            return std::optional<EntryMark>();
+        }
+        auto sum = stmt.value()->blob(1);
+        return std::optional<EntryMark>(EntryMark{
+            static_cast<std::uint64_t>(stmt.value()->int64(0)), {sum.begin(), sum.end()}});
+    });
+}
+
+bool same_checksum(const std::vector<std::uint8_t>& stored, const Checksum& sum) {
+    return stored.size() == sum.size() && std::memcmp(stored.data(), sum.data(), sum.size()) == 0;
+}
+
+void log_unbacked(const Store::Impl& s, const std::string& key_hex, const char* what) {
+    logging::warning("hot copy " + key_hex + " of " + s.db_path.string() + " " + what +
+                     ": removed");
+}
+
+// Lock held, inside a write transaction, or on a read-only handle: removes
+// the copy of `key_hex` in `dir` unless it holds its entry's bytes. Under
+// the write lock no put is midway (copies are written inside the put's
+// transaction), so a copy found without its entry is one. With `serialized`
+// empty, a copy whose entry exists is kept unread.
+sql::Stat drop_unbacked(Store::Impl& s, const std::filesystem::path& dir,
+                        const std::string& key_hex, std::string_view serialized) {
+    auto mark = entry_mark_locked(s, key_hex);
+    if (!mark.ok()) {
+        return fail(mark.error());
+    }
+    const char* problem = nullptr;
+    if (!mark.value()) {
+        problem = hot::exists(dir, key_hex) ? "has no entry" : nullptr;
+    } else if (!serialized.empty()) {
+        const Key key{sha256(serialized)};
+        auto found =
+            hot::read(dir, key, serialized, hot::file_size_for(serialized, mark.value()->raw_size));
+        problem = found.oversize ? "is larger than its entry"
+                  : found.copy && !same_checksum(mark.value()->checksum, found.copy->checksum)
+                      ? "differs from its entry"
+                      : nullptr;
+    }
+    if (problem != nullptr) {
+        log_unbacked(s, key_hex, problem);
+        hot::forget(dir, key_hex);
+    }
+    return Ok{};
+}
+
+}  // namespace
+
+void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
+                                            const std::string& key_hex,
+                                            std::string_view serialized) {
+    if (mode == OpenMode::read_only) {
+        // No write lock to take: a copy beside a missing or damaged entry
+        // goes at once (at worst a copy being written with its entry now is
+        // lost, and made again at a later hit).
+        hot::forget(copies, key_hex);
+        return;
+    }
+    // Best effort: a copy that cannot be checked now is checked at the next miss.
+    (void)sql::with_retry(retry, [&]() -> sql::Stat {
+        auto txn = sql::Transaction::begin(db);
+        if (!txn.ok()) {
+            return fail(txn.error());
+        }
+        auto st = drop_unbacked(*this, copies, key_hex, serialized);
+        return st.ok() ? txn->commit() : st;
+    });
+}
+
+std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
+    Impl& s = *impl_;
+    std::filesystem::path dir;
+    bool connected = false;
+    {
+        std::lock_guard lock(s.mu);
+        dir = s.hot_dir;
+        connected = s.db.get() != nullptr;
+    }
+    if (dir.empty()) {
+        return std::nullopt;
+    }
+    const std::string serialized = serialize_key_fields(fields);
+    const Key key{sha256(serialized)};
+    const std::string key_hex = key.hex();
+    std::optional<EntryMark> mark;
+    if (connected) {
+        // With the connection open, a copy is checked against its entry
+        // first: one indexed read, and no copy is read past the entry's size.
+        std::lock_guard lock(s.mu);
+        auto found = entry_mark_locked(s, key_hex);
+        if (!found.ok()) {
+            return std::nullopt;  // get() reports what is wrong
+        }
+        if (!found.value()) {
+            if (hot::exists(dir, key_hex)) {
+                s.drop_unbacked_copy_locked(dir, key_hex, serialized);
+            }
+            return std::nullopt;
+        }
+        mark = std::move(found.value());
+    }
+    // Before the connection opens (a first hit), bounded by the copies'
+    // bound and checked against the entry at the next write-back.
+    auto found =
+        hot::read(dir, key, serialized,
+                  mark ? hot::file_size_for(serialized, mark->raw_size) : s.policy.max_hot_bytes);
+    std::lock_guard lock(s.mu);
+    if (mark &&
+        (found.oversize || (found.copy && !same_checksum(mark->checksum, found.copy->checksum)))) {
+        // Either not this entry's copy, or the entry and its copy were just
+        // replaced: decided under the write lock.
+        s.drop_unbacked_copy_locked(dir, key_hex, serialized);
+        return std::nullopt;
+    }
+    if (!found.copy) {
+        return std::nullopt;
+    }
+    if (!mark) {
+        s.unconfirmed.emplace(key_hex, serialized);
+    }
+    s.count_hit(key_hex);
+    return std::move(found.copy->bytes);
+}
+
+sql::Stat Store::Impl::confirm_hot_locked() {
+    for (const auto& [key_hex, serialized] : unconfirmed) {
+        if (auto st = drop_unbacked(*this, hot_dir, key_hex, serialized); !st.ok()) {
+            return st;
+        }
+    }
+    unconfirmed.clear();
+    return Ok{};
+}
+
+}  // namespace kcache::store
