@@ -102,15 +102,6 @@ struct ContextEntry {
 
 }  // namespace
 
-// What the cache lets go of, released after its lock is dropped (releasing a
-// context's last program may destroy the context, and a driver may call back
-// into the application then). Members are destroyed in reverse order: the
-// programs first, then the cache's own references on their contexts.
-struct Released {
-    std::vector<cl::ContextHandle> contexts;
-    std::vector<ProgramRef> programs;
-};
-
 struct ProgramCache::State {
     explicit State(std::size_t m) : max(m) {}
 
@@ -155,8 +146,8 @@ struct ProgramCache::State {
         }
     }
 
-    // The sweep and the bound (see program_cache.hpp).
-    void sweep_and_trim(Released& out) {
+    // The sweep (see program_cache.hpp); whether contexts are still kept.
+    bool sweep(Released& out) {
         std::vector<cl_context> only_ours;
         for (const auto& [context, entry] : contexts) {
             const std::size_t ours = 1 + (entry.counts_programs ? entry.programs : 0);
@@ -167,6 +158,10 @@ struct ProgramCache::State {
         for (auto c : only_ours) {
             drop_context(c, out);
         }
+        return !contexts.empty();
+    }
+    // The bound: the least recently used programs beyond `max`.
+    void trim(Released& out) {
         while (lru.size() > max) {
             unlink(std::prev(lru.end()), out);
         }
@@ -174,7 +169,13 @@ struct ProgramCache::State {
 };
 
 ProgramCache::ProgramCache(std::size_t max_programs)
-    : state_(std::make_unique<State>(max_programs)) {}
+    : state_(std::make_unique<State>(max_programs)),
+      releaser_(std::make_unique<Releaser>(
+          [state = state_.get()](Released& out) {
+              std::lock_guard g(state->mu);
+              return state->sweep(out);
+          },
+          kSweepPeriod)) {}
 
 ProgramCache::~ProgramCache() {
     Released dropped;  // released after the lock
@@ -230,7 +231,7 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_plat
     const bool counts = platform_counts_programs(context, device, platform);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning
-    std::lock_guard g(s.mu);
+    std::unique_lock g(s.mu);
     if (auto it = s.slots.find({context, device, key}); it != s.slots.end()) {
         s.lru.splice(s.lru.begin(), s.lru, it->second);  // another thread kept one first
         s.link(it->second, signature);
@@ -256,7 +257,11 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_plat
     s.lru.push_front(Slot{context, device, key, std::move(program)});
     s.slots.emplace(std::make_tuple(context, device, key), s.lru.begin());
     s.link(s.lru.begin(), signature);
-    s.sweep_and_trim(dropped);
+    Released swept;
+    s.sweep(swept);
+    s.trim(swept);
+    g.unlock();
+    releaser_->hand_over(std::move(swept));  // released off the caller's path
     return answer;
 }
 

@@ -135,10 +135,15 @@ TEST_F(Slow, ThreadsCycleContextsWhileOthersHitALiveOne) {
         t.join();
     }
     EXPECT_EQ(wrong.load(), 0);
-    // One more load sweeps what only the cache still holds.
+    // One more load sweeps what only the cache still holds; the releaser
+    // thread destroys them soon after.
     std::atomic<int> last_gone{0};
     cl_context last = watched_context(device_, last_gone);
     ASSERT_TRUE(cache->program(last, device_, scale_request(41)).ok());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (destroyed.load() < kCyclers * kRounds && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     EXPECT_EQ(destroyed.load(), kCyclers * kRounds);
     clReleaseContext(last);
     EXPECT_EQ(cache->forget(last), 1u);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "cache_fixture.hpp"
 #include "context_support.hpp"
@@ -85,11 +87,18 @@ TEST_F(Pocl, ForgetThroughTheCApi) {
     kcache_close(cache);
 }
 
-TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedByTheNextLoad) {
+// Records the thread that destroyed a context.
+void CL_CALLBACK note_destroyer(cl_context, void* user) {
+    *static_cast<std::atomic<std::thread::id>*>(user) = std::this_thread::get_id();
+}
+
+TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedOffTheCallersPath) {
     auto cache = open();
     ASSERT_TRUE(cache);
     std::atomic<int> first_gone{0}, second_gone{0};
+    std::atomic<std::thread::id> destroyer{};
     cl_context first = watched_context(device_, first_gone);
+    ASSERT_EQ(clSetContextDestructorCallback(first, note_destroyer, &destroyer), CL_SUCCESS);
     ASSERT_TRUE(cache->program(first, device_, scale_request(12)).ok());
     clReleaseContext(first);
     EXPECT_EQ(first_gone.load(), 0);  // only the cache holds it now
@@ -97,7 +106,9 @@ TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedByTheNextLoad) {
     cl_context second = watched_context(device_, second_gone);
     Program p = cache->program(second, device_, scale_request(12));
     ASSERT_TRUE(p.ok()) << p.outcome().message;
-    EXPECT_EQ(first_gone.load(), 1);   // the load swept it
+    EXPECT_TRUE(destroyed_within(first_gone, std::chrono::seconds(5)));  // the load swept it
+    EXPECT_NE(destroyer.load(), std::this_thread::get_id())
+        << "the context was destroyed inside program()";
     EXPECT_EQ(second_gone.load(), 0);  // still held by its owner
     EXPECT_TRUE(p.outcome().resident);
     auto again = cache->program(second, device_, scale_request(12));
@@ -105,9 +116,23 @@ TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedByTheNextLoad) {
     p = Program();
     again = Program();
     clReleaseContext(second);
-    EXPECT_EQ(second_gone.load(), 0);
     EXPECT_EQ(cache->forget(second), 1u);
     EXPECT_EQ(second_gone.load(), 1);
+}
+
+TEST_F(Pocl, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    std::atomic<int> gone{0};
+    cl_context ctx = watched_context(device_, gone);
+    ASSERT_TRUE(cache->program(ctx, device_, scale_request(13)).ok());
+    const auto released_at = std::chrono::steady_clock::now();
+    clReleaseContext(ctx);  // no forget(), and no request after this
+    EXPECT_TRUE(destroyed_within(gone, std::chrono::seconds(5)));
+    const auto took = std::chrono::steady_clock::now() - released_at;
+    // The releaser sweeps every kSweepPeriod (250 ms); a generous margin.
+    EXPECT_LT(took, std::chrono::milliseconds(2000));
+    EXPECT_EQ(cache->stats().programs_released, 1u);
 }
 
 TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
