@@ -145,7 +145,7 @@ TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
     EXPECT_EQ(on_stderr, "") << "reached stderr with a handler set";
     EXPECT_TRUE(logged("skipping pack " + bad_pack.string())) << all();
     EXPECT_TRUE(logged(unsigned_pack.string())) << all();
-    EXPECT_TRUE(logged("trusted key not loaded")) << all();
+    EXPECT_TRUE(logged("trusted keys: cannot be read")) << all();
     EXPECT_TRUE(logged("corrupt entry")) << all();
     EXPECT_TRUE(logged("remote server http://127.0.0.1:9 is down")) << all();
 }
