@@ -46,7 +46,7 @@ store::SignaturePolicy signature_policy(const Config& config) {
 }
 
 std::string describe(const RefusedPack& refused) {
-    return "pack " + refused.pack.string() + " skipped by the signature policy: " + refused.reason;
+    return "pack " + refused.pack.string() + " skipped by the trust policy: " + refused.reason;
 }
 
 }  // namespace kcache::service

@@ -27,7 +27,8 @@ store::TrustedKeys trusted_keys(const Config& config);
 // require_trusted when `config` requires signed packs, else report.
 store::SignaturePolicy signature_policy(const Config& config);
 
-// A pack the signature policy kept out of the ladder, and why.
+// A pack the trust policy kept out of the ladder (its signature, or a
+// location others could replace it in), and why.
 struct RefusedPack {
     std::filesystem::path pack;
     std::string reason;
