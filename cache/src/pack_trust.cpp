@@ -14,9 +14,9 @@ std::vector<fs::path> pack_files(const std::vector<fs::path>& paths) {
     for (const auto& p : paths) {
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
-            for (const auto& e : fs::directory_iterator(p, ec)) {
-                if (e.path().extension() == ".kcpack") {
-                    files.push_back(e.path());
+            for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+                if (it->path().extension() == ".kcpack") {
+                    files.push_back(it->path());
                 }
             }
         } else if (fs::exists(p, ec)) {

@@ -22,10 +22,15 @@ std::vector<fs::path> key_files_of(const fs::path& dir, std::vector<std::string>
         return {};
     }
     std::vector<fs::path> found;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.path().extension() == ".pub") {
-            found.push_back(e.path());
+    // Advanced with an error code: a directory that fails mid-listing ends
+    // the listing instead of throwing.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() == ".pub") {
+            found.push_back(it->path());
         }
+    }
+    if (ec) {
+        problems.push_back("trusted key directory " + dir.string() + ": " + ec.message());
     }
     std::sort(found.begin(), found.end());
     return found;
