@@ -101,7 +101,7 @@ TEST_F(Store, AMissThroughTheDatabaseRemovesTheCopyEvenReadOnly) {
                  std::vector<std::uint8_t>(100, 7));
     EXPECT_EQ(checker.get(sample_fields(2)).error().reason, ks::MissReason::corrupt);
     EXPECT_FALSE(std::filesystem::exists(copy2));
-    EXPECT_TRUE(log.contains("left in place, the store is open read-only"));
+    EXPECT_TRUE(log.contains("not removed by this read-only handle"));
     EXPECT_FALSE(log.contains("quarantined")) << "a read-only handle removes no entry";
 
     auto writer = open_store();

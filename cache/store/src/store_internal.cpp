@@ -128,7 +128,7 @@ void Store::Impl::quarantine(const std::string& key_hex, const std::vector<std::
         "corrupt entry " + key_hex + " in " + db_path.string() + " (" + why + ")";
     if (mode == OpenMode::read_only) {
         ++unpersisted_corruptions;  // cannot be removed: it stays a miss
-        logging::warning(what + ": left in place, the store is open read-only");
+        logging::warning(what + ": not removed by this read-only handle");
         return;
     }
     auto done = sql::with_retry(retry, [&]() -> sql::Res<std::int64_t> {
