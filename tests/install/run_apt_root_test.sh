@@ -32,7 +32,7 @@ arch=$(dpkg --print-architecture)
 # The repositories of this release that this machine's apt reads (sources.list
 # and sources.list.d, either format): the main one for debootstrap, and it
 # with -updates and -security for apt in the root.
-repos=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ARCHITECTURE)' \
+repos=$(apt-get indextargets --no-release-info --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ARCHITECTURE)' \
   'Created-By: Packages' | sort -u |
   awk -v r="$release" -v a="$arch" '$3 == "main" && $4 == a &&
     ($2 == r || $2 == r "-updates" || $2 == r "-security") { print $1, $2 }')
@@ -43,7 +43,9 @@ mirror=$(awk -v r="$release" '$2 == r { print $1; exit }' <<<"$repos")
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-apt-root-XXXXXX")
 root=$work/root
 # Mount points under the work directory, newest first: each is unmounted on
-# every exit, and the directory is removed only when none is left.
+# every exit, and the directory is removed only when none is left. Each long
+# step has a time limit well inside ctest's, so the test ends by itself and
+# cleans up rather than being killed.
 mounted=()
 cleanup() {
   local rc=$? m
@@ -60,6 +62,7 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 mount_in_root() { # FSTYPE SOURCE TARGET [OPTION]
   mkdir -p "$root$3"
   mount -t "$1" ${4:+-o "$4"} "$2" "$root$3"
@@ -86,7 +89,7 @@ dpkg-deb -f "$deb" Depends Recommends Suggests | sed 's/^/  /'
 # leaves nothing behind (it needs about 2 GB).
 mount_in_root tmpfs tmpfs / size=4g,mode=0755
 echo "debootstrap --variant=minbase $release from $mirror"
-debootstrap --variant=minbase --arch="$arch" "$release" "$root" "$mirror" \
+timeout -k 10 400 debootstrap --variant=minbase --arch="$arch" "$release" "$root" "$mirror" \
   >"$work/debootstrap.log" 2>&1 ||
   { tail -n 20 "$work/debootstrap.log"; fail "debootstrap of $release from $mirror failed (is the mirror reachable?)"; }
 echo "root bootstrapped in $(elapsed)"
@@ -94,31 +97,33 @@ awk '{ print "deb", $1, $2, "main" }' <<<"$repos" >"$root/etc/apt/sources.list"
 mount_in_root proc proc /proc
 mount_in_root sysfs sysfs /sys ro
 mount_in_root tmpfs tmpfs /dev/shm mode=1777
-in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-  DEBIAN_FRONTEND=noninteractive "$@"; }
-in_root apt-get update -qq >"$work/apt-update.log" 2>&1 ||
+in_root() { # SECONDS COMMAND...: COMMAND as root in the root, with a clean environment
+  timeout -k 10 "$1" chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    DEBIAN_FRONTEND=noninteractive "${@:2}"
+}
+in_root 120 apt-get update -qq >"$work/apt-update.log" 2>&1 ||
   { cat "$work/apt-update.log"; fail "apt-get update in the root failed"; }
 
 # apt installs the package and what its Depends and Recommends name.
 cp "$deb" "$root/tmp/"
-before=$(in_root dpkg-query -W -f='${Package}\n' | wc -l)
-in_root apt-get install -y "/tmp/$(basename "$deb")" >"$work/apt-install.log" 2>&1 ||
+before=$(in_root 60 dpkg-query -W -f='${Package}\n' | wc -l)
+in_root 400 apt-get install -y "/tmp/$(basename "$deb")" >"$work/apt-install.log" 2>&1 ||
   { cat "$work/apt-install.log"; fail "apt-get install of the package failed in a fresh root"; }
-after=$(in_root dpkg-query -W -f='${Package}\n' | wc -l)
+after=$(in_root 60 dpkg-query -W -f='${Package}\n' | wc -l)
 grep -E '^(After this operation|Need to get)' "$work/apt-install.log" | sed 's/^/apt: /'
 sed -n '/^The following NEW packages/,/^[0-9]* upgraded/p' "$work/apt-install.log" | sed '1d;$d' |
   fmt -w 100 | sed 's/^ */apt: new: /'
 echo "apt: $((after - before)) packages installed with kcache (root: $(du -sh --one-file-system "$root" | cut -f1)), $(elapsed)"
-in_root dpkg-query -W -f='${Status}' kcache | grep -qx 'install ok installed' ||
+in_root 60 dpkg-query -W -f='${Status}' kcache | grep -qx 'install ok installed' ||
   fail "kcache is not installed in the root after apt-get install"
-files=$(in_root dpkg -L kcache)
+files=$(in_root 60 dpkg -L kcache)
 cli=$(grep -m1 '/bin/kcache$' <<<"$files") || fail "the package has no bin/kcache"
 prefix=${cli%/bin/kcache}
 
 # An ordinary user, a login shell: PATH and HOME as such a user has them.
-in_root useradd -m -s /bin/bash kuser
+in_root 60 useradd -m -s /bin/bash kuser
 as_user() { # NAME COMMAND: runs COMMAND, its output in $work/NAME.txt
-  chroot "$root" su -l kuser -c "$2" >"$work/$1.txt" 2>&1
+  timeout -k 10 240 chroot "$root" su -l kuser -c "$2" >"$work/$1.txt" 2>&1
 }
 as_user help 'kcache --help' || { cat "$work/help.txt"; fail "kcache --help by PATH as a user failed"; }
 grep -q 'doctor' "$work/help.txt" || { cat "$work/help.txt"; fail "kcache --help does not list the commands"; }
@@ -141,7 +146,7 @@ else
 fi
 
 # The OpenCL device for warm (PoCL) comes with the package's relations, not by hand.
-in_root apt-mark showauto | grep -qx pocl-opencl-icd ||
+in_root 60 apt-mark showauto | grep -qx pocl-opencl-icd ||
   fail "apt did not pull in pocl-opencl-icd with the package (its Recommends)"
 
 # warm twice: the first builds (or finds) every variant on PoCL, the second builds nothing.
@@ -183,8 +188,8 @@ fi
 # rebuilt without it, then installed again by dpkg with nothing else (no
 # other package's ldconfig run), and the loader still finds it.
 soname=$(grep -m1 -o 'libkcache\.so\.[0-9]*$' <<<"$files") || fail "the package has no libkcache.so.N"
-in_root dpkg -r kcache >"$work/dpkg.log" 2>&1 && in_root ldconfig &&
-  in_root dpkg -i "/tmp/$(basename "$deb")" >>"$work/dpkg.log" 2>&1 ||
+in_root 60 dpkg -r kcache >"$work/dpkg.log" 2>&1 && in_root 60 ldconfig &&
+  in_root 60 dpkg -i "/tmp/$(basename "$deb")" >>"$work/dpkg.log" 2>&1 ||
   { cat "$work/dpkg.log"; fail "dpkg -r, then dpkg -i of the package failed"; }
 load="python3 -c 'import ctypes; ctypes.CDLL(\"$soname\")'"
 [ -n "$init" ] || load="/sbin/ldconfig -p | grep -F '$soname '" # no Python in this build
