@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 using ks::SignaturePolicy;
 using ks::SignatureState;
 
-void write_file(const fs::path& p, const std::string& text, fs::perms mode) {
+void write_with_mode(const fs::path& p, const std::string& text, fs::perms mode) {
     std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
     fs::permissions(p, mode);
 }
@@ -28,7 +28,7 @@ void write_file(const fs::path& p, const std::string& text, fs::perms mode) {
 constexpr auto kKeyMode = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                           fs::perms::others_read;  // 0644
 
-ks::SecretKey new_key() {
+ks::SecretKey generated_key() {
     auto k = ks::generate_key();
     EXPECT_TRUE(k.ok());
     return k ? *k : ks::SecretKey{};
@@ -56,7 +56,7 @@ class StoreTrustDirs : public TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
-        key_ = new_key();
+        key_ = generated_key();
     }
     // A pack of three entries in `where`, signed with key_.
     fs::path signed_pack(const fs::path& where, const std::string& name) {
@@ -74,7 +74,7 @@ class StoreTrustDirs : public TempDirTest {
     // key_'s public key as `name` in `where` (mode 0644).
     fs::path pub_in(const fs::path& where, const std::string& name = "k.pub") {
         fs::create_directories(where);
-        write_file(where / name, ks::format_public_key(key_.public_key()), kKeyMode);
+        write_with_mode(where / name, ks::format_public_key(key_.public_key()), kKeyMode);
         return where / name;
     }
     // A world-writable sticky directory, like /tmp.
@@ -195,7 +195,7 @@ TEST_F(StoreTrustDirs, AKeyOrDirectoryOwnedByAnotherUserIsNotTrusted) {
     const fs::path mine = dir() / "nobody.d";
     fs::create_directories(mine);
     for (const char* name : {"root.pub", "own.pub", "other.pub"}) {
-        write_file(mine / name, ks::format_public_key(new_key().public_key()), kKeyMode);
+        write_with_mode(mine / name, ks::format_public_key(generated_key().public_key()), kKeyMode);
     }
     ASSERT_EQ(::chown(mine.c_str(), kNobody, kNobody), 0);
     ASSERT_EQ(::chown((mine / "own.pub").c_str(), kNobody, kNobody), 0);
@@ -243,11 +243,12 @@ TEST_F(StoreTrustDirs, APackOthersCouldReplaceIsRefusedUnderEveryPolicy) {
 
 TEST_F(StoreTrustDirs, AnotherKeyUnderATrustedKeysIdDoesNotShadowIt) {
     const fs::path pack = signed_pack(dir() / "packs", "p");
-    ks::SecretKey impostor = new_key();
+    ks::SecretKey impostor = generated_key();
     impostor.id = key_.id;  // same id, another key
     const fs::path trusted = dir() / "trusted.d";
     fs::create_directories(trusted);
-    write_file(trusted / "a-impostor.pub", ks::format_public_key(impostor.public_key()), kKeyMode);
+    write_with_mode(trusted / "a-impostor.pub", ks::format_public_key(impostor.public_key()),
+                    kKeyMode);
     pub_in(trusted, "b-real.pub");
     const auto keys = ks::TrustedKeys::load({trusted}, {});
     EXPECT_EQ(keys.keys().size(), 2u);
@@ -274,7 +275,7 @@ TEST_F(StoreTrustDirs, ASignatureByATrustedKeyThatDoesNotVerifySaysWhatFailed) {
     const auto keys = ks::TrustedKeys::load({}, {pub_in(dir() / "keys")});
     std::string bytes = file_bytes(pack);
     bytes[bytes.size() / 2] ^= 0x10;
-    write_file(pack, bytes, kKeyMode);
+    write_with_mode(pack, bytes, kKeyMode);
     const auto got = ks::check_pack_signature(pack, keys);
     EXPECT_EQ(got.state, SignatureState::invalid);
     EXPECT_TRUE(got.key_trusted);
