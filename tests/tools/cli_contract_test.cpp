@@ -9,22 +9,13 @@
 #include <fstream>
 #include <thread>
 
-#include "cli_runner.hpp"
-#include "kcache/store/store.hpp"
-#include "store_fixture.hpp"
+#include "cli_store_fixture.hpp"
 
 namespace kcache::test {
 namespace {
 
-class CliContract : public CliTest {
+class CliContract : public CliStoreTest {
   protected:
-    void fill(int n) {
-        auto store = ks::Store::open(store_dir());
-        ASSERT_TRUE(store.ok());
-        for (int i = 0; i < n; ++i) {
-            ASSERT_TRUE(store->put(sample_fields(i), binary_like(4096, i), test_provenance()).ok());
-        }
-    }
     std::filesystem::path db() const { return store_dir() / "store.sqlite"; }
     std::vector<std::string> keys() {
         std::vector<std::string> out;

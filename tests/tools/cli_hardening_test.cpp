@@ -11,6 +11,7 @@
 #include <map>
 
 #include "cli_runner.hpp"
+#include "cli_store_fixture.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/store/store.hpp"
 #include "store_fixture.hpp"
@@ -18,15 +19,8 @@
 namespace kcache::test {
 namespace {
 
-class CliHardening : public CliTest {
+class CliHardening : public CliStoreTest {
   protected:
-    void fill(int n) {
-        auto store = ks::Store::open(store_dir());
-        ASSERT_TRUE(store.ok());
-        for (int i = 0; i < n; ++i) {
-            ASSERT_TRUE(store->put(sample_fields(i), binary_like(4096, i), test_provenance()).ok());
-        }
-    }
     std::size_t entries() { return kcache({"ls", "--json"}).json().size(); }
     // A path whose last component is longer than any file system allows (255 bytes).
     std::string overlong() const { return (dir() / std::string(300, 'B')).string(); }
