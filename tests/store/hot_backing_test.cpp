@@ -3,6 +3,7 @@
 // differs from its entry, or a damaged one is removed, not served; and a
 // damaged copy is replaced.
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -166,4 +167,73 @@ TEST_F(Store, ACopyLargerThanTheBoundIsNotReadBeforeTheDatabaseOpens) {
     EXPECT_FALSE(store->get_hot(sample_fields(1)));
     EXPECT_TRUE(std::filesystem::exists(copy_path(store_dir(), sample_fields(1))))
         << "left to processes that keep larger copies";
+}
+
+TEST_F(Store, CheckingHotCopiesRemovesEveryBadOneAndHitsWriteThemAgain) {
+    {
+        auto store = open_store();
+        for (int i = 1; i <= 4; ++i) {
+            ASSERT_TRUE(
+                store.put(sample_fields(i), binary_like(16 * 1024, i), test_provenance()).ok());
+        }
+    }
+    const auto dir = copy_path(store_dir(), sample_fields(1)).parent_path();
+    // 1: damaged; 2: without its entry; 3: another entry's bytes; 4: sound.
+    {
+        std::fstream f(dir / ks::make_key(sample_fields(1)).hex(),
+                       std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(-1, std::ios::end);
+        f.put('\x7f');
+    }
+    delete_row(db_path(), sample_fields(2));
+    const auto other = binary_like(16 * 1024, 99);
+    ks::hot::Tally tally;
+    ks::hot::write(dir, ks::make_key(sample_fields(3)), ks::serialize_key_fields(sample_fields(3)),
+                   other, ks::checksum_of(other), 1ull << 30, tally);
+
+    auto store = open_store();
+    auto checked = store.check_hot_copies();
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    EXPECT_EQ(checked->checked, 4u);
+    EXPECT_EQ(checked->removed, 3u);
+    EXPECT_EQ(hot_copies(store_dir()).size(), 1u);
+    // The sound entries get theirs again from their next hit's write-back.
+    for (int i : {1, 3, 4}) {
+        ASSERT_TRUE(store.get(sample_fields(i)).ok());
+    }
+    ASSERT_TRUE(store.flush().ok());
+    EXPECT_EQ(hot_copies(store_dir()).size(), 3u);
+    auto again = store.check_hot_copies();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->removed, 0u);
+    EXPECT_TRUE(store.get_hot(sample_fields(3)) == binary_like(16 * 1024, 3));
+}
+
+TEST_F(Store, ACraftedHugeCopyCostsNoProcessItsSize) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(16 * 1024, 1), test_provenance()).ok());
+    }
+    const auto copy = copy_path(store_dir(), sample_fields(1));
+    // A copy whose header claims 1 GiB (a sparse file: no disk needed).
+    std::string head = kcache::test::file_bytes(copy).substr(0, 40);
+    const std::uint64_t raw = 1ull << 30;
+    for (int i = 0; i < 8; ++i) {
+        head[16 + i] = static_cast<char>((raw >> (8 * i)) & 0xff);
+    }
+    const std::string key = ks::serialize_key_fields(sample_fields(1));
+    std::ofstream(copy, std::ios::binary | std::ios::trunc) << head << key;
+    std::filesystem::resize_file(copy, head.size() + key.size() + raw);
+
+    using Clock = std::chrono::steady_clock;
+    auto first_hit = ks::Store::open(store_dir(), deferred_policy());
+    ASSERT_TRUE(first_hit.ok());
+    auto start = Clock::now();
+    EXPECT_FALSE(first_hit->get_hot(sample_fields(1)));
+    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(200)) << "over the copies' bound";
+    auto store = open_store();
+    start = Clock::now();
+    EXPECT_FALSE(store.get_hot(sample_fields(1)));
+    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(200)) << "over its entry's size";
+    EXPECT_FALSE(std::filesystem::exists(copy)) << "not its entry's copy: removed";
 }

@@ -82,6 +82,12 @@ TEST_F(CliWarmRepairPocl, DamagedHotCopiesAreNotTakenForTheirEntries) {
     EXPECT_EQ(again.json()["already_cached"], 3) << again.out;
     EXPECT_EQ(again.err.find("quarantined"), std::string::npos) << again.err;
     EXPECT_EQ(rows(), "3");
+    // verify checks the copies too: removed, then written again from the
+    // entries it reads.
+    const CliRun verify = kcache({"verify"});
+    EXPECT_EQ(verify.code, 0) << verify.err;
+    EXPECT_NE(verify.out.find("checked 3 hot copies, 3 removed"), std::string::npos) << verify.out;
+    EXPECT_NE(kcache({"verify"}).out.find("checked 3 hot copies, 0 removed"), std::string::npos);
 }
 
 }  // namespace

@@ -111,6 +111,12 @@ int run_verify(const ParsedArgs& args) {
     if (!store) {
         return code;
     }
+    // Hot copies first: a copy removed here is written again from its entry
+    // after the reads below (at the store's write-back).
+    auto copies = store->check_hot_copies();
+    if (!copies) {
+        return report(exit_for(copies.error()), "verify", copies.error().message);
+    }
     auto listed = store->list();
     if (!listed) {
         return report(exit_for(listed.error()), "verify", listed.error().message);
@@ -142,6 +148,9 @@ int run_verify(const ParsedArgs& args) {
         std::cout << results.dump(2) << "\n";
     } else {
         std::cout << "checked " << listed->size() << " entries, " << corrupt << " need attention\n";
+        std::cout << "checked " << copies->checked << " hot copies, " << copies->removed
+                  << " removed (damaged, or not their entry's bytes; sound entries get theirs "
+                     "again)\n";
     }
     return corrupt > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
@@ -154,6 +163,9 @@ Command verify_command() {
              "check every entry's checksum; --run also runs KATs",
              "Without options every entry of the user store is read and its XXH3 checksum\n"
              "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
+             "Hot copies (hot/) are checked against their entries first: one damaged, of\n"
+             "other bytes or without its entry is removed, and written again from a sound\n"
+             "entry.\n"
              "--run also loads each binary on the device it was built for (if present) and\n"
              "runs the kernel's known-answer test in the kcache-verify helper, killed when\n"
              "--timeout passes: every entry point of the variant on\n"

@@ -225,6 +225,18 @@ Found read(const fs::path& dir, const Key& key, std::string_view serialized,
     return found;
 }
 
+std::vector<std::string> list(const fs::path& dir) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !dir.empty() && !ec && it != end;
+         it.increment(ec)) {
+        if (std::string name = it->path().filename().string(); is_key_name(name)) {
+            names.push_back(std::move(name));
+        }
+    }
+    return names;
+}
+
 bool exists(const fs::path& dir, std::string_view key_hex) {
     struct stat st {};
     return !dir.empty() && ::lstat((dir / key_hex).c_str(), &st) == 0;

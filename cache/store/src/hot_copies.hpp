@@ -26,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "kcache/store/codec.hpp"
 #include "kcache/store/key.hpp"
@@ -77,6 +78,9 @@ Found read(const std::filesystem::path& dir, const Key& key, std::string_view se
 
 // The size of the copy of `raw_size` bytes under `serialized`.
 std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size);
+
+// The key hex names of the copies in `dir`.
+std::vector<std::string> list(const std::filesystem::path& dir);
 
 // Whether a copy for `key_hex` exists (not checked).
 bool exists(const std::filesystem::path& dir, std::string_view key_hex);

@@ -1,7 +1,8 @@
 // Store::get_hot and the checks that keep every answering hot copy backed
-// by its entry (docs/design.md, "Hot copies").
+// by its entry (docs/design.md, "Hot copies"), at a hit and in `kcache verify`.
 
 #include <cstring>
+#include <unordered_map>
 
 #include "hot_copies.hpp"
 #include "kcache/common/log.hpp"
@@ -154,6 +155,32 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
     }
     s.count_hit(key_hex);
     return std::move(found.copy->bytes);
+}
+
+Result<Store::HotCheck, StoreError> Store::check_hot_copies() {
+    auto listed = list();
+    if (!listed.ok()) {
+        return fail(listed.error());
+    }
+    std::unordered_map<std::string, std::string> serialized;
+    for (const EntryInfo& e : listed.value()) {
+        serialized.emplace(e.key.hex(), serialize_key_fields(e.fields));
+    }
+    Impl& s = *impl_;
+    std::lock_guard lock(s.mu);
+    HotCheck report;
+    if (s.mode == OpenMode::read_only || s.hot_dir.empty()) {
+        return report;
+    }
+    for (const std::string& key_hex : hot::list(s.hot_dir)) {
+        ++report.checked;
+        auto it = serialized.find(key_hex);
+        // An entry stored since the listing keeps its copy unread.
+        s.drop_unbacked_copy_locked(s.hot_dir, key_hex,
+                                    it == serialized.end() ? std::string_view() : it->second);
+        report.removed += hot::exists(s.hot_dir, key_hex) ? 0 : 1;
+    }
+    return report;
 }
 
 sql::Stat Store::Impl::confirm_hot_locked() {

@@ -110,6 +110,17 @@ class Store {
     // Returns every failure record, expired ones included, latest first.
     Result<std::vector<FailureRecord>, StoreError> list_failures();
 
+    // What check_hot_copies() found.
+    struct HotCheck {
+        std::uint64_t checked = 0;
+        std::uint64_t removed = 0;
+    };
+    // Checks every hot copy against its entry (key record, size, checksum)
+    // and removes a damaged one, one that differs from or is larger than its
+    // entry, and one without an entry; an entry gets its copy again at its
+    // next hit (`kcache verify`). Nothing to check on a read-only handle.
+    Result<HotCheck, StoreError> check_hot_copies();
+
     // Returns counters (tier "user"), sizes, evictions and corruptions.
     Result<Stats, StoreError> stats();
     // Writes pending last-use updates and counters now.
