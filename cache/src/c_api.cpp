@@ -300,7 +300,8 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
                                     s.remote_upload_failures,
                                     s.resident_hits,
                                     s.programs_released,
-                                    s.warmed_later};
+                                    s.warmed_later,
+                                    s.store_write_failures};
     // The counters follow struct_size in declaration order, each a uint64_t;
     // copy those the caller's struct has room for.
     static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + sizeof(values));

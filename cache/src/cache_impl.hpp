@@ -58,6 +58,7 @@ struct Compiled {
     store::Bytes bytes;
     std::string message;
     std::chrono::microseconds compile{0};
+    std::vector<RungMiss> misses;  // writes that failed on the way (publish.cpp)
 };
 
 struct Counters {
@@ -65,6 +66,7 @@ struct Counters {
     std::atomic<std::uint64_t> jit_compiles{0}, jit_failures{0};
     std::atomic<std::uint64_t> warmed_later{0};  // stored binaries replaced by their warmed build
     std::atomic<std::uint64_t> resident{0};      // binaries loaded from ResidentBytes
+    std::atomic<std::uint64_t> store_write_failures{0};  // see CacheStats
 };
 
 struct Cache::Impl {
@@ -148,6 +150,24 @@ struct Cache::Impl {
                                                const Plan& plan, Outcome& out);
     // The user store when it may be written (not read-only), else nullptr.
     store::Store* writable_user_store();
+
+    // publish.cpp: where produced bytes go, and every write to the user
+    // store; a failed write is counted and added to `misses` (null: logged).
+    enum class Share { now, later };  // later: the JIT warm-up's hook shares
+    // After `produced` answered `plan` with `bytes`: a remote hit is stored
+    // by a worker, AOT and JIT bytes are stored and shared with the remote
+    // tier (`share`), and the bytes are kept resident.
+    void publish(const Plan& plan, store::Bytes bytes, const store::Provenance& provenance,
+                 Rung produced, Share share, std::vector<RungMiss>* misses);
+    bool store_put(const Plan& plan, std::span<const std::uint8_t> bytes,
+                   const store::Provenance& provenance, store::PutMode mode,
+                   std::vector<RungMiss>* misses);
+    void store_failure(const Plan& plan, store::FailureKind kind, const std::string& detail,
+                       std::int64_t budget_ms, std::vector<RungMiss>* misses);
+    void store_remove(const Plan& plan, std::vector<RungMiss>* misses);
+    void write_failed(const std::string& what, const std::string& why,
+                      std::vector<RungMiss>* misses);
+    void backfill(const Plan& plan, store::Bytes bytes, store::Provenance provenance);
     // Keeps `bytes` in `resident` when the plan may use stored binaries,
     // under the rung a later process would find them in (`produced` is the
     // rung that made them).
@@ -156,7 +176,7 @@ struct Cache::Impl {
     // remote_rung.cpp
     std::optional<service::ProgramRef> try_remote(cl_context context, cl_device_id device,
                                                   Plan& plan, Outcome& out);
-    // Queues `bytes` for upload when a writable remote is configured.
+    // publish.cpp: queues `bytes` for upload when a writable remote is configured.
     void share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                const store::Provenance& provenance);
 

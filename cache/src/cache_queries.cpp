@@ -62,6 +62,7 @@ CacheStats Cache::stats() noexcept {
     s.failure_hits = c.failure;
     s.jit_compiles = c.jit_compiles;
     s.warmed_later = c.warmed_later;
+    s.store_write_failures = c.store_write_failures;
     s.jit_failures = c.jit_failures;
     s.resident_hits = c.resident;
     s.programs_released = impl_->programs.released();

@@ -90,17 +90,14 @@ struct OpenOnExit {
 
 void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warmed,
                                const store::Provenance& provenance) {
-    store::Store* user = writable_user_store();
-    if (user == nullptr) {
+    if (writable_user_store() == nullptr) {
         return;  // nothing was stored to replace
     }
     const std::span<const std::uint8_t> bytes(
         reinterpret_cast<const std::uint8_t*>(warmed.binary.data()), warmed.binary.size());
     share(plan.fields, bytes, provenance);
-    if (auto put = user->put(plan.fields, bytes, provenance, store::PutMode::replace); !put) {
-        logging::warning("the warmed binary of " + plan.key.hex() +
-                         " was not stored: " + put.error().message);
-        return;
+    if (!store_put(plan, bytes, provenance, store::PutMode::replace, nullptr)) {
+        return;  // counted and logged (no request waits for it)
     }
     counters.warmed_later++;
     keep_resident(plan, store::Bytes(bytes.begin(), bytes.end()), Rung::jit);
@@ -120,7 +117,7 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
             c.status = StatusCode::ok;
             c.rung = Rung::user_store;
             c.bytes = std::move(hit->bytes);
-            keep_resident(plan, c.bytes, c.rung);
+            publish(plan, c.bytes, hit->info.provenance, c.rung, Share::now, &c.misses);
             return c;
         }
     }
@@ -156,33 +153,29 @@ Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& 
             std::lock_guard g(mu);
             shutting_down = closing;  // helpers killed by close() say nothing about the key
         }
-        if (m.record && !shutting_down && user != nullptr &&
-            user->mode() == store::OpenMode::read_write) {
-            (void)user->record_failure(plan.key, *m.record, c.message.substr(0, 4000),
-                                       plan.budget.count());
+        if (m.record && !shutting_down) {
+            store_failure(plan, *m.record, c.message.substr(0, 4000), plan.budget.count(),
+                          &c.misses);
         }
         return c;
     }
     c.status = StatusCode::ok;
     c.bytes.assign(r->binary.begin(), r->binary.end());
-    if (user != nullptr && user->mode() == store::OpenMode::read_write) {
-        store::Provenance prov;
-        prov.producer_version = "kcache " KCACHE_VERSION;
-        prov.origin = store::Origin::jit;
-        prov.build_time_ms = c.compile.count() / 1000;
-        prov.build_log = r->log;
-        if (auto put = user->put(plan.fields, c.bytes, prov); !put) {
-            c.message = "compiled, but not stored: " + put.error().message;
-        }
-        if (r->warm_pending) {  // the warm-up's hook shares the better binary
-            gate.gate->share_answer = true;
-            gate.gate->answer = c.bytes;
-        } else {
-            share(plan.fields, c.bytes, prov);
-        }
-        gate.gate->provenance = std::move(prov);
+    store::Provenance prov;
+    prov.producer_version = "kcache " KCACHE_VERSION;
+    prov.origin = store::Origin::jit;
+    prov.build_time_ms = c.compile.count() / 1000;
+    prov.build_log = r->log;
+    if (r->warm_pending && writable_user_store() != nullptr) {
+        // The warm-up's hook shares the better binary, or else this one.
+        gate.gate->share_answer = true;
+        gate.gate->answer = c.bytes;
     }
-    keep_resident(plan, c.bytes, c.rung);
+    publish(plan, c.bytes, prov, Rung::jit, r->warm_pending ? Share::later : Share::now, &c.misses);
+    if (!c.misses.empty()) {
+        c.message = "compiled, but not stored: " + c.misses.back().detail;
+    }
+    gate.gate->provenance = std::move(prov);
     return c;
 }
 

@@ -35,22 +35,7 @@ std::string describe(const store::Miss& miss) {
     return miss.detail.empty() ? s : s + ": " + miss.detail;
 }
 
-// The rung to report for bytes kept in memory: where a later process would
-// find them (JIT results and promoted AOT binaries are in a writable user store).
-Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
-    const store::Store* user = tiers.user();
-    const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
-    return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
-                                                                        : produced;
-}
-
 }  // namespace
-
-void Cache::Impl::keep_resident(const Plan& plan, store::Bytes bytes, Rung produced) {
-    if (plan.use_stored && !plan.verified_only) {
-        resident.put(plan.key, std::move(bytes), persisted_rung(tiers, produced));
-    }
-}
 
 Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_id device) {
     // Root devices live as long as the process and their identity cannot
@@ -115,16 +100,15 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
     if (prog) {
         out.rung = rung_of(hit.tier);
         (out.rung == Rung::user_store ? counters.store : counters.pack)++;
-        keep_resident(plan, std::move(hit.entry.bytes), out.rung);
+        publish(plan, std::move(hit.entry.bytes), hit.entry.info.provenance, out.rung, Share::now,
+                &out.misses);
         return std::move(*prog);
     }
     out.misses.emplace_back(rung_of(hit.tier), MissCause::rejected_by_driver,
                             "driver rejected the binary: " + prog.error());
-    if (store::Store* user = writable_user_store()) {
-        (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
-        if (hit.tier.kind == store::Tier::Kind::user) {
-            (void)user->remove(plan.key);
-        }
+    store_failure(plan, store::FailureKind::rejected_binary, prog.error(), 0, &out.misses);
+    if (hit.tier.kind == store::Tier::Kind::user) {
+        store_remove(plan, &out.misses);
     }
     return std::nullopt;
 }
@@ -195,26 +179,20 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
                                 "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
-    store::Store* user = writable_user_store();
     auto prog = service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
     if (!prog) {
         out.misses.emplace_back(
             Rung::aot, MissCause::rejected_by_driver,
             "driver rejected the AOT binary for " + *plan.aot_target + ": " + prog.error());
-        if (user != nullptr) {
-            (void)user->record_failure(plan.key, store::FailureKind::rejected_binary, prog.error());
-        }
+        store_failure(plan, store::FailureKind::rejected_binary, prog.error(), 0, &out.misses);
         return std::nullopt;
     }
-    if (user != nullptr) {
-        store::Provenance prov = aot->entry.info.provenance;
-        prov.origin = store::Origin::aot;
-        (void)user->put(plan.fields, aot->entry.bytes, prov);  // promote to the exact key
-        share(plan.fields, aot->entry.bytes, prov);
-    }
+    store::Provenance prov = aot->entry.info.provenance;
+    prov.origin = store::Origin::aot;
     out.rung = Rung::aot;
     counters.aot++;
-    keep_resident(plan, std::move(aot->entry.bytes), Rung::aot);
+    // Promoted to the exact key, shared, kept resident.
+    publish(plan, std::move(aot->entry.bytes), prov, Rung::aot, Share::now, &out.misses);
     return std::move(*prog);
 }
 
@@ -281,6 +259,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_d
     const Compiled& c = fut.get();
     out.compile = c.compile;
     out.rung = c.rung;
+    out.misses.insert(out.misses.end(), c.misses.begin(), c.misses.end());
     if (c.status != StatusCode::ok) {
         out.status = c.status;
         out.message = c.message;

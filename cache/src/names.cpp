@@ -113,6 +113,8 @@ const char* to_string(MissCause c) noexcept {
             return "no_failure_record";
         case MissCause::other:
             return "other";
+        case MissCause::not_stored:
+            return "not_stored";
     }
     return "unknown";
 }

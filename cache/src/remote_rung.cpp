@@ -41,36 +41,6 @@ Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& c
 
 namespace {
 
-// Stores a remote hit in the user store off the caller's path (compressing
-// and committing cost about as much as the download), in a worker that the
-// cache joins with its compiles when it closes, so the next process of the
-// node finds the entry.
-void backfill(Cache::Impl& impl, const store::KeyFields& fields, remote::Fetched fetched) {
-    store::Store* user = impl.tiers.user();
-    if (user == nullptr || user->mode() != store::OpenMode::read_write) {
-        return;
-    }
-    auto done = std::make_shared<std::promise<Compiled>>();
-    std::lock_guard g(impl.mu);
-    if (impl.closing) {
-        (void)user->put(fields, fetched.bytes, fetched.provenance);
-        return;
-    }
-    std::erase_if(impl.workers, [](Cache::Impl::Worker& w) {  // join finished ones
-        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-            return false;
-        }
-        w.thread.join();
-        return true;
-    });
-    impl.workers.push_back(
-        Cache::Impl::Worker{std::thread([user, fields, f = std::move(fetched), done] {
-                                (void)user->put(fields, f.bytes, f.provenance);
-                                done->set_value(Compiled{});
-                            }),
-                            done->get_future().share()});
-}
-
 MissCause cause_of(remote::RemoteErrc code) {
     switch (code) {
         case remote::RemoteErrc::not_found:
@@ -117,16 +87,10 @@ std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, c
                                 "driver rejected the remote binary: " + prog.error());
         return std::nullopt;
     }
-    backfill(*this, plan.fields, std::move(*got));
     out.rung = Rung::remote;
+    // Stored by a worker (the next process of the node hits locally), kept resident.
+    publish(plan, std::move(got->bytes), got->provenance, Rung::remote, Share::now, &out.misses);
     return std::move(*prog);
-}
-
-void Cache::Impl::share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
-                        const store::Provenance& provenance) {
-    if (remote) {
-        remote->enqueue(fields, bytes, provenance);
-    }
 }
 
 }  // namespace kcache

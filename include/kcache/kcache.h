@@ -108,11 +108,12 @@ typedef struct kcache_stats {
     uint64_t remote_hits, remote_misses, remote_errors, remote_timeouts;
     uint64_t remote_corrupt, remote_uploads, remote_upload_failures;
     uint64_t resident_hits, programs_released;
-    uint64_t warmed_later; /* JIT binaries replaced by their warmed build (CPU devices) */
+    uint64_t warmed_later;         /* JIT binaries replaced by their warmed build (CPU devices) */
+    uint64_t store_write_failures; /* writes to the user store that failed */
 } kcache_stats;
 /* Every counter zero (listed, so that -Wmissing-field-initializers is quiet). */
 #define KCACHE_STATS_INIT \
-    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /* Fills the fields of `*out` that fit in out->struct_size. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);

@@ -71,6 +71,7 @@ enum class MissCause {
     skipped,             // the rung was skipped (quirk, configuration or policy)
     no_failure_record,   // no fresh failure record: compiling is allowed
     other,               // see the detail text
+    not_stored,          // produced, but writing it to the user store failed (detail says why)
 };
 
 // One rung that did not answer, and why.
@@ -245,6 +246,10 @@ struct CacheStats {
     // JIT binaries replaced in the user store by their warmed build (CPU
     // devices: the helper answers first and warms up afterwards).
     std::uint64_t warmed_later = 0;
+    // Writes of this process to the user store that failed (a produced
+    // binary not stored, a failure record or a removal not written); each
+    // request it happened in names it in its misses (MissCause::not_stored).
+    std::uint64_t store_write_failures = 0;
 };
 
 class Cache {

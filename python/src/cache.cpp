@@ -101,6 +101,7 @@ class CacheCore {
         d["resident_hits"] = s.resident_hits;
         d["programs_released"] = s.programs_released;
         d["warmed_later"] = s.warmed_later;
+        d["store_write_failures"] = s.store_write_failures;
         return d;
     }
 
