@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage: run_deb_test.sh BUILD_DIR
-# Builds the .deb with CPack, installs it with dpkg into an empty root of its
+# Builds the .deb with CPack, checks that its Depends name the package of
+# every shared library its ELF files load, installs it with dpkg into an empty root of its
 # own (dpkg --root: dpkg's checks and file list, without touching this
 # machine's packages) when run as root, unpacks it into a staging root
 # (dpkg -x) and runs the CLI from there: doctor, ls of the user store, ls of
@@ -28,6 +29,24 @@ test -x "$root$prefix/bin/kcache"
 test -x "$root$prefix/libexec/kcache/kcache-jit"
 test -f "$root$prefix/include/kcache/kcache.h"
 ls "$root$prefix"/lib/libkcache.so* >/dev/null
+# Each shared library a program or library of the package loads comes with
+# the package itself or from a package its Depends names (this machine's
+# owner of the library; the install in a fresh root tests the same by apt).
+depends_names=$(dpkg-deb -f "$deb" Depends | tr ',|' '\n\n' | awk 'NF { print $1 }')
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+elves=$(find "$root" -type f -exec sh -c 'readelf -h "$1" >/dev/null 2>&1 && echo "$1"' _ {} \;)
+[ "$(wc -l <<<"$elves")" -ge 4 ] || { echo "too few ELF files in the package: $elves"; exit 1; }
+missing=""
+for lib in $(xargs -d '\n' readelf -d <<<"$elves" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u); do
+  [ -z "$(find "$root" -name "$lib" -print -quit)" ] || continue
+  owner=$(dpkg -S "$lib" 2>/dev/null | awk -v p="/$multiarch/$lib" \
+    'substr($2, length($2) - length(p) + 1) == p { sub(/:.*/, "", $1); print $1; exit }')
+  [ -n "$owner" ] || { echo "no package of this machine holds $lib, which the package loads"; exit 1; }
+  grep -qxF "$owner" <<<"$depends_names" || missing+=" $owner ($lib)"
+done
+[ -z "$missing" ] ||
+  { echo "Depends lacks:$missing"; dpkg-deb -f "$deb" Depends; exit 1; }
+echo "Depends names the package of every library that the $(wc -l <<<"$elves") ELF files load"
 # dpkg itself installs it into an empty root (dependencies are this
 # machine's business, not that root's) and lists the copyright file as its own.
 if [ "$(id -u)" -eq 0 ]; then
