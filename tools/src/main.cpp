@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
     const std::string command = args.empty() ? "" : args[0];
     escape_output(std::cerr);  // messages only: nothing on stderr is data
+    escape_library_log();
     int code = 0;
     // No exception may end the process with an abort: whatever escapes a
     // command is reported with its message and exit code 1.

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "kcache/cache/text.hpp"
+
 namespace kcache::cli {
 
 Progress::Progress(std::size_t total, ProgressStyle style)
@@ -18,7 +20,7 @@ void Progress::item(const std::string& line) {
     if (bar_) {
         draw_bar();
     } else {
-        std::fprintf(stderr, "[%zu/%zu] %s\n", done_, total_, line.c_str());
+        std::fprintf(stderr, "[%zu/%zu] %s\n", done_, total_, service::printable(line).c_str());
     }
 }
 
@@ -27,7 +29,7 @@ void Progress::note(const std::string& line) {
     if (quiet_) {
         return;
     }
-    std::fprintf(stderr, bar_ ? "\r\033[K%s\n" : "%s\n", line.c_str());
+    std::fprintf(stderr, bar_ ? "\r\033[K%s\n" : "%s\n", service::printable(line).c_str());
     if (bar_) {
         draw_bar();
     }

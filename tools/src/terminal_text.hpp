@@ -14,4 +14,9 @@ namespace kcache::cli {
 // idempotent. The filter lives until the process exits.
 void escape_output(std::ostream& stream);
 
+// Sends the library's diagnostics (kcache::logging: refused packs, servers
+// marked down, quarantined entries) to stderr escaped, in the default
+// sink's format ("kcache: warning: …").
+void escape_library_log();
+
 }  // namespace kcache::cli
