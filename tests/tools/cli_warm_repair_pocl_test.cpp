@@ -90,5 +90,25 @@ TEST_F(CliWarmRepairPocl, DamagedHotCopiesAreNotTakenForTheirEntries) {
     EXPECT_NE(kcache({"verify"}).out.find("checked 3 hot copies, 0 removed"), std::string::npos);
 }
 
+TEST_F(CliWarmRepairPocl, EntriesEvictedByTheSameRunAreReportedAsNotKept) {
+    ASSERT_EQ(warm().code, 0);
+    const auto stored = kcache({"stats", "--json"}).json()["stored_bytes"].get<std::uint64_t>();
+    // Room for one of the three entries (their sizes are alike), not for two.
+    const std::string bound = std::to_string(stored / 2);
+    const std::string small = "KCACHE_DIR=" + (dir() / "small").string();
+    const CliRun r =
+        kcache({"warm", "--manifest", (dir() / "m.json").string(), "--json", "--quiet"},
+               {small, "KCACHE_MAX_SIZE=" + bound});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    const int built = r.json()["built"].get<int>();
+    const int not_kept = r.json()["not_stored"].get<int>();
+    EXPECT_EQ(built + not_kept, 3) << r.out;
+    EXPECT_GE(not_kept, 1) << r.out;
+    EXPECT_NE(r.out.find("evicted by this run's later builds: KCACHE_MAX_SIZE"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(raw_sql(dir() / "small" / ks::kStoreFileName, "SELECT count(*) FROM entries"),
+              std::to_string(built));
+}
+
 }  // namespace
 }  // namespace kcache::test

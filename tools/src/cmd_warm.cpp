@@ -43,6 +43,7 @@ struct ItemReport {
     WarmResult result = WarmResult::failed;
     std::string rung;
     std::string message;
+    std::optional<store::KeyFields> kept;  // its entry in the user store, when counted there
 };
 
 WarmResult classify(const Outcome& o) {
@@ -71,17 +72,17 @@ class Warmer {
                      std::chrono::milliseconds timeout) {
         const std::optional<std::string> unsupported = missing_support(dev, item);
         if (unsupported) {
-            return {WarmResult::unsupported, "none", *unsupported};
+            return {WarmResult::unsupported, "none", *unsupported, std::nullopt};
         }
         const service::CompileInput input = compile_input(item);
         const bool storable = !db_.quirks_for(dev.identity).no_cached_binaries;
         const store::KeyFields fields = service::jit_key_fields(dev.identity, input);
         if (storable && stored(fields)) {
-            return {WarmResult::cached, "user_store", ""};
+            return {WarmResult::cached, "user_store", "", fields};
         }
         Cache* cache = open_cache();
         if (!cache) {
-            return {WarmResult::failed, "none", open_error_};
+            return {WarmResult::failed, "none", open_error_, std::nullopt};
         }
         Program program;
         if (item.variant) {
@@ -97,11 +98,22 @@ class Warmer {
             program = cache->program(dev.context.get(), dev.device, request);
         }
         const Outcome& o = program.outcome();
-        ItemReport report{classify(o), to_string(o.rung), o.message};
-        if (report.result == WarmResult::built && storable && !stored(fields)) {
-            // Counted only once the store really holds it, checksum verified.
+        ItemReport report{classify(o), to_string(o.rung), o.message, std::nullopt};
+        const bool from_user_store =
+            report.result == WarmResult::cached && o.rung == Rung::user_store;
+        if (storable && (report.result == WarmResult::built || from_user_store)) {
+            report.kept = fields;
+        }
+        if (report.kept && !stored(fields)) {
+            // Counted only once the store really holds it, checksum verified
+            // (a hot copy answers only for its entry, but one may have gone since).
             report.result = WarmResult::not_stored;
-            if (report.message.empty()) {
+            report.kept.reset();
+            if (from_user_store) {
+                report.message =
+                    "answered by a hot copy whose entry the user store no longer "
+                    "holds: warm again";
+            } else if (report.message.empty()) {
                 report.message = config_.read_only
                                      ? "compiled, but not stored: the store is read-only "
                                        "(KCACHE_READONLY)"
@@ -109,6 +121,18 @@ class Warmer {
             }
         }
         return report;
+    }
+
+    // After the batch: an entry counted built or already cached that the
+    // store no longer holds was evicted by this run's later puts.
+    void recheck(std::vector<ItemReport>& reports) {
+        for (ItemReport& r : reports) {
+            if (r.kept && !stored(*r.kept)) {
+                r.result = WarmResult::not_stored;
+                r.message = "evicted by this run's later builds: KCACHE_MAX_SIZE (" +
+                            human_size(config_.max_bytes) + ") holds less than this warm needs";
+            }
+        }
     }
 
     // Waits (at most `limit`) for the uploads the service queued for what it
@@ -363,6 +387,7 @@ int run_warm(const ParsedArgs& args) {
                       args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
     run_batch(warmer, *devices, batch, parallel, timeout->value_or(config->jit_timeout), progress);
     progress.finish();
+    warmer.recheck(batch.reports);
     const Uploads uploads = warmer.flush_uploads(std::chrono::seconds(60));
     return summarize(batch, *devices, uploads, config->remote_required, args.has("json"));
 }
