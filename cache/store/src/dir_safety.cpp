@@ -9,9 +9,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "kcache/common/fd_io.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/common/unique_fd.hpp"
 #include "path_rules.hpp"
 
 namespace kcache::store::files {
