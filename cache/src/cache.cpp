@@ -85,8 +85,10 @@ cl_program Program::release() noexcept {
     return std::exchange(program_, nullptr);
 }
 
-Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t)
+Cache::Impl::Impl(Config c, std::unique_ptr<service::Loader> l, device_db::DeviceDb d,
+                  store::TieredStore t)
     : config(std::move(c)),
+      loader(std::move(l)),
       db(std::move(d)),
       tiers(std::move(t)),
       // Helpers are told apart for closing (track_helper_start); the hook
@@ -96,7 +98,7 @@ Cache::Impl::Impl(Config c, device_db::DeviceDb d, store::TieredStore t)
                               [this](pid_t pid) { track_helper_start(*this, pid); },
                               config.jit_helpers,
                               config.jit_idle}),
-      programs(config.max_programs),
+      programs(config.max_programs, *loader),
       resident(config.max_resident_bytes) {}
 
 void Cache::Impl::open_packs_once() {
@@ -124,8 +126,8 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
             out = failed(parts.error().status, parts.error().message);
             return nullptr;
         }
-        auto impl =
-            std::make_unique<Impl>(config, std::move(parts->devices), std::move(parts->tiers));
+        auto impl = std::make_unique<Impl>(config, std::move(parts->loader),
+                                           std::move(parts->devices), std::move(parts->tiers));
         impl->remote = std::move(parts->remote);
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
@@ -189,11 +191,7 @@ void Cache::Impl::keep_plan(cl_device_id device, std::string signature, std::uni
                             bool root) {
     // Root devices only: they live as long as the process, so their handle
     // cannot come back naming another device (a released sub-device's can).
-    cl_device_id parent = nullptr;
-    if (config.max_programs == 0 ||
-        (!root && (clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent,
-                                   nullptr) != CL_SUCCESS ||
-                   parent != nullptr))) {
+    if (config.max_programs == 0 || (!root && !loader->is_root_device(device))) {
         return;
     }
     plan->remote_error.reset();  // this request's, like its deadline and mode
@@ -216,7 +214,7 @@ namespace {
 Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan& plan,
                 device_db::DeviceIdentity& id) {
     std::string why;
-    if (!service::device_in_context(context, device, why)) {
+    if (!impl.loader->device_in_context(context, device, why)) {
         return failed(StatusCode::invalid_argument, why);
     }
     auto probed = impl.identity(device);
@@ -236,10 +234,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
     plan.aot_target = service::aot_target(impl.db, id);
-    if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(plan.platform), &plan.platform,
-                        nullptr) != CL_SUCCESS) {
-        plan.platform = nullptr;  // the in-process rung asks again
-    }
+    plan.platform = impl.loader->platform_of(device);  // null: the in-process rung asks again
     return failed(StatusCode::ok, "");
 }
 
@@ -290,7 +285,7 @@ Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const
     const bool memoized = owned != nullptr;
     if (memoized) {
         std::string why;
-        if (!service::device_in_context(context, device, why)) {
+        if (!impl.loader->device_in_context(context, device, why)) {
             impl.keep_plan(device, std::move(signature), std::move(owned), true);
             return failed_program(StatusCode::invalid_argument, why);
         }

@@ -17,6 +17,7 @@
 
 #include "cl_util.hpp"
 #include "kcache/cache/keys.hpp"
+#include "kcache/cache/loader.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/database.hpp"
@@ -71,6 +72,9 @@ struct Counters {
 
 struct Cache::Impl {
     Config config;
+    // Every call into the compute runtime (identity, bytes to program,
+    // context liveness); before `programs`, which asks it.
+    std::unique_ptr<service::Loader> loader;
     device_db::DeviceDb db;
     store::TieredStore tiers;
     // Packs (installed, KCACHE_PACKS) are opened at the first request that
@@ -105,7 +109,7 @@ struct Cache::Impl {
     // join_workers() and before the store closes.
     std::unique_ptr<remote::Client> remote;
 
-    Impl(Config c, device_db::DeviceDb d, store::TieredStore t);
+    Impl(Config c, std::unique_ptr<service::Loader> l, device_db::DeviceDb d, store::TieredStore t);
     ~Impl();
 
     // cache.cpp: the in-process rung before any preparation; nullopt on a miss.

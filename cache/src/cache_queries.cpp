@@ -11,28 +11,20 @@ namespace kcache {
 
 namespace {
 
-// The bytes of a program program() answered (or its failure).
-Binary binary_of(Program p) {
+// The bytes of a program program() answered (or its failure), through `loader`.
+Binary binary_of(service::Loader& loader, Program p) {
     Binary b;
     b.outcome = p.outcome();
     if (!p.ok()) {
         return b;
     }
-    std::size_t size = 0;
-    cl_int err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
-    if (err != CL_SUCCESS || size == 0) {
+    auto bytes = loader.binary_of(p.get());
+    if (!bytes) {
         b.outcome.status = StatusCode::device_error;
-        b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed";
+        b.outcome.message = bytes.error();
         return b;
     }
-    b.bytes.resize(size);
-    unsigned char* data = b.bytes.data();
-    err = clGetProgramInfo(p.get(), CL_PROGRAM_BINARIES, sizeof(data), &data, nullptr);
-    if (err != CL_SUCCESS) {
-        b.bytes.clear();
-        b.outcome.status = StatusCode::device_error;
-        b.outcome.message = "clGetProgramInfo(CL_PROGRAM_BINARIES) failed";
-    }
+    b.bytes.assign(bytes->begin(), bytes->end());
     return b;
 }
 
@@ -42,7 +34,7 @@ Binary Cache::binary(cl_context context, cl_device_id device,
                      const KernelRequest& request) noexcept {
     Binary b;
     try {
-        b = binary_of(program(context, device, request));
+        b = binary_of(*impl_->loader, program(context, device, request));
     } catch (const std::exception& e) {
         b.bytes.clear();
         b.outcome = Outcome{};

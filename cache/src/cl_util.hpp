@@ -1,25 +1,17 @@
 #pragma once
-// The few OpenCL calls the service makes itself (checking a device belongs
-// to a context, turning stored bytes into a built program) and the key of
-// its maps by handle.
+// The service's owner of a program reference and the key of its maps by
+// handle (the calls into OpenCL themselves are the loader's: loader.hpp).
 
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "kcache/cl/handles.hpp"
-#include "kcache/cl/program.hpp"
 
 namespace kcache::service {
 
 // Owns one reference to a cl_program.
 using ProgramRef = cl::ProgramHandle;
-// The one binary-to-program loader (kernels_cl/).
-using cl::program_from_binary;
-
-// Returns true when `device` is one of `context`'s devices; false (with
-// `why`) when it is not or a query fails (e.g. an invalid handle).
-bool device_in_context(cl_context context, cl_device_id device, std::string& why);
 
 // A map key of OpenCL handles (one, or a std::pair) and a request's text;
 // ordered by the handles first, so that the entries of one handle are

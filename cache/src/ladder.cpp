@@ -43,10 +43,7 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
     // probe is ~20 driver queries). Sub-devices are probed per Cache.
     static std::mutex shared_mu;
     static std::map<cl_device_id, device_db::DeviceIdentity> shared;
-    cl_device_id parent = nullptr;
-    const bool root = clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof(parent), &parent,
-                                      nullptr) == CL_SUCCESS &&
-                      parent == nullptr;
+    const bool root = loader->is_root_device(device);
     {
         std::lock_guard g(root ? shared_mu : mu);
         auto& cache = root ? shared : identities;
@@ -54,9 +51,9 @@ Result<device_db::DeviceIdentity, std::string> Cache::Impl::identity(cl_device_i
             return it->second;
         }
     }
-    auto id = device_db::probe(device);
+    auto id = loader->identify(device);
     if (!id) {
-        return fail("cannot identify the device: " + id.error().message);
+        return fail(id.error());
     }
     std::lock_guard g(root ? shared_mu : mu);
     (root ? shared : identities).emplace(device, *id);
@@ -76,7 +73,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_resident(cl_context context,
     if (!hit) {
         return std::nullopt;
     }
-    auto prog = service::program_from_binary(context, device, *hit->bytes, plan.input.options);
+    auto prog = loader->load(context, device, *hit->bytes, plan.input.options);
     if (!prog) {
         resident.erase(plan.key);  // the store path below records the rejection
         return std::nullopt;
@@ -96,7 +93,7 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
         out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
                                 "missed (a pack had the entry)");
     }
-    auto prog = service::program_from_binary(context, device, hit.entry.bytes, plan.input.options);
+    auto prog = loader->load(context, device, hit.entry.bytes, plan.input.options);
     if (prog) {
         out.rung = rung_of(hit.tier);
         (out.rung == Rung::user_store ? counters.store : counters.pack)++;
@@ -179,7 +176,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
                                 "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
-    auto prog = service::program_from_binary(context, device, aot->entry.bytes, plan.input.options);
+    auto prog = loader->load(context, device, aot->entry.bytes, plan.input.options);
     if (!prog) {
         out.misses.emplace_back(
             Rung::aot, MissCause::rejected_by_driver,
@@ -265,7 +262,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_jit(cl_context context, cl_d
         out.message = c.message;
         return std::nullopt;
     }
-    auto built = service::program_from_binary(context, device, c.bytes, plan.input.options);
+    auto built = loader->load(context, device, c.bytes, plan.input.options);
     if (!built) {
         out.status = StatusCode::device_error;
         out.message = "the compiled binary did not load: " + built.error();

@@ -60,7 +60,8 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     if (!remote) {
         return fail(PartsError{StatusCode::config_error, remote.error()});
     }
-    return Parts{std::move(*devices), store::TieredStore(std::move(*user), {}), std::move(*remote)};
+    return Parts{opencl_loader(), std::move(*devices), store::TieredStore(std::move(*user), {}),
+                 std::move(*remote)};
 }
 
 }  // namespace kcache::service

@@ -25,48 +25,15 @@ std::string request_signature(const SourceRequest& r) {
 
 namespace {
 
-cl_uint reference_count(cl_context context) {
-    cl_uint n = 0;
-    if (clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(n), &n, nullptr) !=
-        CL_SUCCESS) {
-        return 0;
-    }
-    return n;
-}
-
-// Whether creating a program on `context` raises its reference count by one
-// and releasing it lowers it again (three tries, since other threads may
-// retain or release the context meanwhile).
-bool counts_programs(cl_context context) {
-    static const char* kSource = "kernel void kcache_probe(void) {}";
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        cl_int err = CL_SUCCESS;
-        const cl_uint before = reference_count(context);
-        ProgramRef probe(clCreateProgramWithSource(context, 1, &kSource, nullptr, &err));
-        if (!probe || err != CL_SUCCESS) {
-            return false;
-        }
-        const cl_uint during = reference_count(context);
-        probe.reset();
-        const cl_uint after = reference_count(context);
-        if (before > 0 && during == before + 1 && after == before) {
-            return true;
-        }
-        if (during == before && after == before) {
-            return false;
-        }
-    }
-    return false;
-}
-
 // Whether `platform` (`device`'s, asked for when null) counts a program's
 // reference in its context's CL_CONTEXT_REFERENCE_COUNT, probed on `context`
 // the first time.
-bool platform_counts_programs(cl_context context, cl_device_id device, cl_platform_id platform) {
+bool platform_counts_programs(Loader& loader, cl_context context, cl_device_id device,
+                              cl_platform_id platform) {
     static std::mutex mu;
     static std::map<cl_platform_id, bool> known;
     if (platform == nullptr) {
-        clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr);
+        platform = loader.platform_of(device);
     }
     {
         std::lock_guard g(mu);
@@ -74,7 +41,7 @@ bool platform_counts_programs(cl_context context, cl_device_id device, cl_platfo
             return it->second;
         }
     }
-    const bool counts = counts_programs(context);
+    const bool counts = loader.counts_programs(context);
     std::lock_guard g(mu);
     return known.emplace(platform, counts).first->second;
 }
@@ -103,9 +70,10 @@ struct ContextEntry {
 }  // namespace
 
 struct ProgramCache::State {
-    explicit State(std::size_t m) : max(m) {}
+    State(std::size_t m, Loader& l) : max(m), loader(l) {}
 
     const std::size_t max;
+    Loader& loader;
     std::mutex mu;  // guards everything below
     Slots lru;
     std::map<std::tuple<cl_context, cl_device_id, store::Key>, Slots::iterator> slots;
@@ -151,7 +119,7 @@ struct ProgramCache::State {
         std::vector<cl_context> only_ours;
         for (const auto& [context, entry] : contexts) {
             const std::size_t ours = 1 + (entry.counts_programs ? entry.programs : 0);
-            if (reference_count(context) <= ours) {
+            if (loader.context_references(context) <= ours) {
                 only_ours.push_back(context);
             }
         }
@@ -168,8 +136,8 @@ struct ProgramCache::State {
     }
 };
 
-ProgramCache::ProgramCache(std::size_t max_programs)
-    : state_(std::make_unique<State>(max_programs)),
+ProgramCache::ProgramCache(std::size_t max_programs, Loader& loader)
+    : state_(std::make_unique<State>(max_programs, loader)),
       releaser_(std::make_unique<Releaser>(
           [state = state_.get()](Released& out) {
               std::lock_guard g(state->mu);
@@ -178,6 +146,9 @@ ProgramCache::ProgramCache(std::size_t max_programs)
           kSweepPeriod)) {}
 
 ProgramCache::~ProgramCache() {
+    // The releaser first: its sweep asks about the contexts kept here, which
+    // must not be released under it.
+    releaser_.reset();
     Released dropped;  // released after the lock
     std::lock_guard g(state_->mu);
     for (auto& s : state_->lru) {
@@ -186,6 +157,7 @@ ProgramCache::~ProgramCache() {
     for (auto& [context, entry] : state_->contexts) {
         dropped.contexts.push_back(std::move(entry.held));
     }
+    state_->contexts.clear();
 }
 
 ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context, cl_device_id device,
@@ -200,8 +172,7 @@ ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context, cl_d
     if (it != s.signatures.end() && same_pair(it) && it->first.text == signature) {
         Slots::iterator slot = it->second;
         s.lru.splice(s.lru.begin(), s.lru, slot);
-        clRetainProgram(slot->program.get());  // the caller's own reference
-        hit.program = slot->program.get();
+        hit.program = s.loader.retain(slot->program.get());  // the caller's own reference
         hit.key = slot->key;
         hit.context_known = true;
         return hit;
@@ -221,27 +192,24 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
     }
     s.lru.splice(s.lru.begin(), s.lru, it->second);
     s.link(it->second, signature);
-    clRetainProgram(it->second->program.get());
-    return it->second->program.get();
+    return s.loader.retain(it->second->program.get());
 }
 
 cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_platform_id platform,
                                 const store::Key& key, ProgramRef program,
                                 const std::string& signature) {
-    const bool counts = platform_counts_programs(context, device, platform);
+    const bool counts = platform_counts_programs(state_->loader, context, device, platform);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning
     std::unique_lock g(s.mu);
     if (auto it = s.slots.find({context, device, key}); it != s.slots.end()) {
         s.lru.splice(s.lru.begin(), s.lru, it->second);  // another thread kept one first
         s.link(it->second, signature);
-        cl_program kept = it->second->program.get();
-        clRetainProgram(kept);
+        cl_program kept = s.loader.retain(it->second->program.get());
         dropped.programs.push_back(std::move(program));
         return kept;
     }
-    cl_program answer = program.get();
-    clRetainProgram(answer);  // the caller's own reference
+    cl_program answer = s.loader.retain(program.get());  // the caller's own reference
     if (s.max == 0) {
         dropped.programs.push_back(std::move(program));
         return answer;
@@ -249,9 +217,7 @@ cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_plat
     auto [entry, first] = s.contexts.try_emplace(context);
     if (first) {
         entry->second.counts_programs = counts;
-        if (clRetainContext(context) == CL_SUCCESS) {
-            entry->second.held.reset(context);
-        }
+        entry->second.held = s.loader.retain(context);
     }
     entry->second.programs++;
     s.lru.push_front(Slot{context, device, key, std::move(program)});

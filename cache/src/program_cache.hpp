@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "cl_util.hpp"
+#include "kcache/cache/loader.hpp"
 #include "kcache/kcache.hpp"
 #include "kcache/store/key.hpp"
 #include "releaser.hpp"
@@ -64,8 +65,9 @@ inline constexpr std::chrono::milliseconds kSweepPeriod{250};
 
 class ProgramCache {
   public:
-    // Keeps at most `max_programs` programs (0: none).
-    explicit ProgramCache(std::size_t max_programs);
+    // Keeps at most `max_programs` programs (0: none); asks `loader` (which
+    // must outlive it) about contexts and references.
+    ProgramCache(std::size_t max_programs, Loader& loader);
     ~ProgramCache();
     ProgramCache(const ProgramCache&) = delete;
     ProgramCache& operator=(const ProgramCache&) = delete;
@@ -103,7 +105,7 @@ class ProgramCache {
 
   private:
     std::unique_ptr<State> state_;
-    std::unique_ptr<Releaser> releaser_;  // after state_: stopped before it goes
+    std::unique_ptr<Releaser> releaser_;  // stopped first by the destructor
 };
 
 }  // namespace kcache::service

@@ -81,7 +81,7 @@ std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, c
         }
         return std::nullopt;
     }
-    auto prog = service::program_from_binary(context, device, got->bytes, plan.input.options);
+    auto prog = loader->load(context, device, got->bytes, plan.input.options);
     if (!prog) {
         out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
                                 "driver rejected the remote binary: " + prog.error());

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "kcache/cache/loader.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kcache.hpp"
@@ -35,6 +36,7 @@ Result<store::Store, store::StoreError> open_user_store(const Config& config, St
 // A cache's parts. Packs join `tiers` at the first request that gets past
 // the user store (their signature checks cost a first hit otherwise).
 struct Parts {
+    std::unique_ptr<Loader> loader;  // the compute runtime (OpenCL)
     device_db::DeviceDb devices;
     store::TieredStore tiers;
     std::unique_ptr<remote::Client> remote;  // null when no remote is configured
@@ -46,7 +48,7 @@ struct PartsError {
     std::string message;
 };
 
-// Builds the parts of a runtime cache under `config`: the device data (with
+// Builds the parts of a runtime cache under `config`: the OpenCL loader, the device data (with
 // its override file), the user store (writable unless configured read-only,
 // SQLite deferred), the remote client. Warns through the log sink about
 // configured packs that do not exist.
