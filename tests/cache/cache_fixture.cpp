@@ -53,8 +53,12 @@ Config CacheTest::config(const std::string& name) const {
 }
 
 std::unique_ptr<Cache> CacheTest::open(const std::string& name) const {
+    return open(config(name));
+}
+
+std::unique_ptr<Cache> CacheTest::open(const Config& config) const {
     Outcome o;
-    auto cache = Cache::open(config(name), &o);
+    auto cache = Cache::open(config, &o);
     EXPECT_NE(cache, nullptr) << o.message;
     return cache;
 }

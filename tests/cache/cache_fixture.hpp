@@ -26,6 +26,8 @@ class CacheTest : public TempDirTest {
     Config config(const std::string& name = "store") const;
     // Opens a cache on config(`name`); fails the test when it cannot.
     std::unique_ptr<Cache> open(const std::string& name = "store") const;
+    // Opens a cache on `config`; fails the test when it cannot.
+    std::unique_ptr<Cache> open(const Config& config) const;
 
     static cl_platform_id platform_;
     static cl_device_id device_;

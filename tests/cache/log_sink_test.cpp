@@ -83,9 +83,8 @@ TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
     {
         auto c = config("builder");
         c.max_hot_bytes = 0;  // the damaged blob must be the only copy
-        Outcome o;
-        auto cache = Cache::open(c, &o);
-        ASSERT_TRUE(cache) << o.message;
+        auto cache = open(c);
+        ASSERT_TRUE(cache);
         ASSERT_TRUE(cache->program(context_, device_, scale_request(3)).ok());
     }
     const auto unsigned_pack = dir() / "unsigned.kcpack";
@@ -102,39 +101,31 @@ TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
 
     StderrToFile err(dir() / "stderr.txt");
     start_capture();
-    for (bool policy : {false, true}) {
-        // A bad pack; then an unsigned pack under the policy, with an
-        // unreadable trusted key.
-        auto c = config(policy ? "fresh-policy" : "fresh");
-        c.packs = {policy ? unsigned_pack : bad_pack};
-        c.require_signed_packs = policy;
-        if (policy) {
-            c.trusted_keys = {dir() / "missing.pub"};
-        }
-        Outcome o;
-        auto cache = Cache::open(c, &o);
-        ASSERT_TRUE(cache) << o.message;
+    // What a fail_fast request for the scale kernel gets from a cache on `c`.
+    const auto fail_fast = [&](const Config& c) {
+        auto cache = open(c);
         auto r = scale_request(3);
         r.mode = Mode::fail_fast;
-        EXPECT_EQ(cache->program(context_, device_, r).outcome().status, StatusCode::not_cached);
-    }
-    {  // a corrupt entry in the user store
-        auto c = config("builder");
-        c.max_hot_bytes = 0;
-        Outcome o;
-        auto cache = Cache::open(c, &o);
-        ASSERT_TRUE(cache) << o.message;
-        auto r = scale_request(3);
-        r.mode = Mode::fail_fast;
-        EXPECT_NE(cache->program(context_, device_, r).outcome().status, StatusCode::ok);
-    }
+        return cache ? cache->program(context_, device_, r).outcome().status
+                     : StatusCode::internal_error;
+    };
+    auto with_bad_pack = config("fresh");  // a bad pack
+    with_bad_pack.packs = {bad_pack};
+    EXPECT_EQ(fail_fast(with_bad_pack), StatusCode::not_cached);
+    auto under_policy = config("fresh-policy");  // an unsigned pack, an unreadable key
+    under_policy.packs = {unsigned_pack};
+    under_policy.require_signed_packs = true;
+    under_policy.trusted_keys = {dir() / "missing.pub"};
+    EXPECT_EQ(fail_fast(under_policy), StatusCode::not_cached);
+    auto corrupt = config("builder");  // a corrupt entry in the user store
+    corrupt.max_hot_bytes = 0;
+    EXPECT_NE(fail_fast(corrupt), StatusCode::ok);
     {  // a remote that is down, and a compile stopped at its deadline
         auto c = config("remote");
         c.remote_urls = {"http://127.0.0.1:9"};
         c.remote_connect_timeout = std::chrono::milliseconds(200);
-        Outcome o;
-        auto cache = Cache::open(c, &o);
-        ASSERT_TRUE(cache) << o.message;
+        auto cache = open(c);
+        ASSERT_TRUE(cache);
         SourceRequest slow;
         slow.source = nested_macro_kernel(17);
         slow.deadline = std::chrono::milliseconds(300);

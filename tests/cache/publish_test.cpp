@@ -17,9 +17,8 @@ using PoclPublish = CacheTest;
 TEST_F(PoclPublish, AFailedStoreWriteIsCountedAndNamed) {
     auto c = config();
     c.max_bytes = 16;  // smaller than any binary: every put fails (too large)
-    Outcome o;
-    auto cache = Cache::open(c, &o);
-    ASSERT_TRUE(cache) << o.message;
+    auto cache = open(c);
+    ASSERT_TRUE(cache);
     auto p = cache->program(context_, device_, scale_request(61));
     ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::jit);
