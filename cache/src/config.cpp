@@ -6,6 +6,7 @@
 //              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
+//              | remote_require_signed | remote_signing_key
 //              | max_programs | max_resident_bytes | max_hot_bytes
 //              | trusted_keys | require_signed_packs
 // Unknown keys and malformed values are errors reported as "file:line: …".
@@ -66,6 +67,7 @@ constexpr Flag kFlags[] = {
     {"remote_netrc", &Config::remote_netrc},
     {"remote_required", &Config::remote_required},
     {"remote_allow_http_token", &Config::remote_allow_http_token},
+    {"remote_require_signed", &Config::remote_require_signed},
     {"require_signed_packs", &Config::require_signed_packs},
 };
 
@@ -140,6 +142,8 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
         c.remote_token_file = value;
     } else if (key == "remote_ca") {
         c.remote_ca = value;
+    } else if (key == "remote_signing_key") {
+        c.remote_signing_key = value;
     } else {
         return "unknown setting";
     }
@@ -246,6 +250,8 @@ constexpr Setting kSettings[] = {
     {"remote_required", "KCACHE_REMOTE_REQUIRED"},
     {"remote_breaker_ms", "KCACHE_REMOTE_BREAKER_MS"},
     {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
+    {"remote_require_signed", "KCACHE_REMOTE_REQUIRE_SIGNED"},
+    {"remote_signing_key", "KCACHE_REMOTE_SIGNING_KEY"},
     {"max_programs", "KCACHE_MAX_PROGRAMS"},
     {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
     {"max_hot_bytes", "KCACHE_MAX_HOT_BYTES"},

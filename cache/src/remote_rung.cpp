@@ -4,6 +4,7 @@
 // client's background queue.
 
 #include "cache_impl.hpp"
+#include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
 
 namespace kcache {
@@ -23,6 +24,10 @@ remote::Settings remote_settings(const Config& config) {
                                                         : remote::PlainHttpToken::refuse;
     s.breaker_window = config.remote_breaker_window;
     s.state_dir = config.dir;
+    s.signatures = config.remote_require_signed ? remote::ObjectSignatures::require
+                                                : remote::ObjectSignatures::accept_unsigned;
+    s.trusted_keys = trusted_keys(config);  // the same sources as packs
+    s.signing_key_file = config.remote_signing_key;
     return s;
 }
 

@@ -140,6 +140,12 @@ struct Config {
     bool remote_required = false;             // KCACHE_REMOTE_REQUIRED: remote errors are errors
     std::chrono::milliseconds remote_breaker_window{30'000};  // KCACHE_REMOTE_BREAKER_MS
     bool remote_allow_http_token = false;  // KCACHE_REMOTE_ALLOW_HTTP_TOKEN: token over http
+    // KCACHE_REMOTE_REQUIRE_SIGNED: use only remote objects signed by a
+    // trusted key (the trust sources of packs, below); on by default.
+    bool remote_require_signed = true;
+    // KCACHE_REMOTE_SIGNING_KEY: minisign secret key (`kcache keygen`) that
+    // signs uploads (push, warm, the JIT upload queue); empty: none.
+    std::filesystem::path remote_signing_key;
     // KCACHE_MAX_PROGRAMS: built programs kept per Cache for repeat hits, over
     // all contexts; the least recently used is released first (0: keep none).
     std::size_t max_programs = 1024;

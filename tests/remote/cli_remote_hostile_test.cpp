@@ -23,6 +23,13 @@ class RemoteCliHostile : public CliTest {
         server_ = start_nginx(dir() / "nginx");
         ASSERT_TRUE(server_);
     }
+    // kcache run with the test signing key (signs, trusted).
+    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+        for (std::string& e : signing_env(dir() / "keys")) {
+            env.push_back(std::move(e));
+        }
+        return CliTest::kcache(args, env);
+    }
     // Puts `n` made-up entries into the user store (no device needed).
     void fill(int n) {
         auto store = store::Store::open(store_dir());
@@ -142,7 +149,7 @@ TEST_F(RemoteCliHostile, DoctorCallsAServerThatServesPagesUnhealthy) {
     EXPECT_EQ(liar["PUT"].rfind("problem", 0), 0u) << liar["PUT"];
     EXPECT_NE(liar["PUT"].find("does not give back"), std::string::npos) << liar["PUT"];
     auto [ok_code, ok] = levels(server_->url(), {});
-    EXPECT_EQ(ok.size(), 4u);  // GET, HEAD, PUT, DELETE
+    EXPECT_EQ(ok.size(), 5u);  // signatures, GET, HEAD, PUT, DELETE
     for (const auto& [name, line] : ok) {
         EXPECT_EQ(line.rfind("ok", 0), 0u) << name << ": " << line;
     }

@@ -18,6 +18,13 @@ class RemoteCli : public CliTest {
         ASSERT_TRUE(server_);
     }
     std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
+    // kcache run with the remote and the test signing key (signs, trusted).
+    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+        for (std::string& e : signing_env(dir() / "keys")) {
+            env.push_back(std::move(e));
+        }
+        return CliTest::kcache(args, env);
+    }
     std::optional<NginxServer> server_;
 };
 
@@ -87,7 +94,7 @@ TEST_F(RemoteCli, DoctorProbesWritesOnlyForWriters) {
             ++ok;
         }
     }
-    EXPECT_EQ(ok, 4);  // GET, HEAD, PUT, DELETE
+    EXPECT_EQ(ok, 5);  // signatures, GET, HEAD, PUT, DELETE
     EXPECT_EQ(server_->count("PUT"), 1u);
     const CliRun reader = kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"});
     EXPECT_EQ(server_->count("PUT"), 1u);

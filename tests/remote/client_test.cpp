@@ -14,18 +14,9 @@ namespace {
 
 using remote::RemoteErrc;
 
-class RemoteClient : public TempDirTest {
+class RemoteClient : public RemoteServerTest {
   protected:
-    void SetUp() override {
-        TempDirTest::SetUp();
-        server_ = start_nginx(dir() / "nginx");
-        ASSERT_TRUE(server_);
-    }
-    std::unique_ptr<remote::Client> client(remote::Settings s) {
-        auto c = remote::Client::open(std::move(s));
-        EXPECT_TRUE(c) << c.error().message;
-        return c ? std::move(*c) : nullptr;
-    }
+    using RemoteServerTest::client;
     std::unique_ptr<remote::Client> client() {
         return client(test_settings(server_->url(), dir() / "state"));
     }
@@ -40,7 +31,6 @@ class RemoteClient : public TempDirTest {
         EXPECT_FALSE(got);
         return got ? RemoteErrc::transport : got.error().code;
     }
-    std::optional<NginxServer> server_;
 };
 
 TEST_F(RemoteClient, UploadThenFetchIsAVerifiedRoundTrip) {

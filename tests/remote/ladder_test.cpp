@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "cache_fixture.hpp"
 #include "child_process.hpp"
 #include "kcache/remote/envelope.hpp"
+#include "kcache/store/store.hpp"
 #include "remote_support.hpp"
 
 namespace kcache::test {
@@ -30,6 +32,9 @@ std::string miss_of(const Outcome& o, Rung rung) {
 Config remote_config(Config c, const std::string& url) {
     c.remote_urls = {url};
     c.remote_timeout = std::chrono::milliseconds(2000);
+    const auto keys = write_test_keys(c.dir.parent_path() / "keys").string();
+    c.remote_signing_key = keys + ".key";  // every node signs with and trusts the test key
+    c.trusted_keys = {keys + ".pub"};
     return c;
 }
 
@@ -286,6 +291,78 @@ TEST_F(RemoteLadder, EightProcessesShareOneServer) {
     }
     EXPECT_EQ(server->count("GET"), 2u + 16u);  // the warmer's misses, then 8 x 2 hits
     EXPECT_EQ(server->count("PUT"), 2u);
+}
+
+store::Bytes file_bytes(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return store::Bytes(std::istreambuf_iterator<char>(in), {});
+}
+
+// The object of `key` (hex) as `original` holds it, signed by the test key.
+remote::Envelope decoded(const store::Bytes& original, const std::string& key) {
+    store::Key k;
+    EXPECT_TRUE(k.parse_hex(key));
+    store::TrustedKeys keys;
+    keys.add({test_signing_key().public_key(), "test"});
+    auto env =
+        remote::decode_envelope(original, k, 64 << 20, {remote::ObjectSignatures::require, &keys});
+    EXPECT_TRUE(env) << env.error().message;
+    return env ? std::move(*env) : remote::Envelope{};
+}
+
+// What a hostile party can put on the server is a miss, then a JIT that runs
+// right, and its bytes never reach the user store: the writer's payload
+// swapped (truncated, checksum recomputed, the writer's signature kept),
+// another variant's binary unsigned, bytes signed by a key not trusted, and
+// another variant's whole, validly signed object.
+TEST_F(RemoteLadder, ForgedObjectsAreMissesThenJitAndNeverStored) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    std::string key, other_key;
+    {
+        auto warmer = Cache::open(remote_config(config("a"), server->url()));
+        key = warmer->program(context_, device_, scale_request(60)).outcome().key;
+        other_key = warmer->program(context_, device_, scale_request(61)).outcome().key;
+    }
+    const store::Bytes original = file_bytes(server->object_file(key));
+    const store::Bytes other = file_bytes(server->object_file(other_key));
+    const remote::Envelope env = decoded(original, key);
+    const remote::Envelope other_env = decoded(other, other_key);
+    ASSERT_FALSE(env.bytes.empty());
+    const store::Bytes half(env.bytes.begin(), env.bytes.begin() + env.bytes.size() / 2);
+    store::Bytes swapped = remote::encode_envelope(env.fields, half, env.provenance);
+    constexpr std::size_t kSignatureBlock = 10 + store::kKeyIdBytes + store::kSignatureBytes;
+    swapped.insert(swapped.end(), original.end() - kSignatureBlock, original.end());
+    auto untrusted = remote::sign_envelope(
+        remote::encode_envelope(env.fields, made_up_bytes(1, env.bytes.size()), env.provenance),
+        other_signing_key());
+    ASSERT_TRUE(untrusted);
+    const std::vector<std::pair<store::Bytes, store::Bytes>> forged = {
+        {swapped, half},
+        {remote::encode_envelope(env.fields, other_env.bytes, env.provenance), other_env.bytes},
+        {*untrusted, made_up_bytes(1, env.bytes.size())},
+        {other, other_env.bytes}};
+    for (std::size_t i = 0; i < forged.size(); ++i) {
+        std::ofstream(server->object_file(key), std::ios::binary)
+            .write(reinterpret_cast<const char*>(forged[i].first.data()),
+                   static_cast<std::streamsize>(forged[i].first.size()));
+        const Config node = remote_config(config("b" + std::to_string(i)), server->url());
+        {
+            auto cache = Cache::open(node);
+            auto p = cache->program(context_, device_, scale_request(60));
+            ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
+            EXPECT_EQ(p.outcome().rung, Rung::jit) << i;
+            const std::string why = miss_of(p.outcome(), Rung::remote);
+            EXPECT_TRUE(why.find("corrupt") == 0 || why.find("wrong_key") == 0) << i << ": " << why;
+            EXPECT_EQ(cache->stats().remote_corrupt, 1u) << i;
+            EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 62.0f) << i;
+        }
+        auto store = store::Store::open(node.dir);
+        ASSERT_TRUE(store);
+        auto stored = store->get(env.fields);
+        ASSERT_TRUE(stored) << i;
+        EXPECT_NE(stored->bytes, forged[i].second) << i << ": the forged payload was stored";
+    }
 }
 
 }  // namespace

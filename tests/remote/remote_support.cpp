@@ -4,7 +4,21 @@
 
 #include <fstream>
 
+#include "kcache/store/signature.hpp"
+
 namespace kcache::test {
+
+void RemoteServerTest::SetUp() {
+    TempDirTest::SetUp();
+    server_ = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server_);
+}
+
+std::unique_ptr<remote::Client> RemoteServerTest::client(remote::Settings s) {
+    auto c = remote::Client::open(std::move(s));
+    EXPECT_TRUE(c) << c.error().message;
+    return c ? std::move(*c) : nullptr;
+}
 
 std::optional<NginxServer> start_nginx(const std::filesystem::path& dir,
                                        const NginxOptions& options) {
@@ -16,9 +30,60 @@ std::optional<NginxServer> start_nginx(const std::filesystem::path& dir,
     return std::move(server).value();
 }
 
+namespace {
+
+// Made once by `kcache keygen` for these tests.
+constexpr const char* kWriterKey =
+    "untrusted comment: kcache secret key 5A0E5166D3E2D883 (unencrypted, minisign format)\n"
+    "RWQAAEIyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAg9ji02ZRDlqyDjTpBL+"
+    "FUE2UYYBzt48CR89DWNJO9uX6UVA9v8inrRls0AABIvW6VVtxnRMnjwcZyiRjV/Zq/mfXFDpL+LyXL49QK1sPWAGpZf"
+    "Zmyp5quC5gfahowyBCG3tfgMozfm0=\n";
+
+store::SecretKey parsed(const char* text) {
+    auto key = store::parse_secret_key(text);
+    EXPECT_TRUE(key) << key.error().message;
+    return key ? *key : store::SecretKey{};
+}
+
+}  // namespace
+
+store::SecretKey test_signing_key() {
+    static const store::SecretKey key = parsed(kWriterKey);
+    return key;
+}
+
+store::SecretKey other_signing_key() {
+    static const store::SecretKey key = [] {
+        auto k = store::generate_key();
+        EXPECT_TRUE(k) << k.error().message;
+        return k ? *k : store::SecretKey{};
+    }();
+    return key;
+}
+
+std::filesystem::path write_test_keys(const std::filesystem::path& dir) {
+    std::filesystem::create_directories(dir);
+    const auto base = dir / "writer";
+    const store::SecretKey key = test_signing_key();
+    EXPECT_TRUE(store::write_text_file(base.string() + ".key", store::format_secret_key(key), 0600,
+                                       store::Replace::yes));
+    EXPECT_TRUE(store::write_text_file(base.string() + ".pub",
+                                       store::format_public_key(key.public_key()), 0644,
+                                       store::Replace::yes));
+    return base;
+}
+
+std::vector<std::string> signing_env(const std::filesystem::path& dir) {
+    const auto base = write_test_keys(dir).string();
+    return {"KCACHE_REMOTE_SIGNING_KEY=" + base + ".key", "KCACHE_TRUSTED_KEYS=" + base + ".pub"};
+}
+
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir) {
     std::filesystem::create_directories(state_dir);
     remote::Settings s;
+    const auto keys = write_test_keys(state_dir / "keys");
+    s.signing_key_file = keys.string() + ".key";
+    s.trusted_keys.add({test_signing_key().public_key(), keys.string() + ".pub"});
     s.base_urls = {url};
     s.timeout = std::chrono::milliseconds(2000);
     s.connect_timeout = std::chrono::milliseconds(1000);

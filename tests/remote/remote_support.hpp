@@ -5,21 +5,46 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/key.hpp"
 #include "nginx_server.hpp"
+#include "temp_dir.hpp"
 
 namespace kcache::test {
+
+// A loopback nginx started for each test, and clients opened for it.
+class RemoteServerTest : public TempDirTest {
+  protected:
+    void SetUp() override;
+    // Remote::Client::open(`s`), failing the test (nullptr) when it does not open.
+    std::unique_ptr<remote::Client> client(remote::Settings s);
+    std::optional<NginxServer> server_;
+};
 
 // NginxServer::start(`dir`, `options`), failing the calling test with
 // nginx's error log when it does not start.
 std::optional<NginxServer> start_nginx(const std::filesystem::path& dir,
                                        const NginxOptions& options = {});
 
-// Settings for `url` with short timeouts and state kept in `state_dir`.
+// The key pair test writers sign with (the same in every process, so that
+// a parent trusts what its children upload; trusted nowhere but in tests).
+store::SecretKey test_signing_key();
+// A second key pair, trusted by no test setting: "another writer".
+store::SecretKey other_signing_key();
+// Writes test_signing_key() as `dir`/writer.key and writer.pub (replacing
+// them; safe while other processes do the same); returns `dir`/writer.
+std::filesystem::path write_test_keys(const std::filesystem::path& dir);
+// KCACHE_REMOTE_SIGNING_KEY and KCACHE_TRUSTED_KEYS for a CLI run that
+// signs with and trusts the test key (written under `dir`).
+std::vector<std::string> signing_env(const std::filesystem::path& dir);
+
+// Settings for `url` with short timeouts and state kept in `state_dir`;
+// uploads signed with test_signing_key(), which is the one key trusted.
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir);
 
 // Key fields of made-up entry `n` (distinct per `n`).

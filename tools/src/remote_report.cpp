@@ -4,6 +4,7 @@
 
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/store/signature.hpp"
 #include "remote_cli.hpp"
 
 namespace kcache::cli {
@@ -53,14 +54,55 @@ std::string remote_effective(const Config& c, const std::string& name) {
     if (name == "remote_required") {
         return flag(c.remote_required);
     }
+    if (name == "remote_require_signed") {
+        return flag(c.remote_require_signed);
+    }
+    if (name == "remote_signing_key") {
+        return c.remote_signing_key.empty() ? "(none: uploads are not signed)"
+                                            : c.remote_signing_key.string();
+    }
     return flag(c.remote_allow_http_token);
 }
+
+namespace {
+
+// The signature policy, the key that signs uploads and the keys trusted: a
+// problem when signatures are required but no key is trusted (every object
+// would be a miss) or the signing key is unusable.
+RemoteCheck signature_check(const Config& config) {
+    const remote::Settings s = service::remote_settings(config);
+    const bool required = s.signatures == remote::ObjectSignatures::require;
+    const std::size_t trusted = s.trusted_keys.keys().size();
+    std::string detail =
+        std::string(required ? "required" : "not required (unsigned objects used)") + "; " +
+        std::to_string(trusted) + " trusted key(s)";
+    bool ok = !required || trusted > 0;
+    if (s.signing_key_file.empty()) {
+        detail += "; uploads ";
+        detail += required ? "off: no signing key (KCACHE_REMOTE_SIGNING_KEY)" : "unsigned";
+    } else if (auto key = store::read_secret_key(s.signing_key_file); key) {
+        detail += "; uploads signed by key " + store::key_id_hex(key->id) + " (" +
+                  s.signing_key_file.string() + ")";
+    } else {
+        detail += "; signing key unusable: " + key.error().message;
+        ok = false;
+    }
+    if (required && trusted == 0) {
+        detail +=
+            ": every object is a miss until a writer's .pub is in trusted.d or "
+            "KCACHE_TRUSTED_KEYS (or KCACHE_REMOTE_REQUIRE_SIGNED=0)";
+    }
+    return {"signatures", detail, ok};
+}
+
+}  // namespace
 
 std::vector<RemoteCheck> remote_checks(const Config& config) {
     std::vector<RemoteCheck> out;
     if (config.remote_urls.empty()) {
         return out;
     }
+    out.push_back(signature_check(config));
     auto text = read_regular_file(config.dir / "remote-down", 4096);  // FIFO, device: no mark
     std::istringstream mark(text ? std::move(*text) : std::string());
     long long until = 0;

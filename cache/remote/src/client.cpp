@@ -88,12 +88,17 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (!token) {
         return fail(token.error());
     }
+    auto signing_key = load_signing_key(settings);
+    if (auto creds = check_url_credentials(settings); !creds || !signing_key) {
+        return fail(!creds ? creds.error() : signing_key.error());
+    }
     if (!token->empty() && plain && settings.plain_http_token == PlainHttpToken::refuse) {
         return error(RemoteErrc::config,
                      "a bearer token is never sent over plain http: use https:// URLs, or "
                      "allow it explicitly (KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1)");
     }
     auto impl = std::make_unique<Impl>(std::move(settings), std::move(*token));
+    impl->signing_key = std::move(*signing_key);
     return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -164,7 +169,7 @@ Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
     if (r->status != 200) {
         return fail(status_error(Method::get, url, r->status));
     }
-    auto env = decode_envelope(r->body, key, settings.max_object_bytes);
+    auto env = decode_envelope(r->body, key, settings.max_object_bytes, trust());
     if (!env) {
         const RemoteErrc code = env.error().code == EnvelopeErrc::wrong_key ? RemoteErrc::wrong_key
                                 : env.error().code == EnvelopeErrc::too_large
@@ -231,7 +236,12 @@ Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
     if (settings.access == Access::read_only) {
         return error(RemoteErrc::read_only, "read-only remote: nothing uploaded");
     }
-    const store::Bytes object = encode_envelope(fields, bytes, provenance);
+    auto signed_object = object_for_upload(fields, bytes, provenance);
+    if (!signed_object) {
+        counters.upload_failures++;
+        return fail(signed_object.error());
+    }
+    const store::Bytes& object = *signed_object;
     if (object.size() > settings.max_object_bytes) {
         counters.upload_failures++;
         return error(RemoteErrc::too_large, "object of " + std::to_string(object.size()) +

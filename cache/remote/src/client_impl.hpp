@@ -29,6 +29,7 @@ struct Client::Impl {
     Http http;
     Breaker breaker;
     AtomicCounters counters;
+    std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
 
     std::mutex mu;                 // guards the queue below
     std::condition_variable wake;  // the worker: work or stop
@@ -51,11 +52,31 @@ struct Client::Impl {
     Status<RemoteError> upload_one(const store::KeyFields& fields,
                                    std::span<const std::uint8_t> bytes,
                                    const store::Provenance& provenance);
+    // What downloads are checked against: the policy and the trusted keys.
+    ObjectTrust trust() const;
+    // The envelope to PUT for an entry, signed with `signing_key`; a config
+    // error when signatures are required and there is no key.
+    Result<store::Bytes, RemoteError> object_for_upload(const store::KeyFields& fields,
+                                                        std::span<const std::uint8_t> bytes,
+                                                        const store::Provenance& provenance) const;
     // Counts `e` as an error of its kind (timeouts and corrupt apart).
     void count_error(const RemoteError& e);
     void run_worker();
     void stop_worker(std::chrono::milliseconds limit);
 };
+
+// Why nothing is uploaded by a node that requires signatures but has no key.
+inline constexpr const char* kNoSigningKey =
+    "no signing key, and signed objects are required (KCACHE_REMOTE_REQUIRE_SIGNED): nothing "
+    "is uploaded; set KCACHE_REMOTE_SIGNING_KEY to a key of `kcache keygen` whose .pub the "
+    "readers trust";
+
+// A config error when a plain http:// URL carries credentials (user:password@)
+// and `settings` does not allow them over http.
+Status<RemoteError> check_url_credentials(const Settings& settings);
+// The secret key of `settings.signing_key_file` (nullopt when unset); a
+// config error naming the file when it cannot be read or parsed.
+Result<std::optional<store::SecretKey>, RemoteError> load_signing_key(const Settings& settings);
 
 // The object URL of `key` on the base URL that rendezvous hashing picks.
 std::string url_of(const Settings& settings, const store::Key& key);

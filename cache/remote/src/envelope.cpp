@@ -2,7 +2,8 @@
 // part is length-prefixed and capped, and the object ends exactly where the
 // payload does (trailing bytes are refused).
 //
-//   object    = magic version fields provenance payload
+//   object    = body signature?
+//   body      = magic version fields provenance payload
 //   magic     = "kcache.obj"             ; 10 bytes, no terminator
 //   version   = u32                      ; kEnvelopeVersion (1)
 //   fields    = key_version:u32 kernel_name:str source_digest:str
@@ -20,22 +21,37 @@
 //   origin: 0 jit, 1 aot, 2 import.   codec: 0 none, 1 zstd (one frame).
 //   checksum: XXH3-128 of the raw bytes (the store's checksum).
 //
+//   signature = sig_magic key_id:byte{8} ed25519:byte{64}
+//   sig_magic = "kcache.sig"             ; 10 bytes, no terminator
+//   key_id: the writer's minisign key id (`kcache keygen`, as packs).
+//   ed25519: pure Ed25519 by that key over `body`, every byte before
+//   sig_magic. The body holds the key fields, so a signature vouches for
+//   the payload only under the key those fields hash to.
+//
 // Checks on read, in order: magic, version, every length against the bytes
 // left and its cap, origin and codec in range, raw_size <= the caller's cap,
-// no trailing bytes, make_key(fields) == the requested key, then the frame,
-// the declared size and the checksum (store::decode_verified).
+// nothing after the payload but one whole signature, make_key(fields) == the
+// requested key, the signature against the trusted keys and the policy
+// (check_signature below), and only then the frame, the declared size and
+// the checksum (store::decode_verified): no payload byte is decompressed,
+// let alone returned, before the signature holds.
 
 #include "kcache/remote/envelope.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "kcache/store/codec.hpp"
 #include "kcache/store/key.hpp"
+#include "kcache/store/signature.hpp"
 
 namespace kcache::remote {
 namespace {
 
 constexpr std::string_view kMagic = "kcache.obj";
+constexpr std::string_view kSigMagic = "kcache.sig";
+constexpr std::size_t kSignatureBlock =
+    kSigMagic.size() + store::kKeyIdBytes + store::kSignatureBytes;
 constexpr std::uint32_t kMaxString = 1u << 20;
 constexpr std::uint32_t kMaxList = 4096;
 constexpr int kZstdLevel = 3;
@@ -177,12 +193,74 @@ Unexpected<EnvelopeError> refuse(EnvelopeErrc code, std::string message) {
     return fail(EnvelopeError{code, std::move(message)});
 }
 
+std::span<const std::uint8_t> as_bytes(std::string_view s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// The signature block that ends `object`, if it has one (the reader has
+// checked that nothing else follows the payload).
+struct SignatureBlock {
+    store::KeyId key_id{};
+    std::span<const std::uint8_t, store::kSignatureBytes> signature;
+};
+
+// Checks the signature (`block`, over `body`) against `trust`; returns the
+// signer's key id when a trusted key's signature verified, nullopt for an
+// object used unsigned (only under ObjectSignatures::accept_unsigned).
+Result<std::optional<store::KeyId>, EnvelopeError> check_signature(
+    std::span<const std::uint8_t> body, const std::optional<SignatureBlock>& block,
+    const ObjectTrust& trust) {
+    const bool required = trust.policy == ObjectSignatures::require;
+    if (!block) {
+        if (required) {
+            return refuse(EnvelopeErrc::unsigned_object,
+                          "unsigned object, and this node takes only objects signed by a trusted "
+                          "key (KCACHE_REMOTE_REQUIRE_SIGNED): the writer signs with "
+                          "KCACHE_REMOTE_SIGNING_KEY, readers trust its .pub (trusted.d or "
+                          "KCACHE_TRUSTED_KEYS)");
+        }
+        return std::optional<store::KeyId>();
+    }
+    const std::string signer = store::key_id_hex(block->key_id);
+    const auto keys =
+        trust.keys ? trust.keys->matching(block->key_id) : std::vector<const store::TrustedKey*>{};
+    if (keys.empty()) {
+        if (required) {
+            return refuse(EnvelopeErrc::untrusted_key,
+                          "signed by key " + signer +
+                              ", which this node does not trust (put its .pub in trusted.d or "
+                              "KCACHE_TRUSTED_KEYS)");
+        }
+        return std::optional<store::KeyId>();
+    }
+    for (const store::TrustedKey* k : keys) {
+        if (store::verify_message(k->key, body, block->signature)) {
+            return std::optional<store::KeyId>(block->key_id);
+        }
+    }
+    return refuse(EnvelopeErrc::bad_signature,
+                  "the signature of trusted key " + signer +
+                      " does not match the object: it was altered after signing");
+}
+
 }  // namespace
+
+Result<store::Bytes, EnvelopeError> sign_envelope(store::Bytes object,
+                                                  const store::SecretKey& key) {
+    auto sig = store::sign_message(key, object);
+    if (!sig) {
+        return refuse(EnvelopeErrc::malformed, "cannot sign the object: " + sig.error().message);
+    }
+    object.insert(object.end(), kSigMagic.begin(), kSigMagic.end());
+    object.insert(object.end(), key.id.begin(), key.id.end());
+    object.insert(object.end(), sig->begin(), sig->end());
+    return object;
+}
 
 store::Bytes encode_envelope(const store::KeyFields& fields, std::span<const std::uint8_t> raw,
                              const store::Provenance& provenance) {
     Writer w;
-    w.bytes(std::span(reinterpret_cast<const std::uint8_t*>(kMagic.data()), kMagic.size()));
+    w.bytes(as_bytes(kMagic));
     w.u32(kEnvelopeVersion);
     write_fields(w, store::normalized(fields));
     w.str(provenance.producer_version);
@@ -200,7 +278,8 @@ store::Bytes encode_envelope(const store::KeyFields& fields, std::span<const std
 
 Result<Envelope, EnvelopeError> decode_envelope(std::span<const std::uint8_t> object,
                                                 const store::Key& expected,
-                                                std::uint64_t max_raw_bytes) {
+                                                std::uint64_t max_raw_bytes,
+                                                const ObjectTrust& trust) {
     Reader r(object);
     auto magic = r.raw(kMagic.size(), "magic");
     if (!r.ok() ||
@@ -231,8 +310,15 @@ Result<Envelope, EnvelopeError> decode_envelope(std::span<const std::uint8_t> ob
                                                    std::to_string(max_raw_bytes));
     }
     auto payload = r.raw(size, "payload");
-    if (r.ok() && r.left() != 0) {
-        r.fail(std::to_string(r.left()) + " bytes after the payload");
+    const std::size_t body_size = object.size() - r.left();
+    std::optional<SignatureBlock> block;
+    if (r.ok() && r.left() == kSignatureBlock &&
+        std::ranges::equal(object.subspan(body_size, kSigMagic.size()), as_bytes(kSigMagic))) {
+        auto id = object.subspan(body_size + kSigMagic.size(), store::kKeyIdBytes);
+        block = SignatureBlock{{}, object.last<store::kSignatureBytes>()};
+        std::copy(id.begin(), id.end(), block->key_id.begin());
+    } else if (r.ok() && r.left() != 0) {
+        r.fail(std::to_string(r.left()) + " bytes after the payload, not a signature");
     }
     if (!r.ok()) {
         return refuse(EnvelopeErrc::malformed, "malformed envelope: " + r.error());
@@ -243,6 +329,11 @@ Result<Envelope, EnvelopeError> decode_envelope(std::span<const std::uint8_t> ob
                                                    store::make_key(env.fields).hex() +
                                                    ", not the requested key");
     }
+    auto signer = check_signature(object.first(body_size), block, trust);
+    if (!signer) {
+        return fail(signer.error());
+    }
+    env.signer = *signer;
     auto bytes =
         store::decode_verified(static_cast<store::Codec>(codec), payload, raw_size, checksum);
     if (!bytes) {

@@ -8,8 +8,8 @@ namespace kcache::remote {
 
 void Client::enqueue(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                      const store::Provenance& provenance) {
-    if (impl_->settings.access == Access::read_only) {
-        return;
+    if (why_no_uploads()) {
+        return;  // read-only, or unsigned while signatures are required
     }
     std::lock_guard g(impl_->mu);
     if (impl_->stopping || impl_->queue.size() >= impl_->settings.queue_capacity) {

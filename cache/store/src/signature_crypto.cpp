@@ -185,6 +185,18 @@ Result<SecretKey, SignError> generate_key() {
     return key;
 }
 
+Result<std::array<std::uint8_t, kSignatureBytes>, SignError> sign_message(
+    const SecretKey& key, std::span<const std::uint8_t> message) {
+    return ed25519_sign(key, message);
+}
+
+bool verify_message(const PublicKey& key, std::span<const std::uint8_t> message,
+                    std::span<const std::uint8_t, kSignatureBytes> signature) {
+    std::array<std::uint8_t, kSignatureBytes> sig{};
+    std::copy(signature.begin(), signature.end(), sig.begin());
+    return ed25519_verify(key, message, sig);
+}
+
 Result<Signature, SignError> sign_file(const fs::path& path, const SecretKey& key,
                                        std::string_view trusted_comment,
                                        std::string_view untrusted_comment) {

@@ -1,7 +1,8 @@
 #pragma once
 // The remote tier: a shared HTTP object store (any server with GET, HEAD and
 // PUT on plain URLs; nginx WebDAV is the reference). Objects are
-// self-verifying envelopes under <base>/kcache/v1/<first 2 hex>/<64-hex key>.
+// self-verifying envelopes under <base>/kcache/v1/<first 2 hex>/<64-hex key>,
+// signed by their writer and checked against trusted keys (envelope.hpp).
 // Every failure is a typed, counted miss; a circuit breaker shared by the
 // node's processes (a file in the user store's directory) skips a server that
 // just failed. Thread-safe.
@@ -11,11 +12,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/remote/envelope.hpp"
 #include "kcache/store/types.hpp"
 
 namespace kcache::remote {
@@ -23,7 +26,8 @@ namespace kcache::remote {
 // Whether the client may send PUT (and DELETE for the doctor's probe).
 enum class Access { read_write, read_only };
 
-// Whether a bearer token may go over plain http.
+// Whether a bearer token, or credentials in a URL (user:password@), may go
+// over plain http.
 enum class PlainHttpToken { refuse, allow };
 
 // Everything the client needs; the service fills it from kcache::Config.
@@ -41,6 +45,12 @@ struct Settings {
     std::uint64_t max_object_bytes = 64ull << 20;      // a larger object is refused
     long max_redirects = 3;
     std::size_t queue_capacity = 256;  // background uploads waiting; more are dropped
+    // Objects must carry a signature by one of `trusted_keys` (envelope.hpp).
+    ObjectSignatures signatures = ObjectSignatures::require;
+    store::TrustedKeys trusted_keys;
+    // The minisign secret key (`kcache keygen`) that signs uploads; empty:
+    // uploads go unsigned, and under ObjectSignatures::require none are sent.
+    std::filesystem::path signing_key_file;
 };
 
 enum class RemoteErrc {
@@ -133,6 +143,12 @@ class Client {
     // body), and for writers PUT of a probe object (read back by a GET and
     // compared) and DELETE.
     std::vector<ProbeLine> probe();
+
+    // The id of the key that signs this client's uploads; nullopt when none.
+    std::optional<store::KeyId> signing_key() const;
+    // Why this client sends no uploads (read-only, or no signing key while
+    // signatures are required); nullopt when it does.
+    std::optional<std::string> why_no_uploads() const;
 
     // This client's counters.
     Counters counters() const;

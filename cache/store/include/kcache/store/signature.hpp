@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -108,6 +109,14 @@ Status<SignError> verify_file(const std::filesystem::path& path, const Signature
 // so the caller may go on to use exactly the bytes checked); `name` for messages.
 Status<SignError> verify_descriptor(int fd, const std::string& name, const Signature& signature,
                                     const PublicKey& key);
+
+// Ed25519 signature of `message` itself (no prehash, no comment) by `key`:
+// what a remote object carries; `crypto` when OpenSSL fails.
+Result<std::array<std::uint8_t, kSignatureBytes>, SignError> sign_message(
+    const SecretKey& key, std::span<const std::uint8_t> message);
+// True when `signature` is `key`'s Ed25519 signature of `message`.
+bool verify_message(const PublicKey& key, std::span<const std::uint8_t> message,
+                    std::span<const std::uint8_t, kSignatureBytes> signature);
 
 // Where the signature of `file` lives: "`file`.minisig".
 std::filesystem::path signature_path(const std::filesystem::path& file);
