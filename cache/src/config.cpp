@@ -20,6 +20,7 @@
 #include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/kcache.hpp"
+#include "kcache/remote/schemes.hpp"
 
 namespace kcache {
 namespace {
@@ -126,8 +127,9 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
     if (key == "remote") {
         c.remote_urls = split_words(value);
         for (const auto& u : c.remote_urls) {
-            if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0) {
-                return "expected http:// or https:// URLs separated by spaces, got " + u;
+            if (!remote::scheme_supported(u)) {
+                return "expected URLs separated by spaces, of a supported scheme (" +
+                       remote::supported_scheme_list() + "), got " + u;
             }
         }
     } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||

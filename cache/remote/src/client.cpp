@@ -59,29 +59,22 @@ Result<std::string, RemoteError> read_token(const std::filesystem::path& file) {
     return token;
 }
 
-RemoteError status_error(Method m, const std::string& url, long status) {
-    const char* what = m == Method::put ? "PUT " : m == Method::head ? "HEAD " : "GET ";
-    return {status == 404 ? RemoteErrc::not_found : RemoteErrc::http_status,
-            std::string(what) + url + ": HTTP " + std::to_string(status)};
-}
-
 }  // namespace
 
 Client::Impl::Impl(Settings s, std::string token)
     : settings(std::move(s)),
-      http(settings, std::move(token)),
+      backends(settings, token),
       breaker(settings.state_dir, settings.breaker_window, settings.timeout) {}
 
 Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (settings.base_urls.empty()) {
         return error(RemoteErrc::config, "no remote URL");
     }
+    if (auto schemes = check_schemes(settings.base_urls); !schemes) {
+        return fail(schemes.error());
+    }
     bool plain = false;
     for (const std::string& url : settings.base_urls) {
-        if (!starts_with(url, "http://") && !starts_with(url, "https://")) {
-            return error(RemoteErrc::config,
-                         "remote URL " + url + " is neither http:// nor https://");
-        }
         plain = plain || starts_with(url, "http://");
     }
     auto token = read_token(settings.token_file);
@@ -109,16 +102,18 @@ Client::~Client() {
     (void)add_to_stats_file(impl_->settings.state_dir, counters());
 }
 
-Result<Response, RemoteError> Client::Impl::send(Method method, const std::string& url,
-                                                 std::span<const std::uint8_t> body) {
+Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
+                                          std::span<const std::uint8_t> body) {
     Breaker::Ticket ticket = breaker.allow();
     if (!ticket.allowed) {
-        return error(RemoteErrc::breaker_open, ticket.why_not);
+        return fail(Failure{RemoteError{RemoteErrc::breaker_open, ticket.why_not}});
     }
-    auto r = http.perform(method, url, body);
-    const long status = r ? r->status : 0;
-    const RemoteErrc code = r ? RemoteErrc::http_status : r.error().code;
-    const std::chrono::seconds retry_after = r ? r->retry_after : std::chrono::seconds(0);
+    auto r = request(backends.of(url), op, url, body);
+    // A server that answered has a status (a refusal with its code and
+    // Retry-After); a failure without one is the transport's.
+    const long status = r ? r->status : r.error().status;
+    const RemoteErrc code = status != 0 ? RemoteErrc::http_status : r.error().error.code;
+    const std::chrono::seconds retry_after = r ? std::chrono::seconds(0) : r.error().retry_after;
     if (trips_breaker(code, status, retry_after.count() > 0)) {
         // A server that says when to come back (Retry-After) is left alone
         // that long, at most an hour; otherwise for the breaker's window.
@@ -127,11 +122,11 @@ Result<Response, RemoteError> Client::Impl::send(Method method, const std::strin
                 ? std::min<std::chrono::milliseconds>(retry_after, kMaxRetryAfter)
                 : settings.breaker_window;
         const std::string why =
-            r ? "HTTP " + std::to_string(status) +
-                    (retry_after.count() > 0
-                         ? ", Retry-After " + std::to_string(retry_after.count()) + " s"
-                         : "")
-              : r.error().message;
+            status != 0 ? "HTTP " + std::to_string(status) +
+                              (retry_after.count() > 0
+                                   ? ", Retry-After " + std::to_string(retry_after.count()) + " s"
+                                   : "")
+                        : r.error().error.message;
         breaker.failed(ticket, why, window);
         logging::warning("remote server " + server_of(url) + " is down (" + why +
                          "): skipped by this node for " + std::to_string(window.count()) + " ms");
@@ -162,12 +157,9 @@ void Client::Impl::count_error(const RemoteError& e) {
 
 Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
                                                        const std::string& url) {
-    auto r = send(Method::get, url);
+    auto r = send(Op::get, url);
     if (!r) {
-        return fail(r.error());
-    }
-    if (r->status != 200) {
-        return fail(status_error(Method::get, url, r->status));
+        return fail(r.error().error);
     }
     auto env = decode_envelope(r->body, key, settings.max_object_bytes, trust());
     if (!env) {
@@ -214,11 +206,11 @@ Result<Held, RemoteError> Client::held(const store::KeyFields& fields) {
 
 Result<bool, RemoteError> Client::exists(const store::Key& key) {
     const std::string url = object_url(key);
-    auto r = impl_->send(Method::head, url);
-    if (r && (r->status == 200 || r->status == 404)) {
-        return r->status == 200;
+    auto r = impl_->send(Op::head, url);
+    if (r || r.error().error.code == RemoteErrc::not_found) {
+        return r.ok();
     }
-    RemoteError e = r ? status_error(Method::head, url, r->status) : r.error();
+    RemoteError e = r.error().error;
     impl_->count_error(e);
     return fail(std::move(e));
 }
@@ -248,13 +240,13 @@ Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
                                                 " bytes over the size cap; not uploaded");
     }
     const std::string url = url_of(settings, key);
-    auto r = send(Method::put, url, object);
-    if (r && (r->status == 200 || r->status == 201 || r->status == 204)) {
+    auto r = send(Op::put, url, object);
+    if (r) {
         counters.uploads++;
         return Ok{};
     }
     counters.upload_failures++;
-    RemoteError e = r ? status_error(Method::put, url, r->status) : r.error();
+    RemoteError e = r.error().error;
     if (e.code == RemoteErrc::timeout) {
         counters.timeouts++;
     }
@@ -285,25 +277,26 @@ std::vector<ProbeLine> Client::probe() {
     const store::Bytes probe_body(text.begin(), text.end());
     std::vector<ProbeLine> out;
     // One request; `good` says whether its answer is healthy and why not.
-    auto line = [&](const char* what, Method m, std::span<const std::uint8_t> body,
-                    const std::function<std::string(const Response&)>& good) {
-        auto r = impl_->http.perform(m, url, body);
-        ProbeLine l{what, false, r ? "" : r.error().message};
-        if (r) {
-            const std::string why = good(*r);
+    auto line = [&](const char* what, Op op, std::span<const std::uint8_t> body,
+                    const std::function<std::string(const Reply&)>& good) {
+        auto r = request(impl_->backends.of(url), op, url, body);
+        const std::optional<Reply> a = answered(r);
+        ProbeLine l{what, false, a ? "" : r.error().error.message};
+        if (a) {
+            const std::string why = good(*a);
             l.ok = why.empty();
-            l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(r->status) +
+            l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(a->status) +
                        (why.empty() ? "" : "; " + why);
         }
         out.push_back(std::move(l));
         return out.back().ok;
     };
     auto status_in = [](std::initializer_list<long> ok) {
-        return [ok](const Response& r) {
+        return [ok](const Reply& r) {
             return std::find(ok.begin(), ok.end(), r.status) != ok.end() ? "" : "unexpected status";
         };
     };
-    auto nobodys = [&](const Response& r) -> std::string {
+    auto nobodys = [&](const Reply& r) -> std::string {
         if (r.status == 404 || (r.status == 200 && r.body == probe_body)) {
             return "";
         }
@@ -312,26 +305,27 @@ std::vector<ProbeLine> Client::probe() {
                    : "a body for an object nobody stored (" + std::to_string(r.body.size()) +
                          " bytes, " + body_start(r.body) + "): not a kcache object store";
     };
-    line("GET", Method::get, {}, nobodys);
-    line("HEAD", Method::head, {}, status_in({200, 404}));
+    line("GET", Op::get, {}, nobodys);
+    line("HEAD", Op::head, {}, status_in({200, 404}));
     if (impl_->settings.access == Access::read_write) {
         bool accepted = false;  // then the object is deleted, whatever a GET gives back
-        auto stored = [&](const Response& r) -> std::string {
+        auto stored = [&](const Reply& r) -> std::string {
             accepted = r.status == 200 || r.status == 201 || r.status == 204;
             if (!accepted) {
                 return "unexpected status";
             }
-            auto back = impl_->http.perform(Method::get, url);
-            return !back ? "reading it back failed: " + back.error().message
-                   : back->status != 200 || back->body != probe_body
+            auto back = request(impl_->backends.of(url), Op::get, url);
+            const std::optional<Reply> b = answered(back);
+            return !b ? "reading it back failed: " + back.error().error.message
+                   : b->status != 200 || b->body != probe_body
                        ? "a GET does not give back what was put (HTTP " +
-                             std::to_string(back->status) + ", " +
-                             std::to_string(back->body.size()) + " bytes)"
+                             std::to_string(b->status) + ", " + std::to_string(b->body.size()) +
+                             " bytes)"
                        : "";
         };
-        line("PUT", Method::put, probe_body, stored);
+        line("PUT", Op::put, probe_body, stored);
         if (accepted) {
-            line("DELETE", Method::del, {}, status_in({200, 204}));
+            line("DELETE", Op::remove, {}, status_in({200, 204}));
         }
     }
     return out;

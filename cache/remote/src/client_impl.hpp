@@ -1,13 +1,13 @@
 #pragma once
-// Client::Impl: settings, the HTTP pool, the breaker, counters and the
+// Client::Impl: settings, the backends, the breaker, counters and the
 // background upload queue. Split over client.cpp (requests) and queue.cpp.
 
 #include <condition_variable>
 #include <deque>
 #include <thread>
 
+#include "backend.hpp"
 #include "breaker.hpp"
-#include "http.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/remote/remote.hpp"
 
@@ -26,7 +26,7 @@ struct Upload {
 
 struct Client::Impl {
     Settings settings;
-    Http http;
+    Backends backends;  // by URL scheme (backends.cpp)
     Breaker breaker;
     AtomicCounters counters;
     std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
@@ -41,10 +41,11 @@ struct Client::Impl {
 
     Impl(Settings s, std::string token);
 
-    // One request through the breaker; a server-side failure (transport,
-    // timeout, 5xx) marks the server down, other answers close the mark.
-    Result<Response, RemoteError> send(Method method, const std::string& url,
-                                       std::span<const std::uint8_t> body = {});
+    // One request through the breaker, to the backend of `url`; a
+    // server-side failure (transport, timeout, 5xx) marks the server down,
+    // other answers close the mark.
+    Result<Reply, Failure> send(Op op, const std::string& url,
+                                std::span<const std::uint8_t> body = {});
     // GET of `url`, decoded and verified as the object of `key`; a typed
     // error otherwise (not counted: the caller decides what it was).
     Result<Envelope, RemoteError> get_object(const store::Key& key, const std::string& url);

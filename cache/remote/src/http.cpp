@@ -52,6 +52,8 @@ RemoteErrc classify(CURLcode rc) {
     }
 }
 
+}  // namespace
+
 const char* method_name(Method m) {
     switch (m) {
         case Method::get:
@@ -65,8 +67,6 @@ const char* method_name(Method m) {
     }
     return "?";
 }
-
-}  // namespace
 
 Http::Http(const Settings& settings, std::string token)
     : settings_(settings), token_(std::move(token)) {

@@ -18,6 +18,9 @@ namespace kcache::remote {
 
 enum class Method { get, head, put, del };
 
+// "GET", "HEAD", "PUT" or "DELETE".
+const char* method_name(Method m);
+
 struct Response {
     long status = 0;
     store::Bytes body;

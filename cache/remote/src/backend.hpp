@@ -1,0 +1,87 @@
+#pragma once
+// The remote backend seam: the four requests the client makes of an object
+// store (get, head, put, remove), each answered by a reply or a typed
+// failure. A backend moves bytes and nothing else; the envelope,
+// verification, the breaker, sharding and the upload queue are the client's,
+// shared by every backend. Backends are picked by URL scheme from the one
+// table in backends.cpp ("adding a remote backend" in docs/design.md).
+// Internal.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kcache/remote/remote.hpp"
+
+namespace kcache::remote {
+
+enum class Op { get, head, put, remove };
+
+// A request that succeeded.
+struct Reply {
+    long status = 0;    // the server's own code (an HTTP status); 0 for a backend without one
+    store::Bytes body;  // get: the object; empty otherwise
+};
+
+// A request that failed. `error.code` is the type: not_found (no such
+// object), http_status (any other refusal), timeout, unreachable, tls,
+// redirects, too_large, transport.
+struct Failure {
+    RemoteError error;  // its message names the request and the URL
+    long status = 0;    // the server's code when it answered; 0 when nothing came back
+    std::chrono::seconds retry_after{0};  // how long the server asked to be left alone; 0 if not
+};
+
+class Backend {
+  public:
+    virtual ~Backend() = default;
+    // The object at `url`, whole and within Settings::max_object_bytes.
+    virtual Result<Reply, Failure> get(const std::string& url) = 0;
+    // Whether the object at `url` is there: a reply, or not_found.
+    virtual Result<Reply, Failure> head(const std::string& url) = 0;
+    // Stores `object` at `url`, replacing what was there.
+    virtual Result<Reply, Failure> put(const std::string& url,
+                                       std::span<const std::uint8_t> object) = 0;
+    // Deletes the object at `url`.
+    virtual Result<Reply, Failure> remove(const std::string& url) = 0;
+};
+
+// Calls the request `op` of `backend` (`body` is put's object).
+Result<Reply, Failure> request(Backend& backend, Op op, const std::string& url,
+                               std::span<const std::uint8_t> body = {});
+
+// The answer of a request that got one: its reply, or a refusal (a failure
+// that came with a status) as a reply of that status and no body; nullopt
+// when nothing came back (the failure's message says why). For the doctor.
+std::optional<Reply> answered(const Result<Reply, Failure>& r);
+
+// Makes a backend for the settings' URLs of its schemes; `token` is the
+// bearer token read from Settings::token_file ("" for none).
+using MakeBackend = std::unique_ptr<Backend> (*)(const Settings& settings,
+                                                 const std::string& token);
+
+// The backends of one client: one per row of the table that its base URLs
+// use (rows sharing a maker share one backend: http and https).
+class Backends {
+  public:
+    // The settings' URLs have supported schemes (check_schemes); `settings`
+    // outlives this.
+    Backends(const Settings& settings, const std::string& token);
+    // The backend for `url`, whose scheme is one of the base URLs'.
+    Backend& of(const std::string& url);
+
+  private:
+    std::vector<std::pair<MakeBackend, std::unique_ptr<Backend>>> made_;
+};
+
+// A config error naming the supported schemes when a URL of `urls` has none of them.
+Status<RemoteError> check_schemes(const std::vector<std::string>& urls);
+
+// The backend over HTTP and HTTPS (http_backend.cpp).
+std::unique_ptr<Backend> make_http(const Settings& settings, const std::string& token);
+
+}  // namespace kcache::remote
