@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.hpp"
+#include "kcache/store/signature.hpp"
 #include "remote_support.hpp"
 
 namespace kcache::test {
@@ -104,6 +105,23 @@ TEST_F(RemoteCli, DoctorProbesWritesOnlyForWriters) {
                         f["value"].get<std::string>().find("read-only") != std::string::npos);
     }
     EXPECT_TRUE(said) << reader.out;
+}
+
+// Signed objects are required by default: a push without a key sends
+// nothing and says what to set; doctor names the key that signs.
+TEST_F(RemoteCli, PushWithoutASigningKeySaysHowToSetOneUp) {
+    const CliRun push = CliTest::kcache({"push"}, {remote()});
+    EXPECT_EQ(push.code, 2) << push.out << push.err;
+    EXPECT_NE(push.err.find("KCACHE_REMOTE_SIGNING_KEY"), std::string::npos) << push.err;
+    EXPECT_EQ(server_->count("PUT"), 0u);
+    const CliRun doctor = kcache({"doctor", "--json"}, {remote()});
+    bool named = false;
+    for (const auto& f : doctor.json()) {
+        named = named ||
+                (f["name"] == "signatures" && f["value"].get<std::string>().find(store::key_id_hex(
+                                                  test_signing_key().id)) != std::string::npos);
+    }
+    EXPECT_TRUE(named) << doctor.out;
 }
 
 TEST_F(RemoteCli, PushNeedsAWritableRemote) {

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "kcache/cache/remote_tier.hpp"
 #include "kcache/kcache.hpp"
 #include "temp_dir.hpp"
 
@@ -23,6 +24,8 @@ constexpr const char* kRemoteVariables[] = {"KCACHE_REMOTE",
                                             "KCACHE_REMOTE_REQUIRED",
                                             "KCACHE_REMOTE_BREAKER_MS",
                                             "KCACHE_REMOTE_ALLOW_HTTP_TOKEN",
+                                            "KCACHE_REMOTE_REQUIRE_SIGNED",
+                                            "KCACHE_REMOTE_SIGNING_KEY",
                                             "KCACHE_CONFIG"};
 
 class RemoteConfig : public TempDirTest {
@@ -52,6 +55,36 @@ TEST_F(RemoteConfig, DefaultsLeaveTheRemoteOff) {
     EXPECT_EQ(c.remote_connect_timeout.count(), 1000);
     EXPECT_EQ(c.remote_breaker_window.count(), 30'000);
     EXPECT_EQ(c.origins["remote"].second, Source::default_value);
+}
+
+// Signed objects are required unless turned off; the signing key and the
+// policy come from the file or the environment like every remote setting.
+TEST_F(RemoteConfig, SignaturesAreRequiredByDefaultAndTheKeyIsASetting) {
+    Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    EXPECT_TRUE(c.remote_require_signed);
+    EXPECT_TRUE(c.remote_signing_key.empty());
+    EXPECT_EQ(service::remote_settings(c).signatures, remote::ObjectSignatures::require);
+    std::filesystem::create_directories(dir() / "xdg" / "kcache");
+    std::ofstream(dir() / "xdg" / "kcache" / "config")
+        << "remote_require_signed = false\nremote_signing_key = /k/fleet.key\n";
+    Config f;
+    ASSERT_TRUE(load_config(f, err)) << err;
+    EXPECT_FALSE(f.remote_require_signed);
+    EXPECT_EQ(f.remote_signing_key, "/k/fleet.key");
+    EXPECT_EQ(service::remote_settings(f).signatures, remote::ObjectSignatures::accept_unsigned);
+    EXPECT_EQ(service::remote_settings(f).signing_key_file, "/k/fleet.key");
+    ::setenv("KCACHE_REMOTE_REQUIRE_SIGNED", "1", 1);
+    ::setenv("KCACHE_REMOTE_SIGNING_KEY", "/k/other.key", 1);
+    Config e;
+    ASSERT_TRUE(load_config(e, err)) << err;
+    EXPECT_TRUE(e.remote_require_signed);
+    EXPECT_EQ(e.remote_signing_key, "/k/other.key");
+    ::setenv("KCACHE_REMOTE_REQUIRE_SIGNED", "perhaps", 1);
+    Config bad;
+    EXPECT_FALSE(load_config(bad, err));
+    EXPECT_NE(err.find("KCACHE_REMOTE_REQUIRE_SIGNED"), std::string::npos) << err;
 }
 
 TEST_F(RemoteConfig, EnvironmentBeatsTheFile) {

@@ -19,7 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kExitRemote =
-    "  2  no remote configured (KCACHE_REMOTE), or a read-only one for push\n";
+    "  2  no remote configured (KCACHE_REMOTE), or for push a read-only one or no\n"
+    "     signing key while signed objects are required\n";
 
 // Prints `counts` as JSON or as one line "push: 3 uploaded, …".
 void print_counts(std::string_view command, const std::vector<std::pair<std::string, int>>& counts,
@@ -91,6 +92,9 @@ int run_push(const ParsedArgs& args) {
         return report(Exit::usage, "push",
                       *client ? "the remote is read-only (KCACHE_REMOTE_READONLY): nothing to do"
                               : "no remote configured: set KCACHE_REMOTE");
+    }
+    if (auto why = (*client)->why_no_uploads()) {
+        return report(Exit::usage, "push", *why);
     }
     auto store = open_user_store("push", code, store::OpenMode::read_only);
     auto listed = store ? store->list()
@@ -207,7 +211,10 @@ Command push_command() {
              "there but is not the object (an HTML page, a truncated or damaged object) is\n"
              "replaced and counted as replaced. Uploads are synchronous; the counts go to\n"
              "stdout, each failure to stderr. Needs a writable remote (not\n"
-             "KCACHE_REMOTE_READONLY). A server that answers 429, or 401/403 with a\n"
+             "KCACHE_REMOTE_READONLY) and, while signed objects are required (the default,\n"
+             "KCACHE_REMOTE_REQUIRE_SIGNED), a signing key (KCACHE_REMOTE_SIGNING_KEY, made\n"
+             "by `kcache keygen`) that signs every object. A server that answers 429, or 401/403 "
+             "with a\n"
              "Retry-After, is left alone for the rest of the run (the circuit breaker).\n",
              {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or variant id)"},
               {"json", Arity::flag, "", "print the counts as JSON"}},
