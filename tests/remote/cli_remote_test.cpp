@@ -124,6 +124,21 @@ TEST_F(RemoteCli, PushWithoutASigningKeySaysHowToSetOneUp) {
     EXPECT_TRUE(named) << doctor.out;
 }
 
+// A warmer without a key says that it uploads nothing; a CI warmer
+// (KCACHE_REMOTE_REQUIRED) stops before building.
+TEST_F(RemoteCli, WarmWithoutASigningKeySaysNothingIsUploaded) {
+    const CliRun strict = CliTest::kcache({"warm", "--kernels", "dot", "--dtypes", "f32"},
+                                          {remote(), "KCACHE_REMOTE_REQUIRED=1"});
+    EXPECT_EQ(strict.code, 2) << strict.out << strict.err;
+    EXPECT_NE(strict.err.find("KCACHE_REMOTE_SIGNING_KEY"), std::string::npos) << strict.err;
+    const CliRun warm =
+        CliTest::kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote()});
+    EXPECT_EQ(warm.code, 0) << warm.out << warm.err;
+    EXPECT_NE(warm.err.find("KCACHE_REMOTE_SIGNING_KEY"), std::string::npos) << warm.err;
+    EXPECT_GE(warm.json()["built"], 1);
+    EXPECT_EQ(server_->count("PUT"), 0u);
+}
+
 TEST_F(RemoteCli, PushNeedsAWritableRemote) {
     EXPECT_EQ(kcache({"push"}).code, 2);
     const CliRun ro = kcache({"push"}, {remote(), "KCACHE_REMOTE_READONLY=1"});

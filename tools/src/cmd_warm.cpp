@@ -16,6 +16,7 @@
 #include "manifest.hpp"
 #include "opencl_devices.hpp"
 #include "progress.hpp"
+#include "remote_cli.hpp"
 #include "selection.hpp"
 
 namespace kcache::cli {
@@ -359,6 +360,12 @@ int run_warm(const ParsedArgs& args) {
                       "kcache is disabled (KCACHE_DISABLE): the runtime would use nothing warm "
                       "builds; unset KCACHE_DISABLE to warm");
     }
+    if (auto off = config ? no_signed_uploads(*config) : std::nullopt) {
+        if (config->remote_required) {  // a CI warmer that would upload nothing
+            return report(Exit::usage, "warm", *off);
+        }
+        std::cerr << "warm: " << *off << "\n";
+    }
     auto db = config ? load_device_db("warm", *config, code) : std::nullopt;
     auto devices = db ? open_devices("warm", args.value("device"), code) : std::nullopt;
     auto items = devices ? plan_items(args, devices->size(), code) : std::nullopt;
@@ -419,7 +426,10 @@ Command warm_command() {
          "With a writable remote tier (KCACHE_REMOTE), what is built is uploaded before\n"
          "warm exits (at most 60 s more) and the counts are reported; entries that were\n"
          "already cached are not (kcache push uploads those). A failed upload makes the\n"
-         "exit code 1 only under KCACHE_REMOTE_REQUIRED.\n",
+         "exit code 1 only under KCACHE_REMOTE_REQUIRED. Uploads are signed with\n"
+         "KCACHE_REMOTE_SIGNING_KEY; without one, while signed objects are required\n"
+         "(KCACHE_REMOTE_REQUIRE_SIGNED), nothing is uploaded: warm says so, and exits 2\n"
+         "before building under KCACHE_REMOTE_REQUIRED.\n",
          {{"device", Arity::value, "SEL", "only this device: index or name substring"},
           {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},

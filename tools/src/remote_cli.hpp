@@ -24,6 +24,11 @@ std::optional<std::unique_ptr<remote::Client>> open_cli_remote(std::string_view 
                                                                const Config& config,
                                                                int& exit_code);
 
+// Why a writable remote gets no uploads from this node (`kcache warm`): signed
+// objects are required and there is no signing key. nullopt otherwise (no
+// remote, a read-only one, a key, or settings the service reports itself).
+std::optional<std::string> no_signed_uploads(const Config& config);
+
 // The node's persisted remote counters as JSON (`kcache stats`).
 nlohmann::json remote_stats_json(const std::filesystem::path& store_dir);
 

@@ -97,6 +97,14 @@ RemoteCheck signature_check(const Config& config) {
 
 }  // namespace
 
+std::optional<std::string> no_signed_uploads(const Config& config) {
+    auto client = service::open_remote(config);
+    if (!client || !*client || (*client)->settings().access == remote::Access::read_only) {
+        return std::nullopt;
+    }
+    return (*client)->why_no_uploads();
+}
+
 std::vector<RemoteCheck> remote_checks(const Config& config) {
     std::vector<RemoteCheck> out;
     if (config.remote_urls.empty()) {
