@@ -1,13 +1,17 @@
-// kcache-verify: runs the known-answer test of one stored binary, in its own
-// process so that `kcache verify --run` can hold a deadline over it (a
-// checksum-valid but wrong binary may loop forever or crash the driver).
+// kcache-verify: runs the known-answer test of one stored binary, or only
+// loads it, in its own process so that the caller can hold a deadline over it
+// (a checksum-valid but wrong or damaged binary may loop forever or make the
+// driver abort the process that loads it).
 //
 //   kcache-verify --variant ID --options OPTS --device NAME --platform NAME --driver VERSION
+//   kcache-verify --check load --options OPTS --device NAME --platform NAME --driver VERSION
 //
 // The binary comes on stdin. The verdict goes to stdout as two lines: the
-// state ("passed", "failed" or "no_kat"), then the detail.
-// Exit codes: 0 passed, 1 failed or no_kat, 2 the device is not present,
-// 64 usage, 70 parent already gone.
+// state ("passed", "failed" or "no_kat"; "loaded" or "failed" for --check
+// load: the program was built from the binary and its kernels created), then
+// the detail.
+// Exit codes: 0 passed or loaded, 1 failed or no_kat, 2 the device is not
+// present, 64 usage, 70 parent already gone.
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -18,6 +22,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,8 @@ using namespace kcache;
 
 constexpr const char* kUsage =
     "usage: kcache-verify --variant ID --options OPTS --device NAME --platform NAME "
+    "--driver VERSION < BINARY\n"
+    "       kcache-verify --check load --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n";
 
 // The child half of the watchdog's contract: die with the parent, and give up
@@ -49,8 +56,26 @@ int verdict(cl::KatState state, const std::string& detail) {
     return state == cl::KatState::passed ? 0 : 1;
 }
 
-// Runs the test of `variant` on the device named by `args`; see the usage above.
-int verify(std::map<std::string, std::string>& args, const kernels::Variant& variant) {
+// Creates every kernel of `program`: a driver reads the kernels' code only
+// then, so a load check that stopped at the build would miss damage there.
+std::string create_kernels(cl_program program) {
+    cl_uint count = 0;
+    cl_int err = clCreateKernelsInProgram(program, 0, nullptr, &count);
+    if (err != CL_SUCCESS) {
+        return cl::failure("clCreateKernelsInProgram", err);
+    }
+    std::vector<cl_kernel> kernels(count);
+    err = clCreateKernelsInProgram(program, count, kernels.data(), nullptr);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < count; ++i) {
+        clReleaseKernel(kernels[i]);
+    }
+    return err == CL_SUCCESS ? std::string() : cl::failure("clCreateKernelsInProgram", err);
+}
+
+// Runs the test of `variant` (none: only loads the binary) on the device
+// named by `args`; see the usage above.
+int verify(std::map<std::string, std::string>& args,
+           const std::optional<kernels::Variant>& variant) {
     auto listed = device_db::list_opencl_devices();
     if (!listed) {
         std::cerr << "kcache-verify: " << listed.error().message << "\n";
@@ -76,7 +101,16 @@ int verify(std::map<std::string, std::string>& args, const kernels::Variant& var
             return verdict(cl::KatState::failed,
                            "the driver rejected the stored binary: " + program.error());
         }
-        const cl::KatResult r = cl::run_kat(context.get(), d.device, program->get(), variant);
+        if (!variant) {
+            const std::string problem = create_kernels(program->get());
+            if (!problem.empty()) {
+                return verdict(cl::KatState::failed,
+                               "the driver rejected the stored binary: " + problem);
+            }
+            std::cout << "loaded\n\n" << std::flush;
+            return 0;
+        }
+        const cl::KatResult r = cl::run_kat(context.get(), d.device, program->get(), *variant);
         return verdict(r.state, r.detail);
     }
     std::cerr << "kcache-verify: device " << args["--device"] << " is not present\n";
@@ -91,18 +125,24 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         args[argv[i]] = argv[i + 1];
     }
-    for (const char* name : {"--variant", "--options", "--device", "--platform", "--driver"}) {
+    const bool load_only = args.count("--check") && args["--check"] == "load";
+    for (const char* name :
+         {load_only ? "--check" : "--variant", "--options", "--device", "--platform", "--driver"}) {
         if (!args.count(name) || argc != 11) {
             std::cerr << kUsage;
             return 64;
         }
     }
-    auto variant = kernels::parse_variant(args["--variant"]);
-    if (!variant) {
-        return verdict(cl::KatState::no_kat, variant.error().message);
+    std::optional<kernels::Variant> variant;
+    if (!load_only) {
+        auto parsed = kernels::parse_variant(args["--variant"]);
+        if (!parsed) {
+            return verdict(cl::KatState::no_kat, parsed.error().message);
+        }
+        variant = *parsed;
     }
     try {
-        return verify(args, *variant);
+        return verify(args, variant);
     } catch (const std::exception& e) {  // only std::bad_alloc is expected
         std::cerr << "kcache-verify: " << e.what() << "\n";
         return 1;

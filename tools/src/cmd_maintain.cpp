@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "entries.hpp"
+#include "kat.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "signing.hpp"
@@ -138,22 +139,39 @@ int run_import(const ParsedArgs& args) {
     if (!checked.pack) {
         return report(Exit::store_error, "import", checked.error);
     }
-    auto imported = store->import_pack(*checked.pack);
+    // Each binary is loaded in the helper first (when its device is present):
+    // one the driver cannot load is not imported.
+    LoadCheck load;
+    std::uint64_t not_loaded = 0;
+    auto imported = store->import_pack(*checked.pack, [&](const store::Entry& entry) {
+        const LoadOutcome outcome = load(entry);
+        not_loaded += outcome.state == LoadState::device_absent ? 1 : 0;
+        if (outcome.state == LoadState::rejected || outcome.state == LoadState::error) {
+            std::cerr << "kcache import: skipping " << entry.info.fields.kernel_name << ": "
+                      << outcome.detail << "\n";
+            return false;
+        }
+        return true;
+    });
     if (!imported) {
         return report(exit_for(imported.error()), "import", imported.error().message);
     }
     if (args.has("json")) {
         std::cout << json{{"imported", imported->imported},
                           {"already_present", imported->already_present},
-                          {"corrupt", imported->corrupt}}
+                          {"corrupt", imported->corrupt},
+                          {"load_failed", imported->rejected},
+                          {"not_loaded", not_loaded}}
                          .dump()
                   << "\n";
     } else {
         std::cout << "imported " << imported->imported << ", already present "
                   << imported->already_present << ", corrupt (skipped) " << imported->corrupt
-                  << "\n";
+                  << ", the driver cannot load (skipped) " << imported->rejected << " ("
+                  << not_loaded << " not loaded: device absent)\n";
     }
-    return imported->corrupt > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return imported->corrupt > 0 || imported->rejected > 0 ? static_cast<int>(Exit::action_needed)
+                                                           : 0;
 }
 
 }  // namespace
@@ -196,15 +214,18 @@ Command import_command() {
     return {{"import",
              "[options] PACK",
              "copy the entries of a pack into the user store",
-             "Each entry's checksum is verified; entries that do not verify are skipped and\n"
-             "counted. A pack written by a newer kcache (newer schema) is refused. With\n"
+             "Each entry's checksum is verified, and each binary whose device is present is\n"
+             "loaded in the kcache-verify helper under a deadline (as `kcache verify`\n"
+             "does); entries that do not verify or that the driver cannot load are skipped\n"
+             "and counted. A pack written by a newer kcache (newer schema) is refused. With\n"
              "KCACHE_REQUIRE_SIGNED_PACKS a pack without a valid signature by a trusted key\n"
              "(PACK.minisig; see `kcache verify --pack`) is refused as the runtime refuses it.\n",
              {{"json", Arity::flag, "", "print JSON"}},
              1,
              1,
-             std::string(kExitOk) + "  1  some entries were corrupt and skipped\n" + kExitUsage +
-                 kExitNotFound +
+             std::string(kExitOk) +
+                 "  1  some entries were corrupt or could not be loaded, and were skipped\n" +
+                 kExitUsage + kExitNotFound +
                  "  4  the pack is malformed, of a newer schema or refused by the signature\n"
                  "     policy, or the store is unusable\n"},
             run_import};

@@ -1,6 +1,6 @@
-// kcache verify: checks the checksum of every entry (user store or pack);
-// with --run, also runs the known-answer tests on the device in the
-// kcache-verify helper under a deadline (kat.hpp).
+// kcache verify: checks the checksum of every entry (user store or pack) and
+// loads each binary whose device is present in the kcache-verify helper under
+// a deadline; with --run, also runs the known-answer tests there (kat.hpp).
 
 #include <iostream>
 
@@ -21,6 +21,29 @@ using nlohmann::json;
 // Default bound on one known-answer test (load, launches, reads).
 constexpr std::chrono::seconds kDefaultKatTimeout{60};
 
+// A binary's state after its load check: "ok", or "load_failed" (the driver
+// refused it, or loading it crashed or hung the helper), or "load_error" (the
+// helper could not run), with the detail.
+struct LoadVerdict {
+    std::string state;
+    std::string detail;
+    bool bad = false;
+};
+
+LoadVerdict load_verdict(LoadCheck& load, const store::Entry& entry) {
+    LoadOutcome outcome = load(entry);
+    switch (outcome.state) {
+        case LoadState::loaded:
+        case LoadState::device_absent:
+            return {"ok", std::move(outcome.detail), false};
+        case LoadState::rejected:
+            return {"load_failed", std::move(outcome.detail), true};
+        case LoadState::error:
+            break;
+    }
+    return {"load_error", std::move(outcome.detail), true};
+}
+
 int verify_pack(const std::string& path, bool as_json) {
     if (auto problem = input_file_problem(path)) {
         return report(problem->code, "verify", problem->message);
@@ -40,22 +63,39 @@ int verify_pack(const std::string& path, bool as_json) {
         return report(Exit::store_error, "verify", pack.error().message);
     }
     std::uint64_t good = 0;
-    auto bad = pack->for_each_verified([&](store::Entry&&) { ++good; });
+    std::uint64_t unloadable = 0;
+    std::uint64_t not_loaded = 0;
+    LoadCheck load;
+    auto bad = pack->for_each_verified([&](store::Entry&& entry) {
+        const LoadVerdict v = load_verdict(load, entry);
+        good += v.bad ? 0 : 1;
+        unloadable += v.bad ? 1 : 0;
+        not_loaded += !v.bad && !v.detail.empty() ? 1 : 0;
+        if (v.bad && !as_json) {
+            std::cerr << "kcache verify: " << entry.info.fields.kernel_name << ": " << v.state
+                      << ": " << v.detail << "\n";
+        }
+    });
     if (!bad) {
         return report(Exit::store_error, "verify", bad.error().message);
     }
     if (as_json) {
-        std::cout << json{{"checked", good + *bad},
+        std::cout << json{{"checked", good + unloadable + *bad},
                           {"ok", good},
                           {"corrupt", *bad},
+                          {"load_failed", unloadable},
+                          {"not_loaded", not_loaded},
                           {"signature", signature}}
                          .dump()
                   << "\n";
     } else {
-        std::cout << "checked " << good + *bad << " entries: " << good << " ok, " << *bad
-                  << " corrupt\n";
+        std::cout << "checked " << good + unloadable + *bad << " entries: " << good << " ok, "
+                  << *bad << " corrupt, " << unloadable << " the driver cannot load"
+                  << " (" << not_loaded << " not loaded: device absent)\n";
     }
-    return *bad > 0 || signature_needs_action ? static_cast<int>(Exit::action_needed) : 0;
+    return *bad > 0 || unloadable > 0 || signature_needs_action
+               ? static_cast<int>(Exit::action_needed)
+               : 0;
 }
 
 // How `verify --run` runs the known-answer tests: the helper, the devices
@@ -68,7 +108,7 @@ struct KatRun {
 
 // Runs the KAT of `entry`, records a verdict on the entry (a timeout is a
 // failure: the binary cannot be trusted to finish) and returns the outcome.
-KatOutcome verify_on_device(store::Store& store, const KatRun& kat, const store::Entry& entry) {
+KatOutcome run_recorded_kat(store::Store& store, const KatRun& kat, const store::Entry& entry) {
     KatOutcome outcome = run_kat(kat.helper, kat.devices, entry, kat.timeout);
     if (outcome.state == KatState::passed || outcome.state == KatState::failed ||
         outcome.state == KatState::timeout) {
@@ -81,6 +121,24 @@ KatOutcome verify_on_device(store::Store& store, const KatRun& kat, const store:
 
 bool needs_attention(KatState s) {
     return s == KatState::failed || s == KatState::timeout || s == KatState::error;
+}
+
+// Checks one sound entry on its device: its KAT with --run (which loads it),
+// else (and for a kernel without one) a load check; a binary the driver
+// cannot load is recorded as failed.
+LoadVerdict verify_on_device(store::Store& store, const std::optional<KatRun>& kat, LoadCheck& load,
+                             const store::Entry& entry) {
+    if (kat) {
+        const KatOutcome outcome = run_recorded_kat(store, *kat, entry);
+        if (outcome.state != KatState::no_kat) {
+            return {to_string(outcome.state), outcome.detail, needs_attention(outcome.state)};
+        }
+    }
+    LoadVerdict v = load_verdict(load, entry);
+    if (v.state == "load_failed") {
+        (void)store.set_verified(entry.info.key, store::Verification::failed);
+    }
+    return v;
 }
 
 int run_verify(const ParsedArgs& args) {
@@ -123,16 +181,17 @@ int run_verify(const ParsedArgs& args) {
     }
     json results = json::array();
     int corrupt = 0;
+    LoadCheck load = kat ? LoadCheck(kat->devices, kDefaultLoadTimeout) : LoadCheck();
     for (const store::EntryInfo& e : *listed) {
         auto entry = store->get(e.key);
         std::string state = entry ? "ok" : store::to_string(entry.error().reason);
         std::string detail;
         corrupt += entry ? 0 : 1;
-        if (entry && kat) {
-            const KatOutcome outcome = verify_on_device(*store, *kat, *entry);
-            state = to_string(outcome.state);
-            detail = outcome.detail;
-            corrupt += needs_attention(outcome.state) ? 1 : 0;
+        if (entry) {
+            LoadVerdict v = verify_on_device(*store, kat, load, *entry);
+            state = std::move(v.state);
+            detail = std::move(v.detail);
+            corrupt += v.bad ? 1 : 0;
         }
         json result{{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}};
         if (!detail.empty()) {
@@ -163,6 +222,11 @@ Command verify_command() {
              "check every entry's checksum; --run also runs KATs",
              "Without options every entry of the user store is read and its XXH3 checksum\n"
              "checked; a corrupt entry is quarantined (it becomes a miss and is rebuilt).\n"
+             "Each sound binary whose device is present is then loaded in the\n"
+             "kcache-verify helper, killed after 30 s: one the driver refuses, or whose\n"
+             "load crashes or hangs the helper, is load_failed (recorded as failed);\n"
+             "load_error: the helper could not run. A binary whose device is absent is\n"
+             "ok with the detail \"not loaded\".\n"
              "Hot copies (hot/) are checked against their entries first: one damaged, of\n"
              "other bytes or without its entry is removed, and written again from a sound\n"
              "entry.\n"
@@ -179,7 +243,8 @@ Command verify_command() {
              "kat_error (the helper could not run; nothing recorded), no_kat (not a\n"
              "registry kernel, e.g. a --manifest one, or built from another kcache\n"
              "version's source), device_absent; each with a detail (\"detail\" in --json).\n"
-             "--pack also checks the pack's signature (PACK.minisig) when there is one and\n"
+             "--pack loads each binary the same way (load_failed and not_loaded counts)\n"
+             "and also checks the pack's signature (PACK.minisig) when there is one and\n"
              "reports its key id, its trusted comment and whether the key is trusted\n"
              "(trusted.d directories, KCACHE_TRUSTED_KEYS) and the runtime uses the pack\n"
              "(KCACHE_REQUIRE_SIGNED_PACKS).\n",
@@ -190,9 +255,9 @@ Command verify_command() {
              0,
              0,
              std::string(kExitOk) +
-                 "  1  an entry is corrupt, or failed, timed out or could not run its\n"
-                 "     known-answer test, or the pack's signature is invalid or refused by the\n"
-                 "     signature policy\n" +
+                 "  1  an entry is corrupt or cannot be loaded, or failed, timed out or could\n"
+                 "     not run its known-answer test, or the pack's signature is invalid or\n"
+                 "     refused by the signature policy\n" +
                  kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
             run_verify};
 }

@@ -6,6 +6,7 @@
 // verdict, never the command.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,41 @@ std::string verify_helper_path();
 // helper when `timeout` passes.
 KatOutcome run_kat(const std::string& helper, const std::vector<device_db::DeviceIdentity>& devices,
                    const store::Entry& entry, std::chrono::milliseconds timeout);
+
+// Whether a binary loads: the helper builds a program from it and creates
+// its kernels (kcache-verify --check load), so a binary that makes the driver
+// abort or hang (PoCL asserts on a truncated one) costs the helper, never the
+// command.
+enum class LoadState {
+    loaded,         // the driver built the program and created its kernels
+    rejected,       // it refused the binary, crashed the helper or did not finish in time
+    device_absent,  // the device the binary was built for is not present (nothing learnt)
+    error,          // the helper could not run (nothing learnt)
+};
+
+struct LoadOutcome {
+    LoadState state = LoadState::error;
+    std::string detail;
+};
+
+// Deadline of one load check (a load takes milliseconds on a sound binary).
+inline constexpr std::chrono::seconds kDefaultLoadTimeout{30};
+
+// Loads binaries in the helper on the devices present, probed (in the probe
+// child) at the first check; none when probing fails, so that every check then
+// says device_absent with the reason.
+class LoadCheck {
+  public:
+    explicit LoadCheck(std::chrono::milliseconds timeout = kDefaultLoadTimeout);
+    // With the devices already probed.
+    LoadCheck(std::vector<device_db::DeviceIdentity> devices, std::chrono::milliseconds timeout);
+    LoadOutcome operator()(const store::Entry& entry);
+
+  private:
+    std::string helper_;
+    std::optional<std::vector<device_db::DeviceIdentity>> devices_;
+    std::string probe_problem_;
+    std::chrono::milliseconds timeout_;
+};
 
 }  // namespace kcache::cli

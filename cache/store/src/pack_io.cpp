@@ -146,7 +146,8 @@ Result<ImportReport, StoreError> Store::import_pack(const fs::path& pack_path) {
     return import_pack(*pack);
 }
 
-Result<ImportReport, StoreError> Store::import_pack(Pack& pack) {
+Result<ImportReport, StoreError> Store::import_pack(
+    Pack& pack, const std::function<bool(const Entry&)>& accept) {
     if (auto open = impl_->ensure_open(); !open.ok()) {
         return fail(open.error());
     }
@@ -157,6 +158,10 @@ Result<ImportReport, StoreError> Store::import_pack(Pack& pack) {
     std::optional<StoreError> first_error;
     auto bad = pack.for_each_verified([&](Entry&& e) {
         if (first_error) {
+            return;
+        }
+        if (accept && !accept(e)) {
+            ++report.rejected;
             return;
         }
         Provenance p = e.info.provenance;

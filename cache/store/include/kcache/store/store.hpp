@@ -4,6 +4,7 @@
 // Thread-safe (one internal lock); several processes may share one directory.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -90,8 +91,11 @@ class Store {
     // into this store (origin Import); refuses a newer schema.
     Result<ImportReport, StoreError> import_pack(const std::filesystem::path& pack_path);
     // The same from an opened pack (one whose signature was checked over the
-    // descriptor it reads: open_checked_pack in trust.hpp).
-    Result<ImportReport, StoreError> import_pack(Pack& pack);
+    // descriptor it reads: open_checked_pack in trust.hpp). With `accept`,
+    // only the sound entries it accepts are copied; the others are counted
+    // as rejected (the CLI's load check: a binary the driver cannot load).
+    Result<ImportReport, StoreError> import_pack(
+        Pack& pack, const std::function<bool(const Entry&)>& accept = {});
 
     // Records a failure of `kind` for `key` that happened under a time budget
     // of `budget_ms` (0: unknown): count +1, last seen now, expiry base TTL

@@ -200,7 +200,8 @@ struct GcReport {
 struct ImportReport {
     std::uint64_t imported = 0;
     std::uint64_t already_present = 0;
-    std::uint64_t corrupt = 0;  // skipped: checksum or frame did not verify
+    std::uint64_t corrupt = 0;   // skipped: checksum or frame did not verify
+    std::uint64_t rejected = 0;  // skipped: sound, but refused by import_pack's `accept`
 };
 
 }  // namespace kcache::store
