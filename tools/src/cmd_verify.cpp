@@ -128,15 +128,18 @@ bool needs_attention(KatState s) {
 // cannot load is recorded as failed.
 LoadVerdict verify_on_device(store::Store& store, const std::optional<KatRun>& kat, LoadCheck& load,
                              const store::Entry& entry) {
+    std::optional<KatOutcome> outcome;
     if (kat) {
-        const KatOutcome outcome = run_recorded_kat(store, *kat, entry);
-        if (outcome.state != KatState::no_kat) {
-            return {to_string(outcome.state), outcome.detail, needs_attention(outcome.state)};
+        outcome = run_recorded_kat(store, *kat, entry);
+        if (outcome->state != KatState::no_kat) {
+            return {to_string(outcome->state), outcome->detail, needs_attention(outcome->state)};
         }
     }
     LoadVerdict v = load_verdict(load, entry);
     if (v.state == "load_failed") {
         (void)store.set_verified(entry.info.key, store::Verification::failed);
+    } else if (outcome && v.state == "ok") {  // loaded (or not): still without a KAT
+        return {to_string(outcome->state), outcome->detail, false};
     }
     return v;
 }
