@@ -19,6 +19,7 @@
 //     floor's first load in a fresh process (this executable as children).
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
 //     vs the floor's loop without kcache.
+//  5. the same loop's time, end to end, kcache (no forget()) vs without kcache.
 
 #include <unistd.h>
 
@@ -289,6 +290,41 @@ void context_cycle(const Device& d, const std::filesystem::path& dir) {
         floor, with, static_cast<unsigned long long>(cache->stats().programs_released));
 }
 
+// Section 5: the whole loop a caller that never calls forget() runs (create
+// a context, ask for the kernel, release both), timed end to end against the
+// same loop loading the stored bytes without kcache.
+void whole_loop(const Device& d, const std::filesystem::path& dir) {
+    const std::string kernel = "dot";
+    const Bytes bytes = stored_bytes(d, dir, kernel);
+    const std::string options = rendered(kernel).options;
+    auto cache = open_at(dir, true);
+    std::vector<double> t[2];
+    bool wrong = false;
+    const std::function<void()> arms[] = {
+        [&] {
+            const auto t0 = Clock::now();
+            {
+                Ctx ctx(d);
+                wrong |= floor_us(d, ctx.c, bytes, options) < 0;
+            }
+            t[0].push_back(us_since(t0));
+        },
+        [&] {
+            const auto t0 = Clock::now();
+            {
+                Ctx ctx(d);
+                wrong |= !cache->program(ctx.c, d.device, request_of(kernel)).ok();
+            }
+            t[1].push_back(us_since(t0));
+        }};
+    rotate(arms, 2);
+    const double f = median(t[0]), k = median(t[1]);
+    std::printf(
+        "\n5. whole loop, no forget(): create a context, get %s, release both (%d samples,"
+        " medians, µs)\nwithout kcache %.1f, with kcache %.1f: %.2fx%s\n",
+        kernel.c_str(), kSamples, f, k, k / f, wrong ? "  (FAILURE)" : "");
+}
+
 }  // namespace
 
 int long_lived(const Device& d, const std::filesystem::path& root) {
@@ -299,6 +335,7 @@ int long_lived(const Device& d, const std::filesystem::path& root) {
     steps(d, dir);
     first_in_process(d, dir);
     context_cycle(d, dir);
+    whole_loop(d, dir);
     return 0;
 }
 
