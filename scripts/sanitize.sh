@@ -5,13 +5,17 @@
 # ASan set on 2 cores, against about 13 with gcc file by file; CI runs it).
 #   scripts/sanitize.sh [address] [CTEST_ARGS...]
 #       ASan + UBSan (+ LSan) in build-asan/. Without CTEST_ARGS: the CI set,
-#       the store, compiler, device database, service (cache), CLI and
+#       the store, compiler, device database, service (cache, with the
+#       in-process rung's contexts and its releaser thread), CLI and
 #       fuzz-corpus tests (labels store compiler device_db pocl cli fuzz;
-#       not slow, GPU, python or install: the Python module and the install
-#       tree are not built here).
+#       not GPU, python or install: the Python module and the install tree
+#       are not built here). The only slow tests of these targets are the two
+#       context-cycling ones (a minute and a half): they are where a context
+#       released under the releaser's sweep shows, so they run.
 #   scripts/sanitize.sh thread [CTEST_ARGS...]
 #       TSan in build-tsan/: the service's threads (single-flight, background
-#       compiles, the in-process map: tests/cache, labels pocl and slow) and
+#       compiles, the in-process map and its releaser thread: tests/cache,
+#       labels pocl and slow) and
 #       the JIT helper pool's (tests/compiler/jit_pool_test.cpp), with
 #       kcache-jit built under TSan too. Not run: the test that counts a
 #       stack overflow as a crash (TSan turns that into exit code 66).
@@ -33,17 +37,18 @@ if [ "$mode" = address ]; then
   dir=build-asan
   flags=address,undefined
   targets="store_test compiler_runner_test compiler_protocol_test compiler_helper_test
-    compiler_jit_test device_db_tests cache_api_test cache_ladder_test cli_tests cli_pocl_tests
-    $fuzz_targets"
+    compiler_jit_test device_db_tests cache_api_test cache_ladder_test cache_context_test
+    cache_context_cycle_test cli_tests cli_pocl_tests $fuzz_targets"
   # Not Pocl.AddressSpaceCapIsAppliedToTheHelper: ASan reserves terabytes of
   # address space for its shadow when a process starts, so a helper under a
   # 4 GiB address-space cap cannot start at all (the cap is tested in build/).
-  default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'slow|GPU|python|install'
+  default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'GPU|python|install'
     -E '^Pocl[.]AddressSpaceCapIsAppliedToTheHelper$')
 else
   dir=build-tsan
   flags=thread
-  targets="cache_concurrency_test cache_api_test cache_ladder_test cache_pool_test compiler_pool_test kcache-jit"
+  targets="cache_concurrency_test cache_api_test cache_ladder_test cache_pool_test cache_context_test
+    cache_context_cycle_test compiler_pool_test kcache-jit"
   default_args=(-L pocl -LE 'GPU|python|install' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
 fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
