@@ -11,7 +11,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
   libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev
-  libcurl4-openssl-dev nginx-light openssl minisign
+  libcurl4-openssl-dev nginx-light apache2 openssl minisign
   pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
 )
 

@@ -13,8 +13,6 @@
 #include <thread>
 
 namespace kcache::test {
-namespace {
-
 bool can_connect(int port) {
     UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_in a{};
@@ -23,6 +21,40 @@ bool can_connect(int port) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
 }
+
+bool wait_listening(pid_t& pid, int port) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            pid = -1;
+            return false;  // exited: the port was taken, or a bad config
+        }
+        if (can_connect(port)) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    stop_process(pid);
+    return false;
+}
+
+void stop_process(pid_t& pid) {
+    if (pid <= 0) {
+        return;
+    }
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 500 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (i == 300) {
+            ::kill(pid, SIGKILL);
+        }
+    }
+    pid = -1;
+}
+
+namespace {
 
 void write_conf(const std::filesystem::path& dir, int port, const NginxOptions& o) {
     const std::string d = dir.string();
@@ -104,20 +136,7 @@ bool NginxServer::launch() {
                  (d + "/error.log").c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < until) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
-            return false;  // exited: the port was taken, or a bad config
-        }
-        if (can_connect(port_)) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    stop();
-    return false;
+    return wait_listening(pid_, port_);
 }
 
 NginxServer::NginxServer(NginxServer&& o) noexcept
@@ -139,18 +158,7 @@ NginxServer::~NginxServer() {
 }
 
 void NginxServer::stop() {
-    if (pid_ <= 0) {
-        return;
-    }
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 500 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        if (i == 300) {
-            ::kill(pid_, SIGKILL);
-        }
-    }
-    pid_ = -1;
+    stop_process(pid_);
 }
 
 bool NginxServer::restart() {

@@ -93,5 +93,14 @@ bool make_self_signed_cert(const std::filesystem::path& dir);
 
 // A free loopback TCP port (bound and released).
 int free_port();
+// True when a TCP connect to loopback `port` succeeds (a server listens).
+bool can_connect(int port);
+// Waits up to 10 s for the server process `pid` (a child) to listen on
+// loopback `port`; false when it exits first (`pid` becomes -1) or never
+// listens (then it is stopped).
+bool wait_listening(pid_t& pid, int port);
+// Stops the child `pid`: SIGTERM, SIGKILL after 3 s, reaped; `pid` becomes
+// -1. Nothing when `pid` is not positive.
+void stop_process(pid_t& pid);
 
 }  // namespace kcache::test

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "apache_server.hpp"
 #include "backend.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/remote/schemes.hpp"
@@ -57,6 +58,8 @@ TEST_F(HttpBackend, AnswersEachRequestWithAReplyOrATypedFailure) {
     ASSERT_FALSE(gone);
     EXPECT_EQ(gone.error().error.code, RemoteErrc::not_found);
 
+    EXPECT_EQ(server_->count("MKCOL"), 0u);  // nginx makes the path itself
+
     auto broken = backend->get(server_->broken_url() + "/kcache/v1/ab/object");
     ASSERT_FALSE(broken);
     EXPECT_EQ(broken.error().error.code, RemoteErrc::http_status);
@@ -77,6 +80,40 @@ TEST_F(HttpBackend, NothingListeningIsUnreachableWithoutAStatus) {
     EXPECT_EQ(got.error().status, 0);
     EXPECT_NE(got.error().error.message.find("GET " + url), std::string::npos)
         << got.error().error.message;
+}
+
+class HttpBackendOnApache : public TempDirTest {};
+
+TEST_F(HttpBackendOnApache, MakesMissingCollectionsOnceThenPutsOnce) {
+    auto server = ApacheServer::start(dir() / "apache");
+    ASSERT_TRUE(server) << server.error();
+    const remote::Settings s = test_settings(server->url(), dir() / "state");
+    auto backend = remote::make_http(s, "");
+    const std::string base = server->url() + "/kcache/v1/";
+    const store::Bytes object{5, 6, 7};
+
+    // A 409, then MKCOL kcache/, kcache/v1/, kcache/v1/ab/, then the PUT again.
+    auto put = backend->put(base + "ab/one", object);
+    ASSERT_TRUE(put) << put.error().error.message;
+    EXPECT_EQ(server->count("MKCOL"), 3u);
+    EXPECT_EQ(server->count("PUT"), 2u);
+    auto got = backend->get(base + "ab/one");
+    ASSERT_TRUE(got) << got.error().error.message;
+    EXPECT_EQ(got->body, object);
+    // Into a collection known to exist: one PUT.
+    ASSERT_TRUE(backend->put(base + "ab/two", object));
+    EXPECT_EQ(server->count("PUT"), 3u);
+    // A new <2 hex>/: one MKCOL, the parents above it are known.
+    ASSERT_TRUE(backend->put(base + "cd/three", object));
+    EXPECT_EQ(server->count("MKCOL"), 4u);
+    EXPECT_EQ(server->count("PUT"), 5u);
+    // Another writer (knowing nothing) making a new <2 hex>/ meets the
+    // parents made by the first: 405 for them is fine.
+    auto other = remote::make_http(s, "")->put(base + "ef/four", object);
+    ASSERT_TRUE(other) << other.error().error.message;
+    EXPECT_EQ(server->count("MKCOL"), 7u);
+    EXPECT_EQ(server->count("PUT"), 7u);
+    EXPECT_TRUE(backend->get(base + "ef/four"));
 }
 
 }  // namespace

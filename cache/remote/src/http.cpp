@@ -64,6 +64,8 @@ const char* method_name(Method m) {
             return "PUT";
         case Method::del:
             return "DELETE";
+        case Method::mkcol:
+            return "MKCOL";
     }
     return "?";
 }
@@ -150,8 +152,8 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-    } else if (method == Method::del) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+    } else if (method == Method::del || method == Method::mkcol) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method_name(method));
     }
     const CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);

@@ -1,5 +1,5 @@
 #pragma once
-// A small HTTP client over libcurl: GET (capped), HEAD, PUT and DELETE on one
+// A small HTTP client over libcurl: GET (capped), HEAD, PUT, DELETE and MKCOL on one
 // URL, with the settings' timeouts, TLS trust, redirect limit and
 // credentials. Easy handles are pooled so connections are reused. Internal.
 
@@ -16,9 +16,9 @@
 
 namespace kcache::remote {
 
-enum class Method { get, head, put, del };
+enum class Method { get, head, put, del, mkcol };
 
-// "GET", "HEAD", "PUT" or "DELETE".
+// "GET", "HEAD", "PUT", "DELETE" or "MKCOL".
 const char* method_name(Method m);
 
 struct Response {

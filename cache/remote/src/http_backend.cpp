@@ -2,15 +2,41 @@
 // its status decides the reply: 200 for get and head, 200/201/204 for put,
 // 200/204 for remove; 404 is not_found, any other status an http_status
 // failure that keeps the status and Retry-After for the breaker.
+//
+// A strict WebDAV server (Apache mod_dav) answers a PUT into a collection
+// that does not exist with 409 and creates nothing. Then the object's parent
+// collections are made with MKCOL, top down (405, "already there", is fine:
+// another writer may have made it meanwhile), and the PUT is tried once more.
+// Collections known to exist are remembered for the process, so a new
+// `<2 hex>/` costs one MKCOL and an upload into a known one a single PUT.
+// Servers that make the path themselves (nginx) never see a MKCOL.
 
 #include <algorithm>
 #include <initializer_list>
+#include <mutex>
+#include <set>
 
 #include "backend.hpp"
 #include "http.hpp"
 
 namespace kcache::remote {
 namespace {
+
+// The URLs of the collections above `url`, top down, each ending in '/':
+// for http://h/a/b/key, http://h/a/ and http://h/a/b/ (never the root).
+std::vector<std::string> parents_of(const std::string& url) {
+    std::vector<std::string> out;
+    const auto scheme_end = url.find("://");
+    const auto root = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+    if (root == std::string::npos) {
+        return out;
+    }
+    for (auto slash = url.find('/', root + 1); slash != std::string::npos;
+         slash = url.find('/', slash + 1)) {
+        out.push_back(url.substr(0, slash + 1));
+    }
+    return out;
+}
 
 class HttpBackend final : public Backend {
   public:
@@ -24,7 +50,18 @@ class HttpBackend final : public Backend {
     }
     Result<Reply, Failure> put(const std::string& url,
                                std::span<const std::uint8_t> object) override {
-        return send(Method::put, url, object, {200, 201, 204});
+        auto r = send(Method::put, url, object, {200, 201, 204});
+        if (r || r.error().status != 409) {
+            return r;
+        }
+        if (auto made = make_parents(url, r.error()); !made) {
+            return fail(made.error());
+        }
+        r = send(Method::put, url, object, {200, 201, 204});
+        if (!r && r.error().status == 409) {
+            forget_parents(url);  // gone from the server since: made again next time
+        }
+        return r;
     }
     Result<Reply, Failure> remove(const std::string& url) override {
         return send(Method::del, url, {}, {200, 204});
@@ -48,7 +85,41 @@ class HttpBackend final : public Backend {
                             r->status, r->retry_after});
     }
 
+    // Makes the collections above `url` that are not known to exist; the
+    // failure of the first MKCOL refused, after `conflict` (the PUT's 409).
+    Status<Failure> make_parents(const std::string& url, const Failure& conflict) {
+        for (const std::string& dir : parents_of(url)) {
+            if (known(dir)) {
+                continue;
+            }
+            auto made = send(Method::mkcol, dir, {}, {201, 405});
+            if (!made) {
+                Failure f = made.error();
+                f.error.message = conflict.error.message +
+                                  " (a missing collection); creating it: " + f.error.message;
+                return fail(std::move(f));
+            }
+            std::lock_guard g(mu_);
+            collections_.insert(dir);
+        }
+        return Ok{};
+    }
+
+    bool known(const std::string& dir) {
+        std::lock_guard g(mu_);
+        return collections_.count(dir) != 0;
+    }
+
+    void forget_parents(const std::string& url) {
+        std::lock_guard g(mu_);
+        for (const std::string& dir : parents_of(url)) {
+            collections_.erase(dir);
+        }
+    }
+
     Http http_;
+    std::mutex mu_;                      // guards collections_
+    std::set<std::string> collections_;  // URLs (ending in '/') known to exist
 };
 
 }  // namespace

@@ -1,0 +1,92 @@
+// The CLI and the remote tier against a strict WebDAV server, a real Apache
+// httpd with mod_dav started by each test: a PUT into a collection that does
+// not exist gets 409, so the client makes the collections (MKCOL) and puts
+// again; warm and push upload every object, and a cold node pulls them all
+// and then builds nothing.
+
+#include <gtest/gtest.h>
+
+#include "apache_server.hpp"
+#include "cli_runner.hpp"
+#include "remote_support.hpp"
+
+namespace kcache::test {
+namespace {
+
+class RemoteWebDav : public CliTest {
+  protected:
+    void SetUp() override {
+        CliTest::SetUp();
+        auto s = ApacheServer::start(dir() / "apache");
+        ASSERT_TRUE(s) << s.error();
+        server_.emplace(std::move(*s));
+    }
+    std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
+    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+        for (std::string& e : signing_env(dir() / "keys")) {
+            env.push_back(std::move(e));
+        }
+        return CliTest::kcache(args, env);
+    }
+    // How many `<2 hex>/` collections hold objects on the server.
+    std::size_t shard_collections() const {
+        std::size_t n = 0;
+        for (const auto& e : std::filesystem::directory_iterator(server_->root() / "kcache/v1")) {
+            n += e.is_directory() ? 1 : 0;
+        }
+        return n;
+    }
+    // A node with its own empty store pulls everything, then warm builds nothing.
+    void cold_node_gets_all(int built) {
+        const std::string cold = "KCACHE_DIR=" + (dir() / "cold").string();
+        const CliRun pull =
+            kcache({"pull", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote(), cold});
+        ASSERT_EQ(pull.code, 0) << pull.out << pull.err;
+        EXPECT_EQ(pull.json()["pulled"], built);
+        EXPECT_EQ(pull.json()["failed"], 0);
+        const CliRun warm =
+            kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote(), cold});
+        ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+        EXPECT_EQ(warm.json()["built"], 0);
+        EXPECT_EQ(warm.json()["already_cached"], built);
+    }
+    std::optional<ApacheServer> server_;
+};
+
+TEST_F(RemoteWebDav, WarmUploadsEveryObjectAndAColdNodeBuildsNothing) {
+    const CliRun warm =
+        kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote()});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const int built = warm.json()["built"];
+    ASSERT_GE(built, 1);
+    EXPECT_EQ(warm.json()["remote_uploads"], built) << warm.err;
+    EXPECT_EQ(warm.json()["remote_upload_failures"], 0);
+    EXPECT_GE(server_->count("MKCOL"), 3u);  // kcache/, kcache/v1/, one <2 hex>/ at least
+    cold_node_gets_all(built);
+}
+
+TEST_F(RemoteWebDav, PushMakesEachCollectionOnceThenPutsOnce) {
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const int built = warm.json()["built"];
+    ASSERT_GE(built, 1);
+
+    const CliRun push = kcache({"push", "--json"}, {remote()});
+    ASSERT_EQ(push.code, 0) << push.out << push.err;
+    EXPECT_EQ(push.json()["uploaded"], built);
+    EXPECT_EQ(push.json()["failed"], 0);
+    // One 409 and one MKCOL per new <2 hex>/, kcache/ and kcache/v1/ made
+    // once; every other object is one PUT.
+    const std::size_t shards = shard_collections();
+    EXPECT_EQ(server_->count("MKCOL"), shards + 2);
+    EXPECT_EQ(server_->count("PUT"), static_cast<std::size_t>(built) + shards);
+
+    const CliRun again = kcache({"push", "--json"}, {remote()});
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_EQ(again.json()["already present"], built);
+    EXPECT_EQ(server_->count("PUT"), static_cast<std::size_t>(built) + shards);
+    cold_node_gets_all(built);
+}
+
+}  // namespace
+}  // namespace kcache::test
