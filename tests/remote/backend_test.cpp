@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "apache_server.hpp"
 #include "backend.hpp"
 #include "kcache/remote/remote.hpp"
@@ -114,6 +116,30 @@ TEST_F(HttpBackendOnApache, MakesMissingCollectionsOnceThenPutsOnce) {
     EXPECT_EQ(server->count("MKCOL"), 7u);
     EXPECT_EQ(server->count("PUT"), 7u);
     EXPECT_TRUE(backend->get(base + "ef/four"));
+}
+
+TEST_F(HttpBackendOnApache, WritersMakingTheSameCollectionsAtOnceAllSucceed) {
+    auto server = ApacheServer::start(dir() / "apache");
+    ASSERT_TRUE(server) << server.error();
+    const remote::Settings s = test_settings(server->url(), dir() / "state");
+    constexpr int kWriters = 8;
+    std::vector<std::string> errors(kWriters);
+    std::vector<std::thread> writers;
+    for (int w = 0; w < kWriters; ++w) {
+        writers.emplace_back([&, w] {
+            auto backend = remote::make_http(s, "");  // each its own writer, knowing nothing
+            const std::string url = server->url() + "/kcache/v1/aa/" + std::to_string(w);
+            auto put = backend->put(url, store::Bytes{static_cast<std::uint8_t>(w)});
+            errors[w] = put ? "" : put.error().error.message;
+        });
+    }
+    for (std::thread& t : writers) {
+        t.join();
+    }
+    for (int w = 0; w < kWriters; ++w) {
+        EXPECT_EQ(errors[w], "") << "writer " << w;
+        EXPECT_TRUE(std::filesystem::exists(server->root() / "kcache/v1/aa" / std::to_string(w)));
+    }
 }
 
 }  // namespace
