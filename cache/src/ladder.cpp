@@ -3,6 +3,7 @@
 // device's target, fresh failure records, then JIT under the deadline.
 // Every rung that misses leaves its reason in the outcome.
 
+#include "binary_vouch.hpp"
 #include "cache_impl.hpp"
 
 namespace kcache {
@@ -93,6 +94,16 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
         out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
                                 "missed (a pack had the entry)");
     }
+    // A pack's binary was not compiled here: loaded in the helper first.
+    if (hit.tier.kind == store::Tier::Kind::pack) {
+        if (auto bad =
+                service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
+                                          plan.fields, hit.entry.bytes, plan.input.options)) {
+            out.misses.emplace_back(Rung::pack, MissCause::rejected_by_driver, *bad);
+            store_failure(plan, store::FailureKind::rejected_binary, *bad, 0, &out.misses);
+            return std::nullopt;
+        }
+    }
     auto prog = loader->load(context, device, hit.entry.bytes, plan.input.options);
     if (prog) {
         out.rung = rung_of(hit.tier);
@@ -176,7 +187,15 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
                                 "no AOT binary for target " + *plan.aot_target);
         return std::nullopt;
     }
-    auto prog = loader->load(context, device, aot->entry.bytes, plan.input.options);
+    // Built elsewhere (a prebuild's pack): loaded in the helper first.
+    auto prog = [&]() -> Result<cl::ProgramHandle, std::string> {
+        if (auto bad =
+                service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
+                                          plan.fields, aot->entry.bytes, plan.input.options)) {
+            return fail(std::move(*bad));
+        }
+        return loader->load(context, device, aot->entry.bytes, plan.input.options);
+    }();
     if (!prog) {
         out.misses.emplace_back(
             Rung::aot, MissCause::rejected_by_driver,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include "cache_fixture.hpp"
 #include "kcache/cache/keys.hpp"
@@ -121,28 +122,65 @@ TEST_F(Pocl, AliasFindsTheSameBinary) {
     EXPECT_EQ(b.outcome().rung, Rung::user_store);
 }
 
-TEST_F(Pocl, PackAnswersAfterTheUserStore) {
-    {
-        auto cache = open("builder");
-        ASSERT_TRUE(cache->program(context_, device_, scale_request(3)).ok());
-    }
-    auto builder = store::Store::open(dir() / "builder");
+// Builds scale_request(3) with `cache` (of the store dir/builder), lets
+// `edit` change that store, then exports it to the pack dir/`name` (one entry).
+void build_pack(std::unique_ptr<Cache> cache, cl_context context, cl_device_id device,
+                const std::filesystem::path& dir, const std::string& name,
+                const std::function<void(store::Store&)>& edit = {}) {
+    ASSERT_TRUE(cache->program(context, device, scale_request(3)).ok());
+    cache.reset();
+    auto builder = store::Store::open(dir / "builder");
     ASSERT_TRUE(builder) << builder.error().message;
-    auto pack_path = dir() / "system.kcpack";
-    auto exported = builder->export_pack(pack_path);
+    if (edit) {
+        edit(*builder);
+    }
+    auto exported = builder->export_pack(dir / name);
     ASSERT_TRUE(exported) << exported.error().message;
     ASSERT_EQ(*exported, 1u);
+}
 
-    auto c = config("fresh");
-    c.packs = {pack_path};
+// A cache of `c` that reads the pack `pack`; null (a test failure) when it does not open.
+std::unique_ptr<Cache> open_with_pack(Config c, const std::filesystem::path& pack) {
+    c.packs = {pack};
     Outcome o;
     auto cache = Cache::open(c, &o);
-    ASSERT_TRUE(cache) << o.message;
+    EXPECT_TRUE(cache) << o.message;
+    return cache;
+}
+
+TEST_F(Pocl, PackAnswersAfterTheUserStore) {
+    build_pack(open("builder"), context_, device_, dir(), "system.kcpack");
+    auto cache = open_with_pack(config("fresh"), dir() / "system.kcpack");
+    ASSERT_TRUE(cache);
     auto p = cache->program(context_, device_, scale_request(3));
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::pack);
     EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::answered_below));
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+}
+
+// A pack's binary is loaded in kcache-verify before this process loads it:
+// a truncated one (PoCL asserts in its loader: it would abort this test) with
+// its checksum recomputed is a miss and a JIT.
+TEST_F(Pocl, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
+    build_pack(
+        open("builder"), context_, device_, dir(), "damaged.kcpack", [](store::Store& builder) {
+            auto listed = builder.list();
+            ASSERT_TRUE(listed && listed->size() == 1u);
+            auto entry = builder.get((*listed)[0].key);
+            ASSERT_TRUE(entry);
+            store::Bytes half(entry->bytes.begin(), entry->bytes.begin() + entry->bytes.size() / 2);
+            ASSERT_TRUE(builder.remove(entry->info.key));
+            ASSERT_TRUE(builder.put(entry->info.fields, half, entry->info.provenance));
+        });
+    auto cache = open_with_pack(config("fresh"), dir() / "damaged.kcpack");
+    ASSERT_TRUE(cache);
+    auto p = cache->program(context_, device_, scale_request(3));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    EXPECT_TRUE(missed_with(p.outcome(), Rung::pack, MissCause::rejected_by_driver));
+    EXPECT_EQ(cache->stats().jit_compiles, 1u);
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
 }
 
