@@ -54,7 +54,7 @@ void hit_ratio(const std::string& url, int reps) {
         Config local = cache_config(fresh_dir("local"));
         {
             Config warm = local;
-            warm.remote_urls = {url};
+            use_remote(warm, url);
             auto cache = Cache::open(warm);
             require_rung(request(*cache, context.get(), kernel), Rung::jit, "warm");
             cache->drain(std::chrono::seconds(30));
@@ -63,7 +63,7 @@ void hit_ratio(const std::string& url, int reps) {
         for (int i = 0; i < reps; ++i) {  // interleaved: the same load on both
             l.push_back(timed_request(local, context.get(), kernel, Rung::user_store));
             Config remote = cache_config(fresh_dir("remote"));
-            remote.remote_urls = {url};
+            use_remote(remote, url);
             r.push_back(timed_request(remote, context.get(), kernel, Rung::remote));
         }
         std::printf("%-16s %10.0f %10.0f %7.2fx\n", kernel.c_str(), median(l), median(r),
@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
         }
     }
     use_private_dirs();
+    make_bench_keys();
     limit = bench_variants(limit).size();
     auto server = kcache::test::NginxServer::start(fresh_dir("nginx"));
     if (!server) {

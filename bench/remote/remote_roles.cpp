@@ -1,10 +1,12 @@
 #include "remote_roles.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
 #include "bench_env.hpp"
+#include "kcache/store/signature.hpp"
 
 namespace kcache::bench {
 
@@ -45,6 +47,29 @@ NodeReport parse_report(const std::string& line) {
     return r;
 }
 
+void make_bench_keys() {
+    const auto base = (fresh_dir("keys") / "bench").string();
+    auto key = store::generate_key();
+    if (!key ||
+        !store::write_text_file(base + ".key", store::format_secret_key(*key), 0600,
+                                store::Replace::no) ||
+        !store::write_text_file(base + ".pub", store::format_public_key(key->public_key()), 0644,
+                                store::Replace::no)) {
+        die("cannot make the benchmark's signing key");
+    }
+    ::setenv("KCACHE_BENCH_KEYS", base.c_str(), 1);
+}
+
+void use_remote(Config& c, const std::string& url) {
+    const char* base = std::getenv("KCACHE_BENCH_KEYS");
+    if (!base) {
+        die("KCACHE_BENCH_KEYS is not set (make_bench_keys)");
+    }
+    c.remote_urls = {url};
+    c.remote_signing_key = std::string(base) + ".key";
+    c.trusted_keys = {std::string(base) + ".pub"};
+}
+
 int run_node(const std::vector<std::string>& args) {
     if (args.size() != 6) {
         die("node: expected DIR URL LIMIT MODE TIMEOUT_MS");
@@ -52,7 +77,7 @@ int run_node(const std::vector<std::string>& args) {
     use_private_dirs();  // PoCL's own cache too: a node starts cold
     Config c = cache_config(args[1]);
     if (args[2] != "none") {
-        c.remote_urls = {args[2]};
+        use_remote(c, args[2]);
     }
     c.remote_timeout = std::chrono::milliseconds(std::stoi(args[5]));
     const Mode mode = args[4] == "fail_fast" ? Mode::fail_fast : Mode::blocking;

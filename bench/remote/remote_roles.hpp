@@ -21,6 +21,13 @@ struct NodeReport {
 };
 NodeReport parse_report(const std::string& line);
 
+// Makes the key pair every node of this run signs with and trusts, and
+// names it in KCACHE_BENCH_KEYS for the child processes; once, in the parent.
+void make_bench_keys();
+// Points `c` at the remote `url`, signing uploads with the run's key and
+// trusting it (signed objects are required by default, as in a fleet).
+void use_remote(Config& c, const std::string& url);
+
 // Child entry: argv = node DIR URL|none LIMIT MODE(blocking|fail_fast) TIMEOUT_MS.
 int run_node(const std::vector<std::string>& args);
 
