@@ -162,6 +162,7 @@ TEST_F(CliContract, EveryBooleanSettingTakesTheWordsItsMessageLists) {
         {"remote_netrc", "KCACHE_REMOTE_NETRC"},
         {"remote_required", "KCACHE_REMOTE_REQUIRED"},
         {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
+        {"remote_require_signed", "KCACHE_REMOTE_REQUIRE_SIGNED"},
         {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"}};
     const std::vector<std::string> accepted = {"1",     "true", "yes", "on", "0",
                                                "false", "no",   "off", ""};
