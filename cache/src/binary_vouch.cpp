@@ -1,6 +1,10 @@
 #include "binary_vouch.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <map>
@@ -51,6 +55,26 @@ std::optional<std::string> verdict_of(const std::string& helper, const compiler:
            "): " + why;
 }
 
+// Whether `dir`/`name` records a good verdict; records one when `record`.
+bool vouched_on_node(const std::filesystem::path& dir, const std::string& name, bool record) {
+    if (dir.empty()) {
+        return false;
+    }
+    const std::filesystem::path marker = dir / name;
+    if (!record) {
+        struct stat st {};
+        return ::lstat(marker.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        return false;  // a read-only store: the verdict lasts for the process
+    }
+    const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        ::close(fd);
+    }
+    return fd >= 0;
+}
+
 }  // namespace
 
 std::string verify_helper_beside(const std::string& jit_helper) {
@@ -68,6 +92,7 @@ std::string verify_helper_beside(const std::string& jit_helper) {
 }
 
 std::optional<std::string> vouch_for_binary(const std::string& helper,
+                                            const std::filesystem::path& vouched_dir,
                                             const store::KeyFields& fields,
                                             std::span<const std::uint8_t> bytes,
                                             const std::string& options) {
@@ -80,6 +105,12 @@ std::optional<std::string> vouch_for_binary(const std::string& helper,
             return found->second;
         }
     }
+    const std::string marker = sha256_hex(id);
+    if (vouched_on_node(vouched_dir, marker, false)) {
+        std::lock_guard g(verdicts().mu);
+        verdicts().by_binary.emplace(id, std::nullopt);
+        return std::nullopt;
+    }
     compiler::SpawnSpec spec;
     spec.program = helper;
     spec.args = {
@@ -91,6 +122,9 @@ std::optional<std::string> vouch_for_binary(const std::string& helper,
     if (r.outcome != compiler::ChildExit::spawn_failed) {  // a missing helper may come back
         std::lock_guard g(verdicts().mu);
         verdicts().by_binary.emplace(id, verdict);
+    }
+    if (!verdict) {
+        vouched_on_node(vouched_dir, marker, true);
     }
     return verdict;
 }

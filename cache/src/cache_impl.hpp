@@ -154,6 +154,8 @@ struct Cache::Impl {
                                                const Plan& plan, Outcome& out);
     // The user store when it may be written (not read-only), else nullptr.
     store::Store* writable_user_store();
+    // Where good load checks of binaries built elsewhere are kept (binary_vouch.hpp).
+    std::filesystem::path vouched_dir();
 
     // publish.cpp: where produced bytes go, and every write to the user
     // store; a failed write is counted and added to `misses` (null: logged).

@@ -87,6 +87,12 @@ std::optional<service::ProgramRef> Cache::Impl::try_resident(cl_context context,
 
 // A stored exact binary (user store or pack) loaded by the driver; a binary
 // the driver rejects is recorded, and dropped from the user store.
+// Where good load-check verdicts are kept for the node: beside a writable
+// user store (none without one).
+std::filesystem::path Cache::Impl::vouched_dir() {
+    return writable_user_store() != nullptr ? config.dir / "vouched" : std::filesystem::path();
+}
+
 std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, cl_device_id device,
                                                             const Plan& plan, store::TieredHit& hit,
                                                             Outcome& out) {
@@ -96,9 +102,9 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
     }
     // A pack's binary was not compiled here: loaded in the helper first.
     if (hit.tier.kind == store::Tier::Kind::pack) {
-        if (auto bad =
-                service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
-                                          plan.fields, hit.entry.bytes, plan.input.options)) {
+        if (auto bad = service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
+                                                 vouched_dir(), plan.fields, hit.entry.bytes,
+                                                 plan.input.options)) {
             out.misses.emplace_back(Rung::pack, MissCause::rejected_by_driver, *bad);
             store_failure(plan, store::FailureKind::rejected_binary, *bad, 0, &out.misses);
             return std::nullopt;
@@ -189,9 +195,9 @@ std::optional<service::ProgramRef> Cache::Impl::try_aot(cl_context context, cl_d
     }
     // Built elsewhere (a prebuild's pack): loaded in the helper first.
     auto prog = [&]() -> Result<cl::ProgramHandle, std::string> {
-        if (auto bad =
-                service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
-                                          plan.fields, aot->entry.bytes, plan.input.options)) {
+        if (auto bad = service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
+                                                 vouched_dir(), plan.fields, aot->entry.bytes,
+                                                 plan.input.options)) {
             return fail(std::move(*bad));
         }
         return loader->load(context, device, aot->entry.bytes, plan.input.options);

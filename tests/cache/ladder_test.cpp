@@ -158,6 +158,12 @@ TEST_F(Pocl, PackAnswersAfterTheUserStore) {
     EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::answered_below));
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+    // Its load check in kcache-verify is kept for the node beside the user store.
+    std::size_t vouched = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir() / "fresh" / "vouched")) {
+        vouched += e.is_regular_file() ? 1 : 0;
+    }
+    EXPECT_EQ(vouched, 1u);
 }
 
 // A pack's binary is loaded in kcache-verify before this process loads it:
