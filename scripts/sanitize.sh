@@ -42,8 +42,13 @@ if [ "$mode" = address ]; then
   # Not Pocl.AddressSpaceCapIsAppliedToTheHelper: ASan reserves terabytes of
   # address space for its shadow when a process starts, so a helper under a
   # 4 GiB address-space cap cannot start at all (the cap is tested in build/).
+  # Nor CliLoadCheck.VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt: it
+  # expects PoCL to abort on a truncated binary, but PoCL first reads past the
+  # end of its own copy of it, and ASan's memcpy ends kcache-verify there
+  # (exit 1, not a signal); hiding that would take a suppression of every
+  # interceptor PoCL calls (the test runs in build/).
   default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'GPU|python|install'
-    -E '^Pocl[.]AddressSpaceCapIsAppliedToTheHelper$')
+    -E '^(Pocl[.]AddressSpaceCapIsAppliedToTheHelper|CliLoadCheck[.]VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt)$')
 else
   dir=build-tsan
   flags=thread
