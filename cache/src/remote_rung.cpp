@@ -3,6 +3,7 @@
 // next process hits locally. Writers share what they build through the
 // client's background queue.
 
+#include "binary_vouch.hpp"
 #include "cache_impl.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
@@ -84,6 +85,13 @@ std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, c
         if (config.remote_required && e.code != remote::RemoteErrc::not_found) {
             plan.remote_error = "remote tier failed (KCACHE_REMOTE_REQUIRED): " + e.message;
         }
+        return std::nullopt;
+    }
+    // Built elsewhere: loaded in the helper first (the user store's backfilled
+    // copy is the node's verdict, so no vouched/ record is kept).
+    if (auto bad = service::vouch_for_binary(service::verify_helper_beside(config.jit_helper), {},
+                                             plan.fields, got->bytes, plan.input.options)) {
+        out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
         return std::nullopt;
     }
     auto prog = loader->load(context, device, got->bytes, plan.input.options);

@@ -365,5 +365,33 @@ TEST_F(RemoteLadder, ForgedObjectsAreMissesThenJitAndNeverStored) {
     }
 }
 
+// With signatures not required, a payload truncated under a recomputed
+// checksum reaches the client: it is loaded in kcache-verify first (PoCL
+// asserts in its loader), so the caller gets a miss and a JIT, never a signal.
+TEST_F(RemoteLadder, AnUnsignedTruncatedBinaryIsAMissAndAJitNeverASignal) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    std::string key;
+    {
+        auto warmer = Cache::open(remote_config(config("a"), server->url()));
+        key = warmer->program(context_, device_, scale_request(70)).outcome().key;
+    }
+    const remote::Envelope env = decoded(file_bytes(server->object_file(key)), key);
+    const store::Bytes half(env.bytes.begin(), env.bytes.begin() + env.bytes.size() / 2);
+    const store::Bytes forged = remote::encode_envelope(env.fields, half, env.provenance);
+    std::ofstream(server->object_file(key), std::ios::binary)
+        .write(reinterpret_cast<const char*>(forged.data()),
+               static_cast<std::streamsize>(forged.size()));
+    Config node = remote_config(config("b"), server->url());
+    node.remote_require_signed = false;
+    auto cache = Cache::open(node);
+    auto p = cache->program(context_, device_, scale_request(70));
+    ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("kcache-verify"), std::string::npos)
+        << miss_of(p.outcome(), Rung::remote);
+    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 72.0f);
+}
+
 }  // namespace
 }  // namespace kcache::test
