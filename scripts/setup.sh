@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev
   libcurl4-openssl-dev nginx-light apache2 openssl minisign
   pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
+  redis-server libhiredis-dev clpeak clblast-utils abigail-tools python3-prometheus-client
 )
 
 missing=()
