@@ -4,197 +4,21 @@
 
 #include <atomic>
 #include <iostream>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "kcache/cache/keys.hpp"
-#include "kcache/device_db/database.hpp"
-#include "manifest.hpp"
-#include "opencl_devices.hpp"
 #include "progress.hpp"
 #include "remote_cli.hpp"
 #include "selection.hpp"
+#include "warmer.hpp"
 
 namespace kcache::cli {
 namespace {
 
 using nlohmann::json;
-
-// `not_stored`: compiled, but the store did not keep it (disk full, size
-// bound): the next run compiles again, so it needs action like a failure.
-enum class WarmResult { built, cached, unsupported, failed, timed_out, not_stored };
-constexpr const char* kResultNames[] = {"built",  "already cached", "unsupported",
-                                        "failed", "timed out",      "not stored"};
-constexpr const char* kJsonNames[] = {"built",  "already_cached", "unsupported",
-                                      "failed", "timed_out",      "not_stored"};
-
-// One build: a registry variant or a manifest item, on one device.
-struct WarmItem {
-    std::size_t device = 0;
-    std::optional<kernels::Variant> variant;
-    std::optional<ManifestItem> manifest;
-    std::string label() const { return variant ? variant->id() : manifest->name; }
-};
-
-struct ItemReport {
-    WarmResult result = WarmResult::failed;
-    std::string rung;
-    std::string message;
-    std::optional<store::KeyFields> kept;  // its entry in the user store, when counted there
-};
-
-WarmResult classify(const Outcome& o) {
-    switch (o.status) {
-        case StatusCode::ok:
-            return o.rung == Rung::jit ? WarmResult::built : WarmResult::cached;
-        case StatusCode::unsupported:
-            return WarmResult::unsupported;
-        case StatusCode::timeout:
-            return WarmResult::timed_out;
-        default:
-            return WarmResult::failed;
-    }
-}
-
-// Answers each item: an exact-key check of the user store first (with the
-// service's own key function, so a hit builds no program), then the cache
-// service for misses. The service is opened at the first miss, so a warm
-// that finds everything costs little more than starting OpenCL.
-class Warmer {
-  public:
-    Warmer(Config config, store::Store store, device_db::DeviceDb db)
-        : config_(std::move(config)), store_(std::move(store)), db_(std::move(db)) {}
-
-    ItemReport build(const OpenedDevice& dev, const WarmItem& item,
-                     std::chrono::milliseconds timeout) {
-        const std::optional<std::string> unsupported = missing_support(dev, item);
-        if (unsupported) {
-            return {WarmResult::unsupported, "none", *unsupported, std::nullopt};
-        }
-        const service::CompileInput input = compile_input(item);
-        const bool storable = !db_.quirks_for(dev.identity).no_cached_binaries;
-        const store::KeyFields fields = service::jit_key_fields(dev.identity, input);
-        if (storable && stored(fields)) {
-            return {WarmResult::cached, "user_store", "", fields};
-        }
-        Cache* cache = open_cache();
-        if (!cache) {
-            return {WarmResult::failed, "none", open_error_, std::nullopt};
-        }
-        Program program;
-        if (item.variant) {
-            KernelRequest request;
-            request.kernel = item.variant->kernel;
-            request.params.insert(item.variant->params.begin(), item.variant->params.end());
-            request.deadline = timeout;
-            program = cache->program(dev.context.get(), dev.device, request);
-        } else {
-            const ManifestItem& m = *item.manifest;
-            SourceRequest request{m.name,       m.source, m.options,     m.entry_points,
-                                  m.local_size, timeout,  Mode::blocking};
-            program = cache->program(dev.context.get(), dev.device, request);
-        }
-        const Outcome& o = program.outcome();
-        ItemReport report{classify(o), to_string(o.rung), o.message, std::nullopt};
-        const bool from_user_store =
-            report.result == WarmResult::cached && o.rung == Rung::user_store;
-        if (storable && (report.result == WarmResult::built || from_user_store)) {
-            report.kept = fields;
-        }
-        if (report.kept && !stored(fields)) {
-            // Counted only once the store really holds it, checksum verified
-            // (a hot copy answers only for its entry, but one may have gone since).
-            report.result = WarmResult::not_stored;
-            report.kept.reset();
-            if (from_user_store) {
-                report.message =
-                    "answered by a hot copy whose entry the user store no longer "
-                    "holds: warm again";
-            } else if (report.message.empty()) {
-                report.message = config_.read_only
-                                     ? "compiled, but not stored: the store is read-only "
-                                       "(KCACHE_READONLY)"
-                                     : "compiled, but the user store does not hold it";
-            }
-        }
-        return report;
-    }
-
-    // After the batch: an entry counted built or already cached that the
-    // store no longer holds was evicted by this run's later puts.
-    void recheck(std::vector<ItemReport>& reports) {
-        for (ItemReport& r : reports) {
-            if (r.kept && !stored(*r.kept)) {
-                r.result = WarmResult::not_stored;
-                r.message = "evicted by this run's later builds: KCACHE_MAX_SIZE (" +
-                            human_size(config_.max_bytes) + ") holds less than this warm needs";
-            }
-        }
-    }
-
-    // Waits (at most `limit`) for the uploads the service queued for what it
-    // built; returns (uploaded, failed), or nullopt when nothing could upload.
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> flush_uploads(
-        std::chrono::milliseconds limit) {
-        std::lock_guard lock(mutex_);
-        if (!cache_ || config_.remote_urls.empty() || config_.remote_read_only) {
-            return std::nullopt;
-        }
-        cache_->drain(limit);
-        const CacheStats s = cache_->stats();
-        return std::pair(s.remote_uploads, s.remote_upload_failures);
-    }
-
-  private:
-    static std::optional<std::string> missing_support(const OpenedDevice& dev,
-                                                      const WarmItem& item) {
-        if (item.variant) {
-            auto ok = kernels::check_support(*item.variant, dev.identity.extensions);
-            return ok ? std::nullopt : std::optional(ok.error().message);
-        }
-        for (const std::string& ext : item.manifest->extensions) {
-            if (!dev.identity.has_extension(ext)) {
-                return "device lacks " + ext;
-            }
-        }
-        return std::nullopt;
-    }
-
-    static service::CompileInput compile_input(const WarmItem& item) {
-        if (item.variant) {
-            auto r = kernels::render(*item.variant);
-            return {item.variant->id(), r->source, r->options, r->entry_points};
-        }
-        const ManifestItem& m = *item.manifest;
-        return {m.name, m.source, m.options, m.entry_points};
-    }
-
-    // True when the user store holds the exact key the runtime would look up
-    // and its bytes pass the checksum: a damaged entry is not "cached", the
-    // service's own read quarantines it and the build replaces it.
-    bool stored(const store::KeyFields& fields) { return store_.get(fields).ok(); }
-
-    Cache* open_cache() {
-        std::lock_guard lock(mutex_);
-        if (!cache_ && open_error_.empty()) {
-            Outcome opened;
-            cache_ = Cache::open(config_, &opened);
-            open_error_ = cache_ ? "" : "cannot open the cache: " + opened.message;
-        }
-        return cache_.get();
-    }
-
-    Config config_;
-    store::Store store_;
-    device_db::DeviceDb db_;
-    std::mutex mutex_;
-    std::unique_ptr<Cache> cache_;
-    std::string open_error_;
-};
 
 struct Batch {
     std::vector<WarmItem> items;
