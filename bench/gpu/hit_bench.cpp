@@ -9,8 +9,9 @@
 //     The Cache arms call forget() (untimed) before releasing their context,
 //     so that every arm destroys its context outside the timing; a fourth arm
 //     (resident, "sweep") leaves that to the cache, as a caller that never
-//     calls forget() does: the next request sweeps it and pays for
-//     destroying it.
+//     calls forget() does: the next request sweeps it and hands it to the
+//     releaser thread; a pause after that arm (untimed) keeps the teardown
+//     out of the other arms' timing.
 //  1b. where a resident hit's time over the floor goes (hit_parts.cpp).
 //  2. the store hit's steps, each timed alone in a new context: device probe,
 //     context check, render, key, Store::get (read + decode + checksum),
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <thread>
 
 #include "hit_common.hpp"
 #include "kcache/device_db/database.hpp"
@@ -36,6 +38,8 @@
 
 namespace gpu_bench {
 namespace {
+
+constexpr int kSettleMs = 250;
 
 void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
     std::printf(
@@ -65,6 +69,12 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
             p = kcache::Program();
             if (forget) {
                 cache.forget(ctx.c);
+            } else {
+                // The sweep this call made handed the previous sample's
+                // context to the releaser thread, whose teardown (tens of ms
+                // on some drivers) would otherwise overlap the next arm's
+                // timing: let it finish, untimed.
+                std::this_thread::sleep_for(std::chrono::milliseconds(kSettleMs));
             }
         };
         const std::function<void()> arms[] = {
