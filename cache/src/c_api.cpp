@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kcache/kcache.h"
 #include "kcache/kcache.hpp"
@@ -271,6 +272,36 @@ kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_devi
     return escaped("kcache_get_binary");
 }
 
+namespace {
+
+static_assert(KCACHE_LATENCY_BUCKETS == kcache::kLatencyBuckets &&
+              KCACHE_RUNG_COUNT == kcache::kRungCount &&
+              KCACHE_STATUS_COUNT == kcache::kStatusCount);
+constexpr std::size_t kStatsValues = 23 + (5 + KCACHE_RUNG_COUNT) * (2 + KCACHE_LATENCY_BUCKETS) +
+                                     KCACHE_RUNG_COUNT * KCACHE_STATUS_COUNT;
+
+void append_histogram(const kcache::LatencyHistogram& h, std::vector<std::uint64_t>& out) {
+    out.push_back(h.count);
+    out.push_back(h.sum_ns);
+    out.insert(out.end(), h.buckets.begin(), h.buckets.end());
+}
+
+// The metrics of `s` in the order kcache_stats declares them.
+void append_metrics(const kcache::CacheStats& s, std::vector<std::uint64_t>& out) {
+    append_histogram(s.request, out);
+    for (const auto& h : s.answered) {
+        append_histogram(h, out);
+    }
+    for (const auto* h : {&s.compile, &s.load, &s.remote_get, &s.remote_put}) {
+        append_histogram(*h, out);
+    }
+    for (const auto& row : s.requests) {
+        out.insert(out.end(), row.begin(), row.end());
+    }
+}
+
+}  // namespace
+
 kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
     if (cache == nullptr || out == nullptr) {
         return invalid("kcache_get_stats: cache and out must not be NULL");
@@ -302,12 +333,15 @@ kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out) try {
                                     s.programs_released,
                                     s.warmed_later,
                                     s.store_write_failures};
-    // The counters follow struct_size in declaration order, each a uint64_t;
-    // copy those the caller's struct has room for.
-    static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + sizeof(values));
+    // Everything after struct_size is uint64_t, in declaration order (the
+    // histograms and the request table too); copy what the caller has room for.
+    static_assert(std::size(values) == 23);
+    std::vector<std::uint64_t> all(std::begin(values), std::end(values));
+    append_metrics(s, all);
+    static_assert(sizeof(kcache_stats) == offsetof(kcache_stats, entries) + kStatsValues * 8);
     const std::size_t room =
         (out->struct_size - offsetof(kcache_stats, entries)) / sizeof(uint64_t);
-    std::memcpy(&out->entries, values, std::min(room, std::size(values)) * sizeof(uint64_t));
+    std::memcpy(&out->entries, all.data(), std::min(room, all.size()) * sizeof(uint64_t));
     return report(kcache::StatusCode::ok, "");
 } catch (...) {
     return escaped("kcache_get_stats");

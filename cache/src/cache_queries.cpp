@@ -3,6 +3,7 @@
 
 #include "cache_impl.hpp"
 #include "kcache/cache/install_paths.hpp"
+#include "kcache/cache/metrics.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/common/own_path.hpp"
@@ -58,6 +59,7 @@ CacheStats Cache::stats() noexcept {
     s.jit_failures = c.jit_failures;
     s.resident_hits = c.resident;
     s.programs_released = impl_->programs.released();
+    metrics::snapshot(s);
     if (impl_->remote) {
         const remote::Counters r = impl_->remote->counters();
         s.remote_hits = r.hits;

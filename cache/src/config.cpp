@@ -9,6 +9,7 @@
 //              | remote_require_signed | remote_signing_key
 //              | max_programs | max_resident_bytes | max_hot_bytes
 //              | trusted_keys | require_signed_packs
+//              | metrics | metrics_file | metrics_interval_ms | trace | trace_max_size
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "kcache/cache/metrics.hpp"
 #include "kcache/cache/quantity.hpp"
 #include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
@@ -70,6 +72,7 @@ constexpr Flag kFlags[] = {
     {"remote_allow_http_token", &Config::remote_allow_http_token},
     {"remote_require_signed", &Config::remote_require_signed},
     {"require_signed_packs", &Config::require_signed_packs},
+    {"metrics", &Config::metrics},
 };
 
 // The flag named `key`, or nullptr.
@@ -161,6 +164,9 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
     }
     if (key.rfind("remote", 0) == 0) {
         return apply_remote(c, key, value);
+    }
+    if (key.rfind("metrics_", 0) == 0 || key.rfind("trace", 0) == 0) {
+        return metrics::apply_setting(c, key, value);
     }
     if (key == "dir") {
         if (value.empty()) {
@@ -259,6 +265,11 @@ constexpr Setting kSettings[] = {
     {"max_hot_bytes", "KCACHE_MAX_HOT_BYTES"},
     {"trusted_keys", "KCACHE_TRUSTED_KEYS"},
     {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"},
+    {"metrics", "KCACHE_METRICS"},
+    {"metrics_file", "KCACHE_METRICS_FILE"},
+    {"metrics_interval_ms", "KCACHE_METRICS_INTERVAL_MS"},
+    {"trace", "KCACHE_TRACE"},
+    {"trace_max_size", "KCACHE_TRACE_MAX_SIZE"},
 };
 
 std::string env(const char* name) {
@@ -343,10 +354,6 @@ bool read_file(Config& c, std::string& error) {
     }
     return true;
 }
-
-}  // namespace
-
-namespace {
 
 // load_config's body; may throw (allocation, filesystem).
 bool resolve_config(Config& out, std::string& error) {

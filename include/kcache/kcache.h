@@ -98,6 +98,27 @@ KCACHE_API kcache_status kcache_get_binary(kcache_cache* cache, cl_context conte
                                            const char* params, uint32_t deadline_ms,
                                            kcache_mode mode, unsigned char** out, size_t* size);
 
+/* Latency histograms: the upper bounds of the buckets in nanoseconds (steps
+ * of 1, 2.5, 5 from 250 ns to 100 s); a last bucket counts the rest. */
+/* clang-format off */
+#define KCACHE_LATENCY_BOUNDS_NS                                                              \
+    { 250ull, 500ull, 1000ull, 2500ull, 5000ull, 10000ull, 25000ull, 50000ull, 100000ull,       \
+      250000ull, 500000ull, 1000000ull, 2500000ull, 5000000ull, 10000000ull, 25000000ull,        \
+      50000000ull, 100000000ull, 250000000ull, 500000000ull, 1000000000ull, 2500000000ull,       \
+      5000000000ull, 10000000000ull, 25000000000ull, 50000000000ull, 100000000000ull }
+/* clang-format on */
+#define KCACHE_LATENCY_BUCKETS 28 /* the 27 bounds and the rest */
+#define KCACHE_RUNG_COUNT 8
+#define KCACHE_STATUS_COUNT 14
+
+/* Durations: how many, their total, and how many fell in each bucket
+ * (buckets[i]: at most bound i and above bound i-1; not cumulative). */
+typedef struct kcache_histogram {
+    uint64_t count;
+    uint64_t sum_ns;
+    uint64_t buckets[KCACHE_LATENCY_BUCKETS];
+} kcache_histogram;
+
 /* Counters of this process plus the store's sizes. Extensible like
  * kcache_info: set `struct_size` (KCACHE_STATS_INIT). */
 typedef struct kcache_stats {
@@ -110,10 +131,22 @@ typedef struct kcache_stats {
     uint64_t resident_hits, programs_released;
     uint64_t warmed_later;         /* JIT binaries replaced by their warmed build (CPU devices) */
     uint64_t store_write_failures; /* writes to the user store that failed */
+    /* The process's metrics (zeros where KCACHE_METRICS is off): latency
+     * histograms with fixed buckets (KCACHE_LATENCY_BOUNDS_NS) and request
+     * counts; see kcache_histogram. */
+    kcache_histogram request_latency;                     /* every request, call to answer */
+    kcache_histogram answered_latency[KCACHE_RUNG_COUNT]; /* by the rung that answered */
+    kcache_histogram compile_latency;                     /* compiles in the helper, once each */
+    kcache_histogram load_latency;                        /* the driver's loads of binaries */
+    kcache_histogram remote_get_latency, remote_put_latency;
+    uint64_t requests[KCACHE_RUNG_COUNT][KCACHE_STATUS_COUNT]; /* [kcache_rung][kcache_status] */
 } kcache_stats;
 /* Every counter zero (listed, so that -Wmissing-field-initializers is quiet). */
-#define KCACHE_STATS_INIT \
-    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/* clang-format off */
+#define KCACHE_STATS_INIT                                                                      \
+    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+      {0, 0, {0}}, {{0, 0, {0}}}, {0, 0, {0}}, {0, 0, {0}}, {0, 0, {0}}, {0, 0, {0}}, {{0}} }
+/* clang-format on */
 
 /* Fills the fields of `*out` that fit in out->struct_size. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);

@@ -7,6 +7,7 @@
 #include "kcache/opencl.h"
 #include "kcache/version.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -146,6 +147,20 @@ struct Config {
     // KCACHE_REMOTE_SIGNING_KEY: minisign secret key (`kcache keygen`) that
     // signs uploads (push, warm, the JIT upload queue); empty: none.
     std::filesystem::path remote_signing_key;
+    // Observability (docs/design.md, "Metrics and trace"). KCACHE_METRICS:
+    // the process's latency histograms and request counts (CacheStats) are
+    // kept (on by default).
+    bool metrics = true;
+    // KCACHE_METRICS_FILE: the process writes its metrics in the Prometheus
+    // text format to this file (replaced atomically) every
+    // `metrics_interval` and at exit; "%p" is replaced by the process id.
+    std::filesystem::path metrics_file;
+    std::chrono::milliseconds metrics_interval{15'000};  // KCACHE_METRICS_INTERVAL_MS
+    // KCACHE_TRACE: a file that receives one Chrome trace event record per
+    // request (JSON, shared by the processes that name it), or "stderr" for
+    // one line per request through the log sink; empty: off.
+    std::string trace;
+    std::uint64_t trace_max_bytes = 64ull << 20;  // KCACHE_TRACE_MAX_SIZE: no record past it
     // KCACHE_MAX_PROGRAMS: built programs kept per Cache for repeat hits, over
     // all contexts; the least recently used is released first (0: keep none).
     std::size_t max_programs = 1024;
@@ -238,6 +253,30 @@ struct Binary {
     Outcome outcome;
 };
 
+// The upper bounds of every latency histogram's buckets, in nanoseconds
+// (steps of 1, 2.5, 5 from 250 ns to 100 s); a last bucket counts the rest.
+// clang-format off
+inline constexpr std::array<std::uint64_t, 27> kLatencyBoundsNs = {
+    250,           500,           1'000,          2'500,          5'000,
+    10'000,        25'000,        50'000,         100'000,        250'000,
+    500'000,       1'000'000,     2'500'000,      5'000'000,      10'000'000,
+    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
+    1'000'000'000, 2'500'000'000, 5'000'000'000,  10'000'000'000, 25'000'000'000,
+    50'000'000'000, 100'000'000'000};
+// clang-format on
+inline constexpr std::size_t kLatencyBuckets = kLatencyBoundsNs.size() + 1;
+inline constexpr std::size_t kRungCount = 8;     // enumerators of Rung
+inline constexpr std::size_t kStatusCount = 14;  // StatusCodes before driver_suspect
+
+// Durations observed with fixed buckets (kLatencyBoundsNs).
+struct LatencyHistogram {
+    std::uint64_t count = 0;   // observations
+    std::uint64_t sum_ns = 0;  // their total
+    // Observations per bucket (not cumulative): buckets[i] counts those at
+    // most kLatencyBoundsNs[i] and above the bound before; the last, the rest.
+    std::array<std::uint64_t, kLatencyBuckets> buckets{};
+};
+
 struct CacheStats {
     std::uint64_t entries = 0, raw_bytes = 0, stored_bytes = 0, evictions = 0, corruptions = 0;
     std::uint64_t in_process_hits = 0, store_hits = 0, pack_hits = 0, aot_hits = 0;
@@ -256,6 +295,17 @@ struct CacheStats {
     // binary not stored, a failure record or a removal not written); each
     // request it happened in names it in its misses (MissCause::not_stored).
     std::uint64_t store_write_failures = 0;
+    // The process's metrics, over every Cache of it that keeps them
+    // (Config::metrics; zeros otherwise): request latency, first check to
+    // answer, overall and by the rung that answered (index: Rung; a request
+    // that failed counts under Rung::none); compiles in the helper (once per
+    // compile, however many requests wait for it); the driver's loads of
+    // binaries; remote downloads and uploads; and requests by rung and status.
+    LatencyHistogram request;
+    std::array<LatencyHistogram, kRungCount> answered;
+    LatencyHistogram compile, load, remote_get, remote_put;
+    // Requests by rung and status: requests[Rung][StatusCode].
+    std::array<std::array<std::uint64_t, kStatusCount>, kRungCount> requests{};
 };
 
 class Cache {

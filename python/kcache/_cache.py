@@ -194,10 +194,13 @@ class Cache:
         result.kcache_outcome = outcome
         return result
 
-    def stats(self) -> Dict[str, int]:
+    def stats(self) -> Dict[str, Any]:
         """Returns this process's counters (in_process_hits, store_hits,
         resident_hits, jit_compiles, programs_released, ...) plus the store's
-        sizes (entries, raw_bytes, ...)."""
+        sizes (entries, raw_bytes, ...), and the process's metrics: "latency"
+        (histograms "request", "answered" by rung, "compile", "load",
+        "remote_get", "remote_put", each {"count", "sum_ns", "buckets"} with
+        the bounds in "latency_bounds_ns") and "requests" ({rung: {status: n}})."""
         return self._core.stats()
 
     def forget(self, context: Handle) -> int:

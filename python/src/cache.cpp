@@ -102,7 +102,42 @@ class CacheCore {
         d["programs_released"] = s.programs_released;
         d["warmed_later"] = s.warmed_later;
         d["store_write_failures"] = s.store_write_failures;
+        add_metrics(d, s);
         return d;
+    }
+
+    // The process's histograms ({"count", "sum_ns", "buckets"}) under
+    // "latency", their bounds, and the requests by rung and status.
+    static void add_metrics(py::dict& d, const CacheStats& s) {
+        const auto hist = [](const LatencyHistogram& h) {
+            py::dict x;
+            x["count"] = h.count;
+            x["sum_ns"] = h.sum_ns;
+            x["buckets"] = std::vector<std::uint64_t>(h.buckets.begin(), h.buckets.end());
+            return x;
+        };
+        py::dict latency, answered, requests;
+        for (std::size_t r = 0; r < kRungCount; ++r) {
+            const char* rung = to_string(static_cast<Rung>(r));
+            answered[rung] = hist(s.answered[r]);
+            py::dict by_status;
+            for (std::size_t st = 0; st < kStatusCount; ++st) {
+                if (s.requests[r][st] > 0) {
+                    by_status[to_string(static_cast<StatusCode>(st))] = s.requests[r][st];
+                }
+            }
+            requests[rung] = by_status;
+        }
+        latency["request"] = hist(s.request);
+        latency["answered"] = answered;
+        latency["compile"] = hist(s.compile);
+        latency["load"] = hist(s.load);
+        latency["remote_get"] = hist(s.remote_get);
+        latency["remote_put"] = hist(s.remote_put);
+        d["latency"] = latency;
+        d["latency_bounds_ns"] =
+            std::vector<std::uint64_t>(kLatencyBoundsNs.begin(), kLatencyBoundsNs.end());
+        d["requests"] = requests;
     }
 
     std::size_t forget(HandleInt ctx) {

@@ -1,0 +1,148 @@
+// The process's metrics registry (metrics.hpp): cells per thread, summed by
+// snapshots. A thread's cells are written by that thread only, so an
+// observation is a relaxed load and store per cell (no locked instruction,
+// no cache line shared with another writer); readers load them relaxed. A
+// thread that ends adds its cells to the retired totals and unlinks them,
+// both under the registry's lock, so a snapshot counts each observation once.
+
+#include "kcache/cache/metrics.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace kcache::metrics {
+namespace {
+
+// Cell layout: histograms first (buckets, then the sum in ns), then the
+// request counts [rung][status].
+constexpr std::size_t kHistCells = kLatencyBuckets + 1;
+constexpr std::size_t kRequestHist = 0;
+constexpr std::size_t kAnsweredHist = 1;  // + rung
+constexpr std::size_t kTimerHist = kAnsweredHist + kRungCount;
+constexpr std::size_t kHistograms = kTimerHist + 4;
+constexpr std::size_t kRequestCells = kHistograms * kHistCells;
+constexpr std::size_t kCells = kRequestCells + kRungCount * kStatusCount;
+
+struct Cells {
+    std::array<std::atomic<std::uint64_t>, kCells> v{};
+
+    // Only the owning thread adds: a plain read-modify-write is exact.
+    void add(std::size_t i, std::uint64_t n) noexcept {
+        v[i].store(v[i].load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+};
+
+struct Registry {
+    std::mutex mu;
+    std::vector<Cells*> live;
+    std::array<std::uint64_t, kCells> retired{};
+};
+
+// Never destroyed: threads may end (and retire their cells) during exit.
+Registry& registry() {
+    static Registry* r = new Registry;
+    return *r;
+}
+
+struct ThreadCells {
+    std::unique_ptr<Cells> cells = std::make_unique<Cells>();
+    ThreadCells() {
+        Registry& r = registry();
+        std::lock_guard g(r.mu);
+        r.live.push_back(cells.get());
+    }
+    ~ThreadCells() {
+        Registry& r = registry();
+        std::lock_guard g(r.mu);
+        for (std::size_t i = 0; i < kCells; ++i) {
+            r.retired[i] += cells->v[i].load(std::memory_order_relaxed);
+        }
+        std::erase(r.live, cells.get());
+    }
+};
+
+Cells& mine() {
+    thread_local ThreadCells t;
+    return *t.cells;
+}
+
+void add_duration(Cells& c, std::size_t hist, std::chrono::nanoseconds d) noexcept {
+    const std::size_t base = hist * kHistCells;
+    c.add(base + bucket_of(d), 1);
+    c.add(base + kLatencyBuckets, static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())));
+}
+
+void read_histogram(const std::array<std::uint64_t, kCells>& cells, std::size_t hist,
+                    LatencyHistogram& h) {
+    const std::size_t base = hist * kHistCells;
+    h = LatencyHistogram{};
+    for (std::size_t b = 0; b < kLatencyBuckets; ++b) {
+        h.buckets[b] = cells[base + b];
+        h.count += cells[base + b];  // the count is the buckets' sum, always consistent
+    }
+    h.sum_ns = cells[base + kLatencyBuckets];
+}
+
+}  // namespace
+
+std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept {
+    const auto ns = static_cast<std::uint64_t>(std::max<std::int64_t>(0, duration.count()));
+    std::size_t b = 0;  // requests land in the first few buckets: a scan from the bottom
+    while (b < kLatencyBoundsNs.size() && ns > kLatencyBoundsNs[b]) {
+        ++b;
+    }
+    return b;
+}
+
+void observe_request(Rung rung, StatusCode status, std::chrono::nanoseconds total) noexcept {
+    try {
+        Cells& c = mine();
+        const auto r = std::min<std::size_t>(static_cast<std::size_t>(rung), kRungCount - 1);
+        const auto s = std::min<std::size_t>(static_cast<std::size_t>(status), kStatusCount - 1);
+        add_duration(c, kRequestHist, total);
+        add_duration(c, kAnsweredHist + r, total);
+        if (static_cast<std::size_t>(status) < kStatusCount) {  // the matrix predates the rest
+            c.add(kRequestCells + r * kStatusCount + s, 1);
+        }
+    } catch (...) {
+        // Only the thread's first observation allocates; without memory it is lost.
+    }
+}
+
+void observe(Timer timer, std::chrono::nanoseconds duration) noexcept {
+    try {
+        add_duration(mine(), kTimerHist + static_cast<std::size_t>(timer), duration);
+    } catch (...) {
+        // As above.
+    }
+}
+
+void snapshot(CacheStats& out) noexcept {
+    std::array<std::uint64_t, kCells> sum{};
+    {
+        Registry& r = registry();
+        std::lock_guard g(r.mu);
+        sum = r.retired;
+        for (const Cells* c : r.live) {
+            for (std::size_t i = 0; i < kCells; ++i) {
+                sum[i] += c->v[i].load(std::memory_order_relaxed);
+            }
+        }
+    }
+    read_histogram(sum, kRequestHist, out.request);
+    for (std::size_t r = 0; r < kRungCount; ++r) {
+        read_histogram(sum, kAnsweredHist + r, out.answered[r]);
+        for (std::size_t s = 0; s < kStatusCount; ++s) {
+            out.requests[r][s] = sum[kRequestCells + r * kStatusCount + s];
+        }
+    }
+    LatencyHistogram* timers[] = {&out.compile, &out.load, &out.remote_get, &out.remote_put};
+    for (std::size_t t = 0; t < std::size(timers); ++t) {
+        read_histogram(sum, kTimerHist + t, *timers[t]);
+    }
+}
+
+}  // namespace kcache::metrics
