@@ -14,6 +14,7 @@
 #include "kcache/store/key.hpp"
 #include "kcache/store/pack.hpp"
 #include "remote_cli.hpp"
+#include "stats_metrics.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -141,6 +142,11 @@ json tier_json(const store::TierStats& t) {
 }
 
 int run_stats(const ParsedArgs& args) {
+    const std::string format = args.value("format").value_or(args.has("json") ? "json" : "text");
+    if (format != "text" && format != "json" && format != "openmetrics" && format != "prometheus") {
+        return report(Exit::usage, "stats",
+                      "--format: expected text, json, openmetrics or prometheus, got " + format);
+    }
     int code = 0;
     auto store = open_user_store("stats", code);
     if (!store) {
@@ -150,6 +156,16 @@ int run_stats(const ParsedArgs& args) {
     if (!stats) {
         return report(exit_for(stats.error()), "stats", stats.error().message);
     }
+    if (format == "openmetrics" || format == "prometheus") {
+        auto entries = store->list();
+        if (!entries) {
+            return report(exit_for(entries.error()), "stats", entries.error().message);
+        }
+        std::cout << node_metrics(
+            *store, *stats, *entries,
+            format == "openmetrics" ? metrics::Format::openmetrics : metrics::Format::prometheus);
+        return 0;
+    }
     json j = {{"store", store->path().string()}, {"entries", stats->entries},
               {"raw_bytes", stats->raw_bytes},   {"stored_bytes", stats->stored_bytes},
               {"evictions", stats->evictions},   {"corruptions", stats->corruptions},
@@ -158,7 +174,7 @@ int run_stats(const ParsedArgs& args) {
         j["tiers"].push_back(tier_json(t));
     }
     j["remote"] = remote_stats_json(store->path().parent_path());
-    if (args.has("json")) {
+    if (format == "json") {
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -270,8 +286,12 @@ Command stats_command() {
              "show store size, entries and hit/miss counters",
              "The remote line counts, for every process of this node since the store was\n"
              "created: hits, misses, errors, timeouts, corrupt objects, uploads and upload\n"
-             "failures of the remote tier (KCACHE_REMOTE).\n",
-             {{"json", Arity::flag, "", "print JSON"}},
+             "failures of the remote tier (KCACHE_REMOTE).\n"
+             "--format openmetrics prints the store's sizes by device and the node's\n"
+             "counters in the OpenMetrics text format (prometheus: the Prometheus text\n"
+             "format of node_exporter's textfile collector); tools/README.md lists them.\n",
+             {{"json", Arity::flag, "", "print JSON (--format json)"},
+              {"format", Arity::value, "FMT", "text, json, openmetrics or prometheus"}},
              0,
              0,
              std::string(kExitOk) + kExitUsage + kExitStore},

@@ -1,0 +1,17 @@
+#pragma once
+// The node's metrics for `kcache stats --format openmetrics|prometheus`.
+
+#include <string>
+#include <vector>
+
+#include "kcache/cache/metrics.hpp"
+#include "kcache/store/store.hpp"
+
+namespace kcache::cli {
+
+// The exposition of the user store's sizes (by device, from `entries`) and
+// counters (`stats`), and the node's remote counters kept beside `store`.
+std::string node_metrics(store::Store& store, const store::Stats& stats,
+                         const std::vector<store::EntryInfo>& entries, metrics::Format format);
+
+}  // namespace kcache::cli
