@@ -15,6 +15,7 @@
 #include "kcache/cache/parts.hpp"
 #include "kcache/cache/text.hpp"
 #include "remote_cli.hpp"
+#include "run_layer.hpp"
 
 namespace kcache::cli {
 
@@ -22,7 +23,8 @@ std::vector<Command> all_commands() {
     return {devices_command(), warm_command(),   prebuild_command(), get_command(),
             ls_command(),      stats_command(),  verify_command(),   explain_command(),
             gc_command(),      export_command(), import_command(),   doctor_command(),
-            push_command(),    pull_command(),   keygen_command(),   sign_command()};
+            push_command(),    pull_command(),   keygen_command(),   sign_command(),
+            run_command()};
 }
 
 int report(Exit code, std::string_view command, std::string_view message) {

@@ -20,6 +20,7 @@
 #include "kcache/device_db/sysfs.hpp"
 #include "probe.hpp"
 #include "remote_cli.hpp"
+#include "run_layer.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -214,6 +215,18 @@ void check_icds(std::vector<Finding>& out) {
     }
 }
 
+// Whether `kcache run` can work: the loader loads layers, the layer exists.
+void check_layer(std::vector<Finding>& out) {
+    std::string detail;
+    const bool layers = loader_supports_layers(detail);
+    out.push_back({"opencl", "layers", detail, layers ? Level::ok : Level::note});
+    const std::string layer = layer_library_path();
+    std::error_code ec;
+    const bool present = std::filesystem::exists(layer, ec);
+    out.push_back({"opencl", "layer", layer + (present ? "" : " (missing: kcache run cannot work)"),
+                   present ? Level::ok : Level::note});
+}
+
 void check_ocloc(std::vector<Finding>& out, const Config& config) {
     const compiler::OclocCompiler ocloc(ocloc_config(config));
     auto id = ocloc.identity(deadline_after(std::chrono::seconds(60)));
@@ -272,6 +285,7 @@ int run_doctor(const ParsedArgs& args) {
     check_store_dir(findings, config->dir);
     check_signatures(findings, *config);
     check_icds(findings);
+    check_layer(findings);
     check_ocloc(findings, *config);
     check_drivers(findings, *config, timeout->value_or(kDefaultProbeTimeout));
     for (const RemoteCheck& r : remote_checks(*config)) {

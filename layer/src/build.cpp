@@ -1,0 +1,221 @@
+// clBuildProgram: a program the application created from source is answered
+// by the cache's ladder, one SourceRequest per device (the same key as the
+// library's: source, options, device, driver, compiler), and becomes the
+// driver's program made from the answered binary. What the layer cannot key
+// or the cache cannot answer is built by the driver, unchanged.
+
+#include <chrono>
+#include <new>
+#include <string_view>
+#include <vector>
+
+#include "layer.hpp"
+#include "service.hpp"
+
+namespace kcache::layer {
+namespace {
+
+using Notify = void(CL_CALLBACK*)(cl_program, void*);
+using Clock = std::chrono::steady_clock;
+
+std::vector<cl_device_id> program_devices(cl_program source) {
+    cl_uint n = 0;
+    if (target().clGetProgramInfo(source, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) !=
+        CL_SUCCESS) {
+        return {};
+    }
+    std::vector<cl_device_id> devices(n);
+    if (target().clGetProgramInfo(source, CL_PROGRAM_DEVICES, n * sizeof(cl_device_id),
+                                  devices.data(), nullptr) != CL_SUCCESS) {
+        return {};
+    }
+    return devices;
+}
+
+// Why the layer cannot key this build ("" when it can): files the compiler
+// would read are not part of the key. Include directories alone (-I) are
+// keyed as options: without #include they read nothing.
+std::string_view not_keyable(const LayerProgram& w, std::string_view options) {
+    if (w.text.find("#include") != std::string::npos) {
+        return "the source includes files";
+    }
+    if (options.find("-include") != std::string_view::npos ||
+        options.find("-imacros") != std::string_view::npos) {
+        return "the options include files";
+    }
+    return {};
+}
+
+// The binary of a built single-device program (empty on failure).
+std::vector<unsigned char> binary_of(cl_program p) {
+    size_t size = 0;
+    if (target().clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+            CL_SUCCESS ||
+        size == 0) {
+        return {};
+    }
+    std::vector<unsigned char> bytes(size);
+    unsigned char* data = bytes.data();
+    if (target().clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) !=
+        CL_SUCCESS) {
+        return {};
+    }
+    return bytes;
+}
+
+// One driver program for every device from the programs the cache answered.
+cl_program combined(cl_context context, const std::vector<cl_device_id>& devices,
+                    const std::vector<Program>& answers, const char* options) {
+    std::vector<std::vector<unsigned char>> binaries;
+    std::vector<size_t> sizes;
+    std::vector<const unsigned char*> pointers;
+    for (const Program& p : answers) {
+        binaries.push_back(binary_of(p.get()));
+        if (binaries.back().empty()) {
+            return nullptr;
+        }
+    }
+    for (const auto& b : binaries) {
+        sizes.push_back(b.size());
+        pointers.push_back(b.data());
+    }
+    cl_int err = CL_SUCCESS;
+    cl_program p = target().clCreateProgramWithBinary(context, static_cast<cl_uint>(devices.size()),
+                                                      devices.data(), sizes.data(), pointers.data(),
+                                                      nullptr, &err);
+    if (p != nullptr &&
+        target().clBuildProgram(p, 0, nullptr, options, nullptr, nullptr) != CL_SUCCESS) {
+        target().clReleaseProgram(p);
+        return nullptr;
+    }
+    return p;
+}
+
+std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadline) {
+    const bool timed_out = outcome.status == StatusCode::timeout;
+    std::string log = timed_out ? "kcache: the compile was stopped at its deadline of " +
+                                      std::to_string(deadline.count()) + " ms"
+                                : "kcache: the driver's compiler crashed on this program";
+    log += outcome.rung == Rung::failure_record ? " (a recorded failure answered at once)" : "";
+    log += ".\n";
+    if (timed_out) {
+        log +=
+            "To give it longer, raise KCACHE_JIT_TIMEOUT_MS in the application's environment "
+            "(e.g. KCACHE_JIT_TIMEOUT_MS=600000 kcache run -- APP); a longer deadline tries "
+            "again, a record under a shorter one fails at once.\n";
+    } else {
+        log += "`kcache gc --failures` forgets the record so that the next build tries again.\n";
+    }
+    return log + "kcache: " + outcome.message + "\n";
+}
+
+// The build the layer hands to the driver: on the source program, with the
+// application's callback called with the layer's handle.
+cl_int driver_build(LayerProgram& w, cl_uint num_devices, const cl_device_id* devices,
+                    const char* options, Notify notify, void* user_data) {
+    set_active(w, w.source);
+    w.failed = false;
+    HandleCall* call =
+        notify ? new (std::nothrow) HandleCall{notify, user_data, as_handle(&w)} : nullptr;
+    if (notify != nullptr && call == nullptr) {
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    return target().clBuildProgram(w.source, num_devices, devices, options,
+                                   call ? on_handle_call : nullptr, call);
+}
+
+struct Answer {
+    Verdict verdict = Verdict::pass;
+    Outcome outcome;
+    cl_program program = nullptr;  // ok: one reference, the layer's
+};
+
+// Asks the cache for every device; the first that is not ok decides.
+Answer ask_cache(Cache& cache, const LayerProgram& w, const std::vector<cl_device_id>& devices,
+                 const char* options) {
+    SourceRequest request;
+    request.source = w.text;
+    request.options = options ? options : "";
+    std::vector<Program> answers;
+    Answer a;
+    InsideCache inside;
+    for (cl_device_id device : devices) {
+        answers.push_back(cache.program(w.context, device, request));
+        a.outcome = answers.back().outcome();
+        if (!answers.back().ok()) {
+            const StatusCode s = a.outcome.status;
+            a.verdict = s == StatusCode::timeout || s == StatusCode::crashed ? Verdict::fail
+                                                                             : Verdict::pass;
+            return a;
+        }
+    }
+    a.verdict = a.outcome.rung == Rung::jit ? Verdict::jit : Verdict::hit;
+    a.program = devices.size() == 1 ? answers.front().release()
+                                    : combined(w.context, devices, answers, options);
+    if (a.program == nullptr) {
+        a.verdict = Verdict::pass;
+        a.outcome.message = "the answered binaries did not load as one program";
+    }
+    return a;
+}
+
+}  // namespace
+
+cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
+                                 const cl_device_id* device_list, const char* options,
+                                 Notify notify, void* user_data) {
+    LayerProgram* w = as_layer(program);
+    if (w == nullptr) {
+        if (!inside_cache()) {
+            note_pass("not a program from source");
+        }
+        return target().clBuildProgram(program, num_devices, device_list, options, notify,
+                                       user_data);
+    }
+    const auto start = Clock::now();
+    std::unique_lock lock(w->mutex);
+    Cache* cache = service();
+    const std::vector<cl_device_id> devices = program_devices(w->source);
+    const bool all_devices =
+        (num_devices == 0 && device_list == nullptr) ||
+        (device_list != nullptr &&
+         std::vector<cl_device_id>(device_list, device_list + num_devices) == devices);
+    cl_uint driver_count = 0;
+    target().clGetProgramInfo(w->active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
+                              &driver_count, nullptr);
+    std::string_view why = cache == nullptr  ? "the cache is not open"
+                           : devices.empty() ? "the program's devices are unknown"
+                           : !all_devices    ? "a build for some of the program's devices"
+                           : driver_count != w->app_references
+                               ? "kernels are attached"
+                               : not_keyable(*w, options ? options : "");
+    if (!why.empty()) {
+        note_pass(why);
+        return driver_build(*w, num_devices, device_list, options, notify, user_data);
+    }
+    Answer a = ask_cache(*cache, *w, devices, options);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (a.verdict == Verdict::pass) {
+        note(Verdict::pass, &a.outcome, ms, to_string(a.outcome.status));
+        return driver_build(*w, num_devices, device_list, options, notify, user_data);
+    }
+    note(a.verdict, &a.outcome, ms, "");
+    cl_int result = CL_SUCCESS;
+    if (a.verdict == Verdict::fail) {
+        set_active(*w, w->source);
+        w->failed = true;
+        w->failure_log = stopped_log(a.outcome, cache->config().jit_timeout);
+        w->failure_options = options ? options : "";
+        result = CL_BUILD_PROGRAM_FAILURE;
+    } else {
+        set_active(*w, a.program);
+        w->failed = false;
+    }
+    lock.unlock();
+    if (notify != nullptr) {
+        notify(program, user_data);
+    }
+    return result;
+}
+
+}  // namespace kcache::layer

@@ -1,0 +1,123 @@
+#pragma once
+// The OpenCL layer (docs/design.md, "The OpenCL layer"): what its files
+// share. The ICD loader hands every call of the application to the layer's
+// dispatch table whatever object it carries; the layer reaches the driver
+// through `target()`, the dispatch table clInitLayer received. Programs
+// created from source are handed to the application as `LayerProgram`s,
+// so every entry point that takes or returns a program is the layer's.
+
+#include "kcache/opencl.h"
+
+#include <CL/cl_icd.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kcache::layer {
+
+// The driver side: the next layer's or the loader's dispatch table.
+const _cl_icd_dispatch& target() noexcept;
+// The layer's own table (every entry filled); a LayerProgram points at it.
+const _cl_icd_dispatch* own_table() noexcept;
+
+// A program the application created from source. Its first member is a
+// dispatch pointer like every ICD object's, so the layer tells its own
+// programs from the driver's by that pointer alone.
+//
+// `source` is the driver's program from the same source, kept for what the
+// source defines (context, devices, source text) and for builds the layer
+// passes through. `built`, when the cache answered a build, is the driver's
+// program made from the cached binary. The application's references live in
+// the active program (`built`, else `source`), so the driver counts them,
+// kernels included, exactly as without the layer; while `built` is set the
+// layer holds one reference of its own on `source`.
+struct LayerProgram {
+    const _cl_icd_dispatch* dispatch = own_table();
+    std::mutex mutex;
+    cl_program source = nullptr;
+    cl_program built = nullptr;
+    cl_context context = nullptr;
+    std::string text;             // the source the cache keys
+    cl_uint app_references = 1;   // the application's retains minus releases
+    bool failed = false;          // the last build was stopped by kcache (below)
+    std::string failure_log;      // what CL_PROGRAM_BUILD_LOG says then
+    std::string failure_options;  // and CL_PROGRAM_BUILD_OPTIONS
+
+    cl_program active() const noexcept { return built ? built : source; }
+};
+
+// The layer's program behind `p`, or null for a driver object (or null).
+inline LayerProgram* as_layer(cl_program p) noexcept {
+    if (p == nullptr || *reinterpret_cast<const void* const*>(p) != own_table()) {
+        return nullptr;
+    }
+    return reinterpret_cast<LayerProgram*>(p);
+}
+inline cl_program as_handle(LayerProgram* w) noexcept {
+    return reinterpret_cast<cl_program>(w);
+}
+// The driver's program for `p` (the active one of a layer program).
+cl_program unwrap(cl_program p) noexcept;
+
+// Registers `w`'s active program, so that kernel queries name `w`.
+void remember_active(LayerProgram* w, cl_program driver_program);
+void forget_active(cl_program driver_program);
+// The layer program whose active program is `driver_program`, or null.
+LayerProgram* owner_of(cl_program driver_program);
+
+// Makes `next` (one reference, the layer's) `w`'s active program, moving the
+// application's references onto it. `next` may be `w->source` (the layer's
+// own reference on it is then the first of the application's). Caller holds
+// `w->mutex`.
+void set_active(LayerProgram& w, cl_program next);
+
+// A callback of the application (build done, program released) that the
+// driver calls with its own program: `on_handle_call` calls it with the
+// layer's handle instead, then frees the record.
+struct HandleCall {
+    void(CL_CALLBACK* notify)(cl_program, void*);
+    void* user_data;
+    cl_program handle;
+};
+void CL_CALLBACK on_handle_call(cl_program, void* data);
+
+// The driver's programs for `count` programs at `programs` (each unwrapped).
+std::vector<cl_program> unwrapped(const cl_program* programs, cl_uint count);
+
+// While set on a thread, the layer does not wrap programs that thread creates
+// from source: kcache's own calls into OpenCL pass through the layer.
+struct InsideCache {
+    InsideCache() noexcept;
+    ~InsideCache();
+    InsideCache(const InsideCache&) = delete;
+    InsideCache& operator=(const InsideCache&) = delete;
+};
+bool inside_cache() noexcept;
+
+// The layer's entry points (a subset of the dispatch table).
+cl_program CL_API_CALL create_program_with_source(cl_context, cl_uint, const char**, const size_t*,
+                                                  cl_int*);
+cl_int CL_API_CALL retain_program(cl_program);
+cl_int CL_API_CALL release_program(cl_program);
+cl_int CL_API_CALL get_program_info(cl_program, cl_program_info, size_t, void*, size_t*);
+cl_int CL_API_CALL get_program_build_info(cl_program, cl_device_id, cl_program_build_info, size_t,
+                                          void*, size_t*);
+cl_int CL_API_CALL set_program_release_callback(cl_program, void(CL_CALLBACK*)(cl_program, void*),
+                                                void*);
+cl_int CL_API_CALL set_program_specialization_constant(cl_program, cl_uint, size_t, const void*);
+cl_kernel CL_API_CALL create_kernel(cl_program, const char*, cl_int*);
+cl_int CL_API_CALL create_kernels_in_program(cl_program, cl_uint, cl_kernel*, cl_uint*);
+cl_int CL_API_CALL get_kernel_info(cl_kernel, cl_kernel_info, size_t, void*, size_t*);
+cl_int CL_API_CALL release_kernel(cl_kernel);
+cl_int CL_API_CALL build_program(cl_program, cl_uint, const cl_device_id*, const char*,
+                                 void(CL_CALLBACK*)(cl_program, void*), void*);
+cl_int CL_API_CALL compile_program(cl_program, cl_uint, const cl_device_id*, const char*, cl_uint,
+                                   const cl_program*, const char**,
+                                   void(CL_CALLBACK*)(cl_program, void*), void*);
+cl_program CL_API_CALL link_program(cl_context, cl_uint, const cl_device_id*, const char*, cl_uint,
+                                    const cl_program*, void(CL_CALLBACK*)(cl_program, void*), void*,
+                                    cl_int*);
+
+}  // namespace kcache::layer

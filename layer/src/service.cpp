@@ -1,0 +1,135 @@
+// The layer's cache and its reports (see service.hpp).
+
+#include "service.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include "kcache/common/unique_fd.hpp"
+#include "layer.hpp"
+
+namespace kcache::layer {
+namespace {
+
+constexpr std::array<const char*, 4> kVerdictNames = {"hit", "jit", "fail", "pass"};
+
+struct State {
+    std::unique_ptr<Cache> cache;
+    std::string counters;  // the counters file ("" when none is written)
+    bool trace = false;
+};
+
+void say(const std::string& line) {
+    const std::string text = "kcache layer: " + line + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+// The environment's configuration for an application run under the layer.
+// The layer keeps no built programs of its own (the application owns each
+// program it builds); KCACHE_TRACE=1 asks for the layer's lines only.
+State open_state() {
+    State s;
+    Config config;
+    std::string error;
+    if (!load_config(config, error)) {
+        say("configuration: " + error + "; every OpenCL call goes straight to the driver");
+        return s;
+    }
+    const char* trace = std::getenv("KCACHE_TRACE");
+    s.trace = trace != nullptr && *trace != '\0';
+    if (config.trace == "1") {
+        config.trace.clear();
+    }
+    config.max_programs = 0;
+    Outcome why;
+    {
+        InsideCache inside;
+        s.cache = Cache::open(config, &why);
+    }
+    if (!s.cache) {
+        say("the cache could not be opened (" + why.message +
+            "); every OpenCL call goes straight to the driver");
+        return s;
+    }
+    if (!config.read_only && !config.disabled) {
+        s.counters = counters_path(config.dir.string());
+    }
+    return s;
+}
+
+State& state() {
+    static State* s = nullptr;
+    static std::once_flag once;
+    std::call_once(once, [] { s = new State(open_state()); });  // lives to exit
+    return *s;
+}
+
+// Adds one to `name`'s line of the counters file.
+void count(const std::string& path, const char* name) {
+    const UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd.valid() || ::flock(fd.get(), LOCK_EX) != 0) {
+        return;
+    }
+    std::string text(4096, '\0');
+    const ssize_t n = ::pread(fd.get(), text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    std::array<unsigned long long, kVerdictNames.size()> values{};
+    std::istringstream in(text);
+    std::string key;
+    unsigned long long value = 0;
+    while (in >> key >> value) {
+        for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
+            if (key == kVerdictNames[i]) {
+                values[i] = value;
+            }
+        }
+    }
+    std::string out;
+    for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
+        values[i] += std::string_view(kVerdictNames[i]) == name ? 1 : 0;
+        out += std::string(kVerdictNames[i]) + " " + std::to_string(values[i]) + "\n";
+    }
+    if (::pwrite(fd.get(), out.data(), out.size(), 0) == static_cast<ssize_t>(out.size())) {
+        (void)::ftruncate(fd.get(), static_cast<off_t>(out.size()));
+    }
+}
+
+}  // namespace
+
+std::string counters_path(const std::string& dir) {
+    return dir + "/layer-counters";
+}
+
+Cache* service() {
+    return state().cache.get();
+}
+
+void note(Verdict verdict, const Outcome* outcome, double ms, std::string_view detail) {
+    State& s = state();
+    const char* name = kVerdictNames[static_cast<std::size_t>(verdict)];
+    if (!s.counters.empty()) {
+        count(s.counters, name);
+    }
+    if (!s.trace) {
+        return;
+    }
+    std::string verdict_upper(name);
+    for (char& c : verdict_upper) {
+        c = static_cast<char>(c - 'a' + 'A');
+    }
+    char millis[32];
+    std::snprintf(millis, sizeof millis, "%.2f", ms);
+    const std::string rung = outcome ? to_string(outcome->rung) : "driver";
+    const std::string key = outcome ? outcome->key.substr(0, 12) : "-";
+    say(verdict_upper + " " + rung + " " + (key.empty() ? "-" : key) + " " + millis + " ms" +
+        (detail.empty() ? "" : " " + std::string(detail)));
+}
+
+}  // namespace kcache::layer

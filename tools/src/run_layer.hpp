@@ -1,0 +1,23 @@
+#pragma once
+// `kcache run`: an application under the OpenCL layer (docs/design.md,
+// "The OpenCL layer"), and where the layer library is.
+
+#include <string>
+
+#include "cli.hpp"
+
+namespace kcache::cli {
+
+Command run_command();
+
+// The layer library this kcache uses: $KCACHE_LAYER_PATH, else the one
+// installed beside this binary's prefix, else the build tree's, else the
+// configured install path (which may not exist).
+std::string layer_library_path();
+
+// Whether the OpenCL ICD loader this process would load reads OPENCL_LAYERS
+// and calls layers' clInitLayer; `detail` names the loader file or says why
+// it is not known.
+bool loader_supports_layers(std::string& detail);
+
+}  // namespace kcache::cli
