@@ -30,6 +30,17 @@ else
   echo "setup: all ${#packages[@]} packages present"
 fi
 
+# The S3-protocol server the S3 tests start: s3rver, from npm (the fork
+# published as @20minutes/s3rver; the s3rver package itself skips checking
+# SigV4 signatures), installed into git-ignored .deps/s3rver.
+s3rver_dir=.deps/s3rver
+s3rver_version=4.0.4
+if ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rver_dir/node_modules/@20minutes/s3rver/package.json"; then
+  command -v npm >/dev/null || { echo "setup: npm is needed for the S3 tests' server (s3rver)" >&2; exit 1; }
+  echo "setup: installing @20minutes/s3rver@$s3rver_version into $s3rver_dir"
+  npm install --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error "@20minutes/s3rver@$s3rver_version"
+fi
+
 build_dir="${KCACHE_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCACHE_WERROR=ON
 cmake --build "$build_dir" -j "$(nproc)"

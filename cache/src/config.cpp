@@ -7,6 +7,8 @@
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
 //              | remote_require_signed | remote_signing_key
+//              | remote_s3_endpoint | remote_s3_region | remote_s3_url_style
+//              | remote_s3_credentials_file | remote_s3_profile
 //              | max_programs | max_resident_bytes | max_hot_bytes
 //              | trusted_keys | require_signed_packs
 //              | metrics | metrics_file | metrics_interval_ms | trace | trace_max_size
@@ -19,6 +21,7 @@
 
 #include "kcache/cache/metrics.hpp"
 #include "kcache/cache/quantity.hpp"
+#include "kcache/cache/remote_tier.hpp"
 #include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/kcache.hpp"
@@ -149,6 +152,8 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
         c.remote_ca = value;
     } else if (key == "remote_signing_key") {
         c.remote_signing_key = value;
+    } else if (key.rfind("remote_s3_", 0) == 0) {
+        return service::apply_remote_s3(c, key, value);
     } else {
         return "unknown setting";
     }
@@ -260,6 +265,11 @@ constexpr Setting kSettings[] = {
     {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
     {"remote_require_signed", "KCACHE_REMOTE_REQUIRE_SIGNED"},
     {"remote_signing_key", "KCACHE_REMOTE_SIGNING_KEY"},
+    {"remote_s3_endpoint", "KCACHE_REMOTE_S3_ENDPOINT"},
+    {"remote_s3_region", "KCACHE_REMOTE_S3_REGION"},
+    {"remote_s3_url_style", "KCACHE_REMOTE_S3_URL_STYLE"},
+    {"remote_s3_credentials_file", "KCACHE_REMOTE_S3_CREDENTIALS_FILE"},
+    {"remote_s3_profile", "KCACHE_REMOTE_S3_PROFILE"},
     {"max_programs", "KCACHE_MAX_PROGRAMS"},
     {"max_resident_bytes", "KCACHE_MAX_RESIDENT_BYTES"},
     {"max_hot_bytes", "KCACHE_MAX_HOT_BYTES"},

@@ -29,6 +29,7 @@ remote::Settings remote_settings(const Config& config) {
                                                 : remote::ObjectSignatures::accept_unsigned;
     s.trusted_keys = trusted_keys(config);  // the same sources as packs
     s.signing_key_file = config.remote_signing_key;
+    s.s3 = remote_s3_settings(config);
     return s;
 }
 

@@ -147,6 +147,18 @@ struct Config {
     // KCACHE_REMOTE_SIGNING_KEY: minisign secret key (`kcache keygen`) that
     // signs uploads (push, warm, the JIT upload queue); empty: none.
     std::filesystem::path remote_signing_key;
+    // S3 (s3://bucket/prefix among `remote_urls`; docs/remote.md, "S3"):
+    // KCACHE_REMOTE_S3_ENDPOINT: http(s)://host[:port]; empty: AWS's, by region.
+    std::string remote_s3_endpoint;
+    // KCACHE_REMOTE_S3_REGION; empty: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1.
+    std::string remote_s3_region;
+    // KCACHE_REMOTE_S3_URL_STYLE: "path" or "virtual" (bucket in the host
+    // name); empty: virtual on AWS's endpoint, path on another.
+    std::string remote_s3_url_style;
+    // KCACHE_REMOTE_S3_CREDENTIALS_FILE: an AWS credentials file used before
+    // the environment; empty: AWS_ACCESS_KEY_ID…, then ~/.aws/credentials.
+    std::filesystem::path remote_s3_credentials_file;
+    std::string remote_s3_profile;  // KCACHE_REMOTE_S3_PROFILE; empty: AWS_PROFILE, else default
     // Observability (docs/design.md, "Metrics and trace"). KCACHE_METRICS:
     // the process's latency histograms and request counts (CacheStats) are
     // kept (on by default).

@@ -1,5 +1,6 @@
 // What stats, doctor and explain show of the remote tier.
 
+#include <algorithm>
 #include <sstream>
 
 #include "kcache/cache/remote_tier.hpp"
@@ -57,6 +58,9 @@ std::string remote_effective(const Config& c, const std::string& name) {
     if (name == "remote_require_signed") {
         return flag(c.remote_require_signed);
     }
+    if (name.rfind("remote_s3_", 0) == 0) {
+        return service::remote_s3_effective(c, name);
+    }
     if (name == "remote_signing_key") {
         return c.remote_signing_key.empty() ? "(none: uploads are not signed)"
                                             : c.remote_signing_key.string();
@@ -95,6 +99,19 @@ RemoteCheck signature_check(const Config& config) {
     return {"signatures", detail, ok};
 }
 
+// Where the S3 credentials come from (the access key id, never the secret);
+// a problem when none are found. nullopt when no base URL is an s3:// one.
+std::optional<RemoteCheck> s3_credentials_check(const Config& config) {
+    const bool s3 = std::any_of(config.remote_urls.begin(), config.remote_urls.end(),
+                                [](const std::string& u) { return u.rfind("s3://", 0) == 0; });
+    if (!s3) {
+        return std::nullopt;
+    }
+    auto origin = remote::s3_credentials_origin(service::remote_s3_settings(config));
+    return RemoteCheck{"s3 credentials", origin ? *origin : origin.error().message,
+                       static_cast<bool>(origin)};
+}
+
 }  // namespace
 
 std::optional<std::string> no_signed_uploads(const Config& config) {
@@ -111,6 +128,9 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
         return out;
     }
     out.push_back(signature_check(config));
+    if (auto s3 = s3_credentials_check(config)) {
+        out.push_back(std::move(*s3));
+    }
     auto text = read_regular_file(config.dir / "remote-down", 4096);  // FIFO, device: no mark
     std::istringstream mark(text ? std::move(*text) : std::string());
     long long until = 0;

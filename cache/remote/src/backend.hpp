@@ -60,18 +60,21 @@ Result<Reply, Failure> request(Backend& backend, Op op, const std::string& url,
 std::optional<Reply> answered(const Result<Reply, Failure>& r);
 
 // Makes a backend for the settings' URLs of its schemes; `token` is the
-// bearer token read from Settings::token_file ("" for none).
-using MakeBackend = std::unique_ptr<Backend> (*)(const Settings& settings,
-                                                 const std::string& token);
+// bearer token read from Settings::token_file ("" for none); a config error
+// when the settings do not describe a usable store (a bad bucket name, no
+// credentials).
+using MakeBackend = Result<std::unique_ptr<Backend>, RemoteError> (*)(const Settings& settings,
+                                                                      const std::string& token);
 
 // The backends of one client: one per row of the table that its base URLs
 // use (rows sharing a maker share one backend: http and https).
 class Backends {
   public:
-    // The settings' URLs have supported schemes (check_schemes); `settings`
+    // Makes the backends of the settings' URLs, which have supported schemes
+    // (check_schemes); the first maker's error otherwise. `settings`
     // outlives this.
-    Backends(const Settings& settings, const std::string& token);
-    // The backend for `url`, whose scheme is one of the base URLs'.
+    Status<RemoteError> open(const Settings& settings, const std::string& token);
+    // The backend for `url`, whose scheme is one of the base URLs' (after open).
     Backend& of(const std::string& url);
 
   private:
@@ -82,6 +85,10 @@ class Backends {
 Status<RemoteError> check_schemes(const std::vector<std::string>& urls);
 
 // The backend over HTTP and HTTPS (http_backend.cpp).
-std::unique_ptr<Backend> make_http(const Settings& settings, const std::string& token);
+Result<std::unique_ptr<Backend>, RemoteError> make_http(const Settings& settings,
+                                                        const std::string& token);
+// The backend for S3 buckets, s3://bucket/prefix (s3_backend.cpp).
+Result<std::unique_ptr<Backend>, RemoteError> make_s3(const Settings& settings,
+                                                      const std::string& token);
 
 }  // namespace kcache::remote

@@ -18,6 +18,7 @@ struct Row {
 constexpr Row kBackends[] = {
     {"http", make_http},
     {"https", make_http},
+    {"s3", make_s3},
 };
 
 // The row of `url`'s scheme; nullptr when no row has it.
@@ -64,15 +65,20 @@ Status<RemoteError> check_schemes(const std::vector<std::string>& urls) {
     return Ok{};
 }
 
-Backends::Backends(const Settings& settings, const std::string& token) {
+Status<RemoteError> Backends::open(const Settings& settings, const std::string& token) {
     for (const std::string& url : settings.base_urls) {
         const Row* row = row_of(url);
         const bool made = std::any_of(made_.begin(), made_.end(),
                                       [&](const auto& m) { return m.first == row->make; });
         if (!made) {
-            made_.emplace_back(row->make, row->make(settings, token));
+            auto backend = row->make(settings, token);
+            if (!backend) {
+                return fail(backend.error());
+            }
+            made_.emplace_back(row->make, std::move(*backend));
         }
     }
+    return Ok{};
 }
 
 Backend& Backends::of(const std::string& url) {

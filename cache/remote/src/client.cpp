@@ -61,9 +61,8 @@ Result<std::string, RemoteError> read_token(const std::filesystem::path& file) {
 
 }  // namespace
 
-Client::Impl::Impl(Settings s, std::string token)
+Client::Impl::Impl(Settings s)
     : settings(std::move(s)),
-      backends(settings, token),
       breaker(settings.state_dir, settings.breaker_window, settings.timeout) {}
 
 Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
@@ -90,7 +89,10 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
                      "a bearer token is never sent over plain http: use https:// URLs, or "
                      "allow it explicitly (KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1)");
     }
-    auto impl = std::make_unique<Impl>(std::move(settings), std::move(*token));
+    auto impl = std::make_unique<Impl>(std::move(settings));
+    if (auto opened = impl->backends.open(impl->settings, *token); !opened) {
+        return fail(opened.error());
+    }
     impl->signing_key = std::move(*signing_key);
     return std::unique_ptr<Client>(new Client(std::move(impl)));
 }

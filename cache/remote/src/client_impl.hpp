@@ -26,7 +26,7 @@ struct Upload {
 
 struct Client::Impl {
     Settings settings;
-    Backends backends;  // by URL scheme (backends.cpp)
+    Backends backends;  // by URL scheme (backends.cpp), opened by Client::open
     Breaker breaker;
     AtomicCounters counters;
     std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
@@ -39,7 +39,7 @@ struct Client::Impl {
     bool stopping = false;
     std::thread worker;  // started at the first enqueue
 
-    Impl(Settings s, std::string token);
+    explicit Impl(Settings s);
 
     // One request through the breaker, to the backend of `url`; a
     // server-side failure (transport, timeout, 5xx) marks the server down,

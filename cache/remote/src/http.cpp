@@ -95,20 +95,35 @@ void Http::give_back(EasyHandle h) {
     }
 }
 
-Slist Http::headers(Method method) const {
+void apply_sigv4(CURL* handle, const SigV4& sig) {
+    const std::string scope = "aws:amz:" + sig.region + ":" + sig.service;
+    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, scope.c_str());  // copied by libcurl
+    curl_easy_setopt(handle, CURLOPT_USERNAME, sig.access_key_id.c_str());
+    curl_easy_setopt(handle, CURLOPT_PASSWORD, sig.secret.c_str());
+}
+
+Slist Http::headers(Method method, const RequestAuth& auth) const {
     curl_slist* list = nullptr;
-    if (!token_.empty()) {
+    if (!token_.empty() && auth.sigv4 == nullptr) {
         list = curl_slist_append(list, ("Authorization: Bearer " + token_).c_str());
+    }
+    for (const std::string& h : auth.headers) {
+        list = curl_slist_append(list, h.c_str());
     }
     if (method == Method::put) {
         list = curl_slist_append(list, "Content-Type: application/octet-stream");
-        list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
+        // No 100-continue round trip. Not under SigV4: libcurl signs every
+        // header it is given, this empty one too, which is then not sent.
+        if (auth.sigv4 == nullptr) {
+            list = curl_slist_append(list, "Expect:");
+        }
     }
     return Slist(list);
 }
 
 Result<Response, RemoteError> Http::perform(Method method, const std::string& url,
-                                            std::span<const std::uint8_t> body) {
+                                            std::span<const std::uint8_t> body,
+                                            const RequestAuth& auth) {
     EasyHandle h = take();
     if (!h) {
         return fail(RemoteError{RemoteErrc::transport, "curl_easy_init failed"});
@@ -117,7 +132,7 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
     Response resp;
     Sink sink{&resp.body, settings_.max_object_bytes};
     const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
-    Slist hdrs = headers(method);
+    Slist hdrs = headers(method, auth);
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -136,7 +151,9 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
     if (!settings_.ca_file.empty()) {
         curl_easy_setopt(c, CURLOPT_CAINFO, settings_.ca_file.c_str());
     }
-    if (settings_.netrc) {
+    if (auth.sigv4 != nullptr) {
+        apply_sigv4(c, *auth.sigv4);
+    } else if (settings_.netrc) {
         curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
     }
     if (method == Method::get || method == Method::head) {

@@ -1,17 +1,20 @@
 #pragma once
 // A small HTTP client over libcurl: GET (capped), HEAD, PUT, DELETE and MKCOL on one
 // URL, with the settings' timeouts, TLS trust, redirect limit and
-// credentials. Easy handles are pooled so connections are reused. Internal.
+// credentials, or signed with AWS Signature Version 4 (the S3 backend).
+// Easy handles are pooled so connections are reused. Internal.
 
 #include <curl/curl.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "backend.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::remote {
@@ -37,6 +40,27 @@ struct SlistDeleter {
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
+// The AWS Signature Version 4 of a request. libcurl computes it
+// (CURLOPT_AWS_SIGV4) over the method, path, the Host header, every header
+// the request adds (RequestAuth::headers) and the payload hash that
+// x-amz-content-sha256 names; the secret itself is never sent.
+struct SigV4 {
+    std::string region;   // "us-east-1"
+    std::string service;  // "s3"
+    std::string access_key_id;
+    std::string secret;
+};
+
+// Sets `handle` to sign its request with `sig` (CURLOPT_AWS_SIGV4, the key id
+// and secret as its user and password).
+void apply_sigv4(CURL* handle, const SigV4& sig);
+
+// What one request adds to the settings' own credentials.
+struct RequestAuth {
+    const SigV4* sigv4 = nullptr;      // sign the request; no bearer token or netrc then
+    std::vector<std::string> headers;  // "Name: value", sent (and signed under sigv4)
+};
+
 class Http {
   public:
     // `token` is sent as a bearer token (the caller checked the scheme).
@@ -45,17 +69,24 @@ class Http {
     // Performs one request on `url`; a response of any status, or a typed
     // transport error (timeout, unreachable, tls, redirects, too_large, transport).
     Result<Response, RemoteError> perform(Method method, const std::string& url,
-                                          std::span<const std::uint8_t> body = {});
+                                          std::span<const std::uint8_t> body = {},
+                                          const RequestAuth& auth = {});
 
   private:
     EasyHandle take();
     void give_back(EasyHandle h);
-    Slist headers(Method method) const;
+    Slist headers(Method method, const RequestAuth& auth) const;
 
     const Settings& settings_;
     std::string token_;
     std::mutex mu_;
     std::vector<EasyHandle> idle_;
 };
+
+// The reply of a request whose status is one of `ok`; otherwise a failure:
+// not_found for 404, http_status (with the status and Retry-After) for any
+// other status, the transport's error when nothing came back (http_backend.cpp).
+Result<Reply, Failure> reply_of(Method m, const std::string& url, Result<Response, RemoteError> r,
+                                std::initializer_list<long> ok);
 
 }  // namespace kcache::remote

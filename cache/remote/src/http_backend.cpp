@@ -6,7 +6,9 @@
 // A strict WebDAV server (Apache mod_dav) answers a PUT into a collection
 // that does not exist with 409 and creates nothing. Then the object's parent
 // collections are made with MKCOL, top down (405, "already there", is fine:
-// another writer may have made it meanwhile), and the PUT is tried once more.
+// another writer may have made it meanwhile; a MKCOL refused otherwise is
+// sent once more, as one that lost that race can be), and the PUT is tried
+// once more.
 // Collections known to exist are remembered for the process, so a new
 // `<2 hex>/` costs one MKCOL and an upload into a known one a single PUT.
 // Servers that make the path themselves (nginx) never see a MKCOL.
@@ -72,17 +74,7 @@ class HttpBackend final : public Backend {
     Result<Reply, Failure> send(Method m, const std::string& url,
                                 std::span<const std::uint8_t> body,
                                 std::initializer_list<long> ok) {
-        auto r = http_.perform(m, url, body);
-        if (!r) {
-            return fail(Failure{r.error()});
-        }
-        if (std::find(ok.begin(), ok.end(), r->status) != ok.end()) {
-            return Reply{r->status, std::move(r->body)};
-        }
-        const RemoteErrc code = r->status == 404 ? RemoteErrc::not_found : RemoteErrc::http_status;
-        return fail(Failure{RemoteError{code, std::string(method_name(m)) + " " + url + ": HTTP " +
-                                                  std::to_string(r->status)},
-                            r->status, r->retry_after});
+        return reply_of(m, url, http_.perform(m, url, body), ok);
     }
 
     // Makes the collections above `url` that are not known to exist; the
@@ -93,6 +85,13 @@ class HttpBackend final : public Backend {
                 continue;
             }
             auto made = send(Method::mkcol, dir, {}, {201, 405});
+            if (!made && made.error().status != 0) {
+                // A MKCOL that lost a race with another writer's may be
+                // refused although the collection is there (Apache mod_dav
+                // answers 403 when the directory appears between its check
+                // and its mkdir); asked again, the server answers 405.
+                made = send(Method::mkcol, dir, {}, {201, 405});
+            }
             if (!made) {
                 Failure f = made.error();
                 f.error.message = conflict.error.message +
@@ -124,8 +123,23 @@ class HttpBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_http(const Settings& settings, const std::string& token) {
-    return std::make_unique<HttpBackend>(settings, token);
+Result<Reply, Failure> reply_of(Method m, const std::string& url, Result<Response, RemoteError> r,
+                                std::initializer_list<long> ok) {
+    if (!r) {
+        return fail(Failure{r.error()});
+    }
+    if (std::find(ok.begin(), ok.end(), r->status) != ok.end()) {
+        return Reply{r->status, std::move(r->body)};
+    }
+    const RemoteErrc code = r->status == 404 ? RemoteErrc::not_found : RemoteErrc::http_status;
+    return fail(Failure{RemoteError{code, std::string(method_name(m)) + " " + url + ": HTTP " +
+                                              std::to_string(r->status)},
+                        r->status, r->retry_after});
+}
+
+Result<std::unique_ptr<Backend>, RemoteError> make_http(const Settings& settings,
+                                                        const std::string& token) {
+    return std::unique_ptr<Backend>(std::make_unique<HttpBackend>(settings, token));
 }
 
 }  // namespace kcache::remote

@@ -15,6 +15,13 @@ namespace kcache::service {
 // the user store's directory.
 remote::Settings remote_settings(const Config& config);
 
+// The remote_s3_* settings (remote_s3_config.cpp): applies `key` = `value`
+// to `c`, returning "" or what is wrong; the S3 part of remote_settings();
+// the effective value of setting `name` for `kcache doctor`.
+std::string apply_remote_s3(Config& c, const std::string& key, const std::string& value);
+remote::S3Settings remote_s3_settings(const Config& c);
+std::string remote_s3_effective(const Config& c, const std::string& name);
+
 // The remote client of `config`: nullptr when no remote is configured; a
 // message naming the setting when the settings are unusable.
 Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config);

@@ -1,6 +1,6 @@
 #pragma once
-// The remote tier: a shared HTTP object store (any server with GET, HEAD and
-// PUT on plain URLs; nginx WebDAV is the reference). Objects are
+// The remote tier: a shared object store (any HTTP server with GET, HEAD and
+// PUT on plain URLs, nginx WebDAV the reference; an S3 bucket). Objects are
 // self-verifying envelopes under <base>/kcache/v1/<first 2 hex>/<64-hex key>,
 // signed by their writer and checked against trusted keys (envelope.hpp).
 // Every failure is a typed, counted miss; a circuit breaker shared by the
@@ -30,9 +30,26 @@ enum class Access { read_write, read_only };
 // over plain http.
 enum class PlainHttpToken { refuse, allow };
 
+// How s3:// requests name the bucket: in the path (endpoint/bucket/key) or
+// in the host name (bucket.endpoint/key); automatic is virtual-hosted on
+// AWS's own endpoint and path-style on any other.
+enum class S3UrlStyle { automatic, path, virtual_hosted };
+
+// Where and as whom s3://bucket/prefix base URLs are reached (docs/remote.md, "S3").
+struct S3Settings {
+    std::string endpoint;  // "http(s)://host[:port]"; empty: https://s3.<region>.amazonaws.com
+    std::string region;    // empty: AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1
+    S3UrlStyle url_style = S3UrlStyle::automatic;
+    // An AWS credentials file that wins over the environment; empty: the
+    // environment (AWS_ACCESS_KEY_ID, …), then AWS_SHARED_CREDENTIALS_FILE or
+    // ~/.aws/credentials.
+    std::filesystem::path credentials_file;
+    std::string profile;  // the file's section; empty: AWS_PROFILE, else "default"
+};
+
 // Everything the client needs; the service fills it from kcache::Config.
 struct Settings {
-    std::vector<std::string> base_urls;  // http:// or https://; keys sharded over them
+    std::vector<std::string> base_urls;  // http://, https:// or s3://; keys sharded over them
     Access access = Access::read_write;
     std::chrono::milliseconds timeout{3000};          // one whole request
     std::chrono::milliseconds connect_timeout{1000};  // TCP (and TLS) connect
@@ -51,6 +68,7 @@ struct Settings {
     // The minisign secret key (`kcache keygen`) that signs uploads; empty:
     // uploads go unsigned, and under ObjectSignatures::require none are sent.
     std::filesystem::path signing_key_file;
+    S3Settings s3;  // for s3:// base URLs
 };
 
 enum class RemoteErrc {
@@ -170,6 +188,12 @@ class Client {
 bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta);
 // The counters kept in `state_dir` (zeros when there is no file yet).
 Counters read_stats_file(const std::filesystem::path& state_dir);
+
+// Where the S3 credentials of `settings` come from and the access key id
+// they carry (never the secret), e.g. "AKIA… from the environment
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"; a config error when none are
+// found or a credentials file is unusable (s3_credentials.cpp).
+Result<std::string, RemoteError> s3_credentials_origin(const S3Settings& settings);
 
 // Returns the relative object path of `key`: "kcache/v1/ab/abcd…".
 std::string object_path(const store::Key& key);

@@ -1,0 +1,52 @@
+#pragma once
+// The S3 backend's parts: the credentials that sign its requests and where
+// they came from (s3_credentials.cpp), and how an s3:// object URL becomes
+// the endpoint's http(s) URL (s3_backend.cpp). Internal.
+
+#include <string>
+
+#include "kcache/remote/remote.hpp"
+
+namespace kcache::remote {
+
+// An access key. `origin` says where it was found and names the key id,
+// never the secret.
+struct S3Credentials {
+    std::string access_key_id;
+    std::string secret;
+    std::string session_token;  // temporary credentials (STS); empty otherwise
+    std::string origin;
+};
+
+// The credentials for `settings`: its credentials file (profile), else the
+// environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, with
+// AWS_SESSION_TOKEN), else AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials
+// (AWS_PROFILE, else "default"); a config error naming what was looked at
+// when none are found, or naming the file and line of a malformed file.
+Result<S3Credentials, RemoteError> find_s3_credentials(const S3Settings& settings);
+
+// The region of `settings`: its own, else AWS_REGION, else
+// AWS_DEFAULT_REGION, else "us-east-1".
+std::string s3_region(const S3Settings& settings);
+
+// Where s3://bucket/prefix URLs go: one bucket's endpoint and addressing.
+struct S3Target {
+    std::string scheme;     // "https" or "http"
+    std::string authority;  // "host[:port]" of the endpoint
+    bool virtual_hosted = false;
+};
+
+// The target of `settings` (endpoint, region, URL style); a config error for
+// an endpoint that is not http(s)://host[:port].
+Result<S3Target, RemoteError> s3_target(const S3Settings& settings);
+
+// A config error unless `url` is s3://bucket[/prefix] with a bucket name S3
+// accepts (3-63 of a-z 0-9 . -, starting and ending with a letter or digit)
+// and a prefix of letters, digits and - _ . / (no empty or dot segment).
+Status<RemoteError> check_s3_url(const std::string& url);
+
+// The HTTP URL of the object `url` (s3://bucket/path) at `target`:
+// scheme://authority/bucket/path, or scheme://bucket.authority/path.
+std::string s3_http_url(const S3Target& target, const std::string& url);
+
+}  // namespace kcache::remote

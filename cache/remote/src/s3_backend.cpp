@@ -1,0 +1,204 @@
+// The S3 backend: s3://bucket/prefix base URLs. Each request is one HTTP
+// request to the bucket's endpoint through the HTTP transport (http.cpp: the
+// same timeouts, size cap, TLS trust and pooled connections), signed with
+// AWS Signature Version 4 by libcurl (CURLOPT_AWS_SIGV4). libcurl 7.88 signs
+// the method, path, Host, every header given to it, and the payload hash
+// named by x-amz-content-sha256, so the backend sends that header (S3
+// requires it) and x-amz-security-token for temporary credentials; nothing
+// had to be signed by hand. S3 has no directories: an upload is one PUT.
+// Statuses map as for HTTP: 200 for get, head and put, 200/204 for remove,
+// 404 not_found; a refusal keeps S3's error code (<Code> of the XML body).
+
+#include <algorithm>
+
+#include "http.hpp"
+#include "kcache/common/sha256.hpp"
+#include "s3.hpp"
+
+namespace kcache::remote {
+namespace {
+
+Unexpected<RemoteError> config_error(std::string message) {
+    return fail(RemoteError{RemoteErrc::config, std::move(message)});
+}
+
+bool lower_or_digit(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool bucket_name_ok(const std::string& b) {
+    return b.size() >= 3 && b.size() <= 63 && lower_or_digit(b.front()) &&
+           lower_or_digit(b.back()) && b.find("..") == std::string::npos &&
+           std::all_of(b.begin(), b.end(),
+                       [](char c) { return lower_or_digit(c) || c == '.' || c == '-'; });
+}
+
+// Letters, digits and - _ . in segments separated by single slashes; no
+// segment "." or "..": the path is signed as written, never normalized.
+bool prefix_ok(const std::string& p) {
+    std::size_t start = 0;
+    while (start < p.size()) {
+        const std::size_t end = std::min(p.find('/', start), p.size());
+        const std::string seg = p.substr(start, end - start);
+        const bool chars_ok = std::all_of(seg.begin(), seg.end(), [](char c) {
+            return lower_or_digit(c) || (c >= 'A' && c <= 'Z') || c == '-' || c == '_' || c == '.';
+        });
+        if (!chars_ok || (seg.empty() && end != p.size()) || seg == "." || seg == "..") {
+            return false;
+        }
+        start = end + 1;
+    }
+    return true;
+}
+
+constexpr std::string_view kScheme = "s3://";
+
+// S3's error code from an error body (<Error><Code>NoSuchBucket</Code>…);
+// "" when there is none that reads as a code.
+std::string error_code(const store::Bytes& body) {
+    const std::string text(body.begin(), body.begin() + std::min<std::size_t>(body.size(), 4096));
+    const auto b = text.find("<Code>");
+    const auto e = text.find("</Code>");
+    if (b == std::string::npos || e == std::string::npos || e <= b + 6 || e - b - 6 > 64) {
+        return "";
+    }
+    const std::string code = text.substr(b + 6, e - b - 6);
+    const bool word = std::all_of(code.begin(), code.end(), [](char c) {
+        return lower_or_digit(c) || (c >= 'A' && c <= 'Z');
+    });
+    return word ? code : "";
+}
+
+class S3Backend final : public Backend {
+  public:
+    S3Backend(const Settings& settings, S3Target target, S3Credentials credentials)
+        : http_(settings, ""),
+          target_(std::move(target)),
+          sig_{s3_region(settings.s3), "s3", credentials.access_key_id, credentials.secret},
+          session_token_(std::move(credentials.session_token)) {}
+
+    Result<Reply, Failure> get(const std::string& url) override {
+        return send(Method::get, url, {}, {200});
+    }
+    Result<Reply, Failure> head(const std::string& url) override {
+        return send(Method::head, url, {}, {200});
+    }
+    Result<Reply, Failure> put(const std::string& url,
+                               std::span<const std::uint8_t> object) override {
+        return send(Method::put, url, object, {200});
+    }
+    Result<Reply, Failure> remove(const std::string& url) override {
+        return send(Method::del, url, {}, {200, 204});
+    }
+
+  private:
+    // One signed request for the object `url` (s3://…).
+    Result<Reply, Failure> send(Method m, const std::string& url,
+                                std::span<const std::uint8_t> body,
+                                std::initializer_list<long> ok) {
+        const std::string http_url = s3_http_url(target_, url);
+        RequestAuth auth{&sig_, {}};
+        const std::string_view payload(reinterpret_cast<const char*>(body.data()), body.size());
+        auth.headers.push_back("x-amz-content-sha256: " + sha256_hex(payload));
+        if (!session_token_.empty()) {
+            auth.headers.push_back("x-amz-security-token: " + session_token_);
+        }
+        auto r = http_.perform(m, http_url, body, auth);
+        const std::string code = r && r->status != 0 ? error_code(r->body) : "";
+        auto reply = reply_of(m, http_url, std::move(r), ok);
+        if (!reply && !code.empty() && reply.error().status != 404) {
+            Failure f = reply.error();
+            f.error.message += " (" + code + ")";
+            return fail(std::move(f));
+        }
+        return reply;
+    }
+
+    Http http_;
+    S3Target target_;
+    SigV4 sig_;
+    std::string session_token_;
+};
+
+}  // namespace
+
+Status<RemoteError> check_s3_url(const std::string& url) {
+    if (url.compare(0, kScheme.size(), kScheme) != 0) {
+        return config_error("not an s3:// URL: " + url);
+    }
+    const std::string rest = url.substr(kScheme.size());
+    const std::string bucket = rest.substr(0, rest.find('/'));
+    const std::string prefix = bucket.size() < rest.size() ? rest.substr(bucket.size() + 1) : "";
+    if (!bucket_name_ok(bucket)) {
+        return config_error("remote URL " + url + ": the bucket name \"" + bucket +
+                            "\" is not one S3 accepts (3 to 63 of a-z, 0-9, '.' and '-', "
+                            "starting and ending with a letter or digit)");
+    }
+    if (!prefix_ok(prefix)) {
+        return config_error("remote URL " + url +
+                            ": the prefix may hold letters, digits, '-', "
+                            "'_', '.' and single '/' (no '.' or '..' part)");
+    }
+    return Ok{};
+}
+
+Result<S3Target, RemoteError> s3_target(const S3Settings& settings) {
+    S3Target t;
+    if (settings.endpoint.empty()) {
+        t.scheme = "https";
+        t.authority = "s3." + s3_region(settings) + ".amazonaws.com";
+        t.virtual_hosted = settings.url_style != S3UrlStyle::path;
+        return t;
+    }
+    std::string e = settings.endpoint;
+    while (!e.empty() && e.back() == '/') {
+        e.pop_back();
+    }
+    const auto sep = e.find("://");
+    t.scheme = sep == std::string::npos ? "" : e.substr(0, sep);
+    t.authority = sep == std::string::npos ? "" : e.substr(sep + 3);
+    const bool authority_ok =
+        !t.authority.empty() && t.authority.find_first_of("/?#@ \t") == std::string::npos;
+    if ((t.scheme != "http" && t.scheme != "https") || !authority_ok) {
+        return config_error("S3 endpoint \"" + settings.endpoint +
+                            "\": expected http://host[:port] or https://host[:port]");
+    }
+    t.virtual_hosted = settings.url_style == S3UrlStyle::virtual_hosted;
+    return t;
+}
+
+std::string s3_http_url(const S3Target& target, const std::string& url) {
+    const std::string rest = url.substr(std::min(url.size(), kScheme.size()));
+    const auto slash = rest.find('/');
+    const std::string bucket = rest.substr(0, slash);
+    const std::string path = slash == std::string::npos ? "" : rest.substr(slash + 1);
+    if (target.virtual_hosted) {
+        return target.scheme + "://" + bucket + "." + target.authority + "/" + path;
+    }
+    return target.scheme + "://" + target.authority + "/" + bucket + "/" + path;
+}
+
+Result<std::unique_ptr<Backend>, RemoteError> make_s3(const Settings& settings,
+                                                      const std::string& /*token*/) {
+    // A bearer token is for the http(s) servers among the base URLs; S3
+    // requests carry a signature instead.
+    for (const std::string& url : settings.base_urls) {
+        if (url.compare(0, kScheme.size(), kScheme) == 0) {
+            if (auto ok = check_s3_url(url); !ok) {
+                return fail(ok.error());
+            }
+        }
+    }
+    auto target = s3_target(settings.s3);
+    if (!target) {
+        return fail(target.error());
+    }
+    auto credentials = find_s3_credentials(settings.s3);
+    if (!credentials) {
+        return fail(credentials.error());
+    }
+    return std::unique_ptr<Backend>(
+        std::make_unique<S3Backend>(settings, std::move(*target), std::move(*credentials)));
+}
+
+}  // namespace kcache::remote
