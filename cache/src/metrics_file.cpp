@@ -4,21 +4,17 @@
 // directory that is then renamed over the file, so a reader sees the old
 // text or the new one, never part of one.
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "kcache/cache/metrics.hpp"
-#include "kcache/common/fd_io.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/common/unique_fd.hpp"
+#include "kcache/common/replace_file.hpp"
 
 namespace kcache::metrics {
 namespace {
@@ -108,26 +104,8 @@ class Writer {
 }  // namespace
 
 bool write_file(const std::filesystem::path& target, std::string& error) {
-    const std::filesystem::path path = with_pid(target);
-    const std::string text = process_text();
-    std::string tmp = path.string() + ".tmp.XXXXXX";
-    UniqueFd fd(::mkstemp(tmp.data()));
-    if (!fd.valid()) {
-        error = std::string("cannot create a temporary file beside it: ") + std::strerror(errno);
-        return false;
-    }
     // Readable by the collector, which usually runs as another user.
-    const bool written =
-        ::fchmod(fd.get(), 0644) == 0 && write_all(fd.get(), text.data(), text.size());
-    const int saved = errno;
-    fd.reset();
-    if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-        error = std::string(written ? "cannot rename the new file over it: " : "cannot write: ") +
-                std::strerror(written ? errno : saved);
-        ::unlink(tmp.c_str());
-        return false;
-    }
-    return true;
+    return replace_file(with_pid(target), process_text(), 0644, error);
 }
 
 void write_file_periodically(const std::filesystem::path& path,

@@ -59,6 +59,7 @@ Command import_command();
 Command doctor_command();
 Command keygen_command();
 Command sign_command();
+Command capture_command();
 // Every subcommand, in the order `kcache --help` lists them.
 std::vector<Command> all_commands();
 

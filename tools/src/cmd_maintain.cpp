@@ -10,6 +10,7 @@
 #include "kat.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "manifest_entries.hpp"
 #include "signing.hpp"
 
 namespace kcache::cli {
@@ -72,10 +73,41 @@ int run_gc(const ParsedArgs& args) {
     return 0;
 }
 
+// The entries a manifest's items name (manifest_entries.hpp), or prints why
+// not (an item unknown or not in the store) and sets `code`.
+std::optional<std::vector<store::Key>> manifest_keys(store::Store& store,
+                                                     const std::filesystem::path& path, int& code) {
+    auto items = load_manifest(path);
+    if (!items) {
+        code = report(items.error().code == ManifestErrc::not_found ? Exit::not_found : Exit::usage,
+                      "export", items.error().message);
+        return std::nullopt;
+    }
+    auto listed = store.list();
+    if (!listed) {
+        code = report(exit_for(listed.error()), "export", listed.error().message);
+        return std::nullopt;
+    }
+    std::vector<std::string> unmatched, unknown;
+    auto keys = manifest_entry_keys(*items, *listed, unmatched, unknown);
+    if (!unknown.empty() || !unmatched.empty()) {
+        const std::string first = !unknown.empty() ? unknown[0] : unmatched[0];
+        code = report(Exit::not_found, "export",
+                      std::to_string(unknown.size() + unmatched.size()) +
+                          " manifest item(s) with no entry in the store (first: " + first +
+                          "); run kcache warm --manifest first");
+        return std::nullopt;
+    }
+    return keys;
+}
+
 int run_export(const ParsedArgs& args) {
     const std::filesystem::path out = args.positionals()[0];
     if (auto problem = new_output_problem(out)) {
         return report(problem->code, "export", problem->message);
+    }
+    if (auto both = args.exclusive({"manifest", "kernel"}); !both) {
+        return report(Exit::usage, "export", both.error().message);
     }
     int code = 0;
     std::optional<store::SecretKey> key;
@@ -89,7 +121,13 @@ int run_export(const ParsedArgs& args) {
         return code;
     }
     std::vector<store::Key> keys;
-    if (auto kernel = args.value("kernel")) {
+    if (auto manifest = args.value("manifest")) {
+        if (auto picked = manifest_keys(*store, *manifest, code)) {
+            keys = std::move(*picked);
+        } else {
+            return code;
+        }
+    } else if (auto kernel = args.value("kernel")) {
         auto canonical = kernels::resolve(*kernel);
         auto listed = store->list();
         if (!canonical || !listed) {
@@ -201,8 +239,12 @@ Command export_command() {
              "write entries of the user store to a new pack file",
              "Every entry is checksum-verified before it is written; the pack is an SQLite\n"
              "file of the store's schema that `kcache import` (or the runtime, as a\n"
-             "read-only tier) reads. --sign KEY also writes PACK.minisig (see `kcache sign`).\n",
+             "read-only tier) reads. --sign KEY also writes PACK.minisig (see `kcache sign`).\n"
+             "--manifest FILE exports exactly the entries built from a warm manifest's items\n"
+             "(`kcache capture` writes one from traces), for every driver in the store and\n"
+             "the devices each item names; an item with no entry is an error (exit 3).\n",
              {{"kernel", Arity::value, "NAME", "only entries of this kernel (name or alias)"},
+              {"manifest", Arity::value, "FILE", "only the entries of this warm manifest's items"},
               {"sign", Arity::value, "KEY", "sign the pack with this secret key"}},
              1,
              1,

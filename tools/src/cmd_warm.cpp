@@ -2,6 +2,7 @@
 // (or a selection, or a manifest's kernels) through the cache service, so
 // that keys, the ladder and the JIT watchdog are exactly the runtime's.
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <sstream>
@@ -132,8 +133,44 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
     return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
+// A manifest's items for `devices`: each on the devices it names (all when
+// it names none); a registry entry becomes its variant. Prints why not and
+// sets `code` for an unknown kernel or a bad parameter.
+std::optional<std::vector<WarmItem>> manifest_items(const std::vector<ManifestItem>& loaded,
+                                                    const std::vector<OpenedDevice>& devices,
+                                                    int& code) {
+    std::vector<WarmItem> items;
+    std::size_t elsewhere = 0;
+    for (const ManifestItem& m : loaded) {
+        std::optional<kernels::Variant> variant;
+        if (!m.kernel.empty()) {
+            auto made =
+                kernels::make_variant(m.kernel, kernels::Params(m.params.begin(), m.params.end()));
+            if (!made) {
+                code = report(Exit::not_found, "warm", m.name + ": " + made.error().message);
+                return std::nullopt;
+            }
+            variant = std::move(*made);
+        }
+        const std::size_t before = items.size();
+        for (std::size_t d = 0; d < devices.size(); ++d) {
+            if (m.devices.empty() || std::find(m.devices.begin(), m.devices.end(),
+                                               devices[d].identity.name) != m.devices.end()) {
+                items.push_back({d, variant, variant ? std::nullopt : std::optional(m)});
+            }
+        }
+        elsewhere += items.size() == before ? 1 : 0;
+    }
+    if (elsewhere > 0) {
+        std::cerr << "warm: " << elsewhere << " manifest item" << (elsewhere == 1 ? "" : "s")
+                  << " name only devices not present here; not built\n";
+    }
+    return items;
+}
+
 // The items to build, or prints why not and sets `code`.
-std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args, std::size_t devices,
+std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args,
+                                                const std::vector<OpenedDevice>& devices,
                                                 int& code) {
     std::vector<WarmItem> items;
     if (auto path = args.value("manifest")) {
@@ -144,19 +181,14 @@ std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args, std::siz
                 "warm", loaded.error().message);
             return std::nullopt;
         }
-        for (std::size_t d = 0; d < devices; ++d) {
-            for (const ManifestItem& m : *loaded) {
-                items.push_back({d, std::nullopt, m});
-            }
-        }
-        return items;
+        return manifest_items(*loaded, devices, code);
     }
     auto variants = select_variants(args.list_value("kernels"), args.list_value("dtypes"));
     if (!variants) {
         code = report(Exit::not_found, "warm", variants.error());
         return std::nullopt;
     }
-    for (std::size_t d = 0; d < devices; ++d) {
+    for (std::size_t d = 0; d < devices.size(); ++d) {
         for (const kernels::Variant& v : *variants) {
             items.push_back({d, v, std::nullopt});
         }
@@ -192,7 +224,7 @@ int run_warm(const ParsedArgs& args) {
     }
     auto db = config ? load_device_db("warm", *config, code) : std::nullopt;
     auto devices = db ? open_devices("warm", args.value("device"), code) : std::nullopt;
-    auto items = devices ? plan_items(args, devices->size(), code) : std::nullopt;
+    auto items = devices ? plan_items(args, *devices, code) : std::nullopt;
     if (!items) {
         return code;
     }
@@ -245,8 +277,10 @@ Command warm_command() {
          "as not stored, with the reason, and makes the exit code 1.\n"
          "Unsupported variants (e.g. f16 without cl_khr_fp16) and timeouts are not\n"
          "errors: the runtime falls back for them.\n"
-         "--manifest FILE warms an operator library's own kernels; the format is in\n"
-         "tools/README.md (JSON: kernels with sources, options, entry_points, variants).\n"
+         "--manifest FILE warms an operator library's own kernels and registry variants;\n"
+         "the format is in tools/README.md (JSON: kernels with sources, options,\n"
+         "entry_points, variants; registry entries; devices). `kcache capture` writes\n"
+         "one from the trace of real runs.\n"
          "With a writable remote tier (KCACHE_REMOTE), what is built is uploaded before\n"
          "warm exits (at most 60 s more) and the counts are reported; entries that were\n"
          "already cached are not (kcache push uploads those). A failed upload makes the\n"

@@ -70,9 +70,12 @@ std::string join_options(const std::string& a, const std::string& b) {
 Status<ManifestError> add_kernel(const json& k, const std::string& where,
                                  const std::filesystem::path& base,
                                  std::vector<ManifestItem>& out) {
-    check_keys(k, {"name", "sources", "options", "entry_points", "local_size", "variants"}, where);
+    check_keys(k,
+               {"name", "sources", "options", "entry_points", "local_size", "variants", "devices"},
+               where);
     ManifestItem item;
     item.name = string_at(k, "name", where, true);
+    item.devices = strings_at(k, "devices", where);
     item.options = string_at(k, "options", where, false);
     item.entry_points = strings_at(k, "entry_points", where);
     const auto sources = strings_at(k, "sources", where);
@@ -116,6 +119,42 @@ Status<ManifestError> add_kernel(const json& k, const std::string& where,
     return Ok{};
 }
 
+// Appends the item of one registry entry.
+void add_registry(const json& r, const std::string& where, std::vector<ManifestItem>& out) {
+    check_keys(r, {"kernel", "params", "devices"}, where);
+    ManifestItem item;
+    item.kernel = string_at(r, "kernel", where, true);
+    item.devices = strings_at(r, "devices", where);
+    if (r.contains("params")) {
+        if (!r["params"].is_object()) {
+            throw Invalid{where + ".params: expected an object of strings"};
+        }
+        for (const auto& [key, value] : r["params"].items()) {
+            if (!value.is_string()) {
+                throw Invalid{where + ".params." + key + ": expected a string"};
+            }
+            item.params[key] = value.get<std::string>();
+        }
+    }
+    item.name = item.kernel;
+    for (const auto& [key, value] : item.params) {
+        item.name += (item.name == item.kernel ? ":" : ",") + key + "=" + value;
+    }
+    out.push_back(std::move(item));
+}
+
+// The array `key` of `doc`, empty when absent.
+const json& array_at(const json& doc, const char* key) {
+    static const json empty = json::array();
+    if (!doc.contains(key)) {
+        return empty;
+    }
+    if (!doc[key].is_array()) {
+        throw Invalid{std::string("manifest: '") + key + "' must be an array"};
+    }
+    return doc[key];
+}
+
 }  // namespace
 
 Result<std::vector<ManifestItem>, ManifestError> load_manifest(const std::filesystem::path& path) {
@@ -128,12 +167,17 @@ Result<std::vector<ManifestItem>, ManifestError> load_manifest(const std::filesy
     std::vector<ManifestItem> items;
     try {
         const json doc = json::parse(*text);
-        check_keys(doc, {"kernels"}, "manifest");
-        if (!doc.contains("kernels") || !doc["kernels"].is_array() || doc["kernels"].empty()) {
-            throw Invalid{"manifest: 'kernels' must be a non-empty array"};
+        check_keys(doc, {"kernels", "registry"}, "manifest");
+        const json& kernels = array_at(doc, "kernels");
+        const json& registry = array_at(doc, "registry");
+        if (kernels.empty() && registry.empty()) {
+            throw Invalid{"manifest: 'kernels' or 'registry' must be a non-empty array"};
         }
-        for (std::size_t i = 0; i < doc["kernels"].size(); ++i) {
-            auto added = add_kernel(doc["kernels"][i], "kernels[" + std::to_string(i) + "]",
+        for (std::size_t i = 0; i < registry.size(); ++i) {
+            add_registry(registry[i], "registry[" + std::to_string(i) + "]", items);
+        }
+        for (std::size_t i = 0; i < kernels.size(); ++i) {
+            auto added = add_kernel(kernels[i], "kernels[" + std::to_string(i) + "]",
                                     path.parent_path(), items);
             if (!added) {
                 ManifestError e = added.error();
