@@ -6,7 +6,7 @@
 //              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
-//              | remote_require_signed | remote_signing_key
+//              | remote_require_signed | remote_signing_key | remote_ttl
 //              | remote_s3_endpoint | remote_s3_region | remote_s3_url_style
 //              | remote_s3_credentials_file | remote_s3_profile
 //              | max_programs | max_resident_bytes | max_hot_bytes
@@ -152,6 +152,12 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
         c.remote_ca = value;
     } else if (key == "remote_signing_key") {
         c.remote_signing_key = value;
+    } else if (key == "remote_ttl") {
+        auto ttl = service::parse_duration(value.empty() ? "0" : value, service::BareUnit::seconds);
+        if (!ttl || ttl->count() < 0) {
+            return "expected a duration such as 604800 (seconds), 12h or 7d; 0 or empty: none";
+        }
+        c.remote_ttl = *ttl;
     } else if (key.rfind("remote_s3_", 0) == 0) {
         return service::apply_remote_s3(c, key, value);
     } else {
@@ -265,6 +271,7 @@ constexpr Setting kSettings[] = {
     {"remote_allow_http_token", "KCACHE_REMOTE_ALLOW_HTTP_TOKEN"},
     {"remote_require_signed", "KCACHE_REMOTE_REQUIRE_SIGNED"},
     {"remote_signing_key", "KCACHE_REMOTE_SIGNING_KEY"},
+    {"remote_ttl", "KCACHE_REMOTE_TTL"},
     {"remote_s3_endpoint", "KCACHE_REMOTE_S3_ENDPOINT"},
     {"remote_s3_region", "KCACHE_REMOTE_S3_REGION"},
     {"remote_s3_url_style", "KCACHE_REMOTE_S3_URL_STYLE"},

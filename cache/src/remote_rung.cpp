@@ -24,6 +24,7 @@ remote::Settings remote_settings(const Config& config) {
     s.plain_http_token = config.remote_allow_http_token ? remote::PlainHttpToken::allow
                                                         : remote::PlainHttpToken::refuse;
     s.breaker_window = config.remote_breaker_window;
+    s.ttl = config.remote_ttl;
     s.state_dir = config.dir;
     s.signatures = config.remote_require_signed ? remote::ObjectSignatures::require
                                                 : remote::ObjectSignatures::accept_unsigned;

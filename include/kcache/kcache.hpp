@@ -147,6 +147,9 @@ struct Config {
     // KCACHE_REMOTE_SIGNING_KEY: minisign secret key (`kcache keygen`) that
     // signs uploads (push, warm, the JIT upload queue); empty: none.
     std::filesystem::path remote_signing_key;
+    // KCACHE_REMOTE_TTL: Redis objects expire this long after their upload;
+    // 0: never (other backends ignore it).
+    std::chrono::milliseconds remote_ttl{0};
     // S3 (s3://bucket/prefix among `remote_urls`; docs/remote.md, "S3"):
     // KCACHE_REMOTE_S3_ENDPOINT: http(s)://host[:port]; empty: AWS's, by region.
     std::string remote_s3_endpoint;

@@ -43,6 +43,9 @@ std::string remote_effective(const Config& c, const std::string& name) {
     if (name == "remote_breaker_ms") {
         return ms(c.remote_breaker_window);
     }
+    if (name == "remote_ttl") {
+        return c.remote_ttl.count() == 0 ? "0 (objects never expire)" : ms(c.remote_ttl) + " ms";
+    }
     if (name == "remote_token_file") {
         return c.remote_token_file.empty() ? "(none)" : c.remote_token_file.string();
     }

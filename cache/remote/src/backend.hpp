@@ -90,5 +90,11 @@ Result<std::unique_ptr<Backend>, RemoteError> make_http(const Settings& settings
 // The backend for S3 buckets, s3://bucket/prefix (s3_backend.cpp).
 Result<std::unique_ptr<Backend>, RemoteError> make_s3(const Settings& settings,
                                                       const std::string& token);
+// The backend of redis:// and redis+cluster:// (redis_backend.cpp); `token`
+// is the password when a URL names none. A config error for a URL it cannot
+// serve (rediss://: this hiredis has no TLS) or a password it would send in
+// clear that the settings do not allow.
+Result<std::unique_ptr<Backend>, RemoteError> make_redis(const Settings& settings,
+                                                         const std::string& token);
 
 }  // namespace kcache::remote

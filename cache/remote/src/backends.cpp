@@ -19,6 +19,9 @@ constexpr Row kBackends[] = {
     {"http", make_http},
     {"https", make_http},
     {"s3", make_s3},
+    {"redis", make_redis},
+    {"rediss", make_redis},
+    {"redis+cluster", make_redis},
 };
 
 // The row of `url`'s scheme; nullptr when no row has it.

@@ -1,0 +1,193 @@
+// The Redis Cluster backend against a real cluster of 3 masters and 3
+// replicas (redis-server 7, redis-cli --cluster create) started by each
+// test: slots routed as the cluster routes them, a master killed and its
+// replica promoted, a slot migrated (ASK, then MOVED) while clients read.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "kcache/remote/remote.hpp"
+#include "kcache/store/key.hpp"
+#include "redis_cluster.hpp"
+#include "redis_server.hpp"
+#include "remote_support.hpp"
+
+namespace kcache::test {
+namespace {
+
+using remote::RemoteErrc;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kEntries = 24;
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
+        s.pop_back();
+    }
+    return s;
+}
+
+class RedisClusterTest : public TempDirTest {
+  protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        auto c = RedisCluster::start(dir() / "cluster");
+        ASSERT_TRUE(c) << c.error();
+        cluster_.emplace(std::move(*c));
+    }
+    std::unique_ptr<remote::Client> client(Millis breaker = Millis(300)) {
+        auto s = test_settings(cluster_->url(), dir() / "state");
+        s.breaker_window = breaker;
+        auto c = remote::Client::open(s);
+        EXPECT_TRUE(c) << c.error().message;
+        return c ? std::move(*c) : nullptr;
+    }
+    static std::string key_of(int n) {
+        return remote::object_path(store::make_key(made_up_fields(n)));
+    }
+    // redis-cli on the server at `address`, trimmed; "" when it fails.
+    std::string cli(const std::string& address, const std::vector<std::string>& args) {
+        RedisServer* s = cluster_->server_at(address);
+        EXPECT_NE(s, nullptr) << address;
+        auto out = s ? s->cli(args) : Result<std::string, std::string>(fail(std::string("none")));
+        EXPECT_TRUE(out) << out.error();
+        return out ? trimmed(*out) : "";
+    }
+    ClusterNode master_of_key(int n) {
+        auto m = cluster_->master_of(remote::key_slot(key_of(n)));
+        EXPECT_TRUE(m) << m.error();
+        return m ? *m : ClusterNode{};
+    }
+    std::optional<RedisCluster> cluster_;
+};
+
+TEST_F(RedisClusterTest, KeysOnEverySlotRangeGoStraightToTheirMaster) {
+    auto c = client();
+    ASSERT_TRUE(c);
+    std::set<std::string> masters;
+    for (int n = 0; n < kEntries; ++n) {
+        ASSERT_TRUE(c->upload(made_up_fields(n), made_up_bytes(n, 4096), made_up_provenance()));
+        const ClusterNode m = master_of_key(n);
+        // Our slot is the cluster's, and the object sits on the slot's master.
+        EXPECT_EQ(cli(m.address, {"CLUSTER", "KEYSLOT", key_of(n)}),
+                  std::to_string(remote::key_slot(key_of(n))));
+        EXPECT_EQ(cli(m.address, {"EXISTS", key_of(n)}), "1") << m.address;
+        masters.insert(m.address);
+    }
+    EXPECT_EQ(masters.size(), 3u);  // every master's range got keys
+    for (int n = 0; n < kEntries; ++n) {
+        auto got = c->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+        EXPECT_EQ(got->bytes, made_up_bytes(n, 4096));
+    }
+    // Routed by the slot map: no request was redirected.
+    for (const std::string& m : masters) {
+        EXPECT_EQ(cli(m, {"INFO", "stats"}).find("unexpected_error_replies:1"), std::string::npos);
+    }
+    EXPECT_EQ(c->counters().errors, 0u);
+}
+
+TEST_F(RedisClusterTest, AKilledMasterCostsAMissPerWindowUntilItsReplicaIsFollowed) {
+    auto c = client();
+    ASSERT_TRUE(c);
+    for (int n = 0; n < kEntries; ++n) {
+        ASSERT_TRUE(c->upload(made_up_fields(n), made_up_bytes(n, 4096), made_up_provenance()));
+    }
+    const ClusterNode victim = master_of_key(0);
+    // Let the replica catch up before its master dies (replication is asynchronous).
+    std::this_thread::sleep_for(Millis(300));
+    cluster_->server_at(victim.address)->kill();
+    const auto start = Clock::now();
+    int failed = 0;
+    while (!c->fetch(made_up_fields(0)) && Clock::now() - start < std::chrono::seconds(20)) {
+        ++failed;
+        std::this_thread::sleep_for(Millis(50));
+    }
+    ASSERT_LT(Clock::now() - start, std::chrono::seconds(20)) << "the client never followed";
+    EXPECT_GE(failed, 1);
+    const ClusterNode promoted = master_of_key(0);
+    EXPECT_NE(promoted.address, victim.address);
+    for (int n = 0; n < kEntries; ++n) {
+        auto got = c->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+    }
+    // A refused connection costs no timeout; the breaker let at most one
+    // request through per 300 ms window while the cluster failed over.
+    const auto n = c->counters();
+    EXPECT_EQ(n.timeouts, 0u);
+    EXPECT_LE(n.errors, 1 + static_cast<std::uint64_t>(elapsed_ms(start) / 300)) << n.errors;
+}
+
+TEST_F(RedisClusterTest, ASlotMigratedWhileClientsReadIsFollowedThroughAskThenMoved) {
+    auto c = client();
+    ASSERT_TRUE(c);
+    for (int n = 0; n < 8; ++n) {
+        ASSERT_TRUE(c->upload(made_up_fields(n), made_up_bytes(n, 4096), made_up_provenance()));
+    }
+    const int slot = remote::key_slot(key_of(0));
+    const ClusterNode source = master_of_key(0);
+    ClusterNode target;
+    const auto nodes = cluster_->nodes();
+    ASSERT_TRUE(nodes) << nodes.error();
+    for (const ClusterNode& m : *nodes) {
+        if (m.master && !m.failed && m.address != source.address) {
+            target = m;
+        }
+    }
+    ASSERT_FALSE(target.id.empty());
+    std::atomic<bool> stop{false};
+    std::atomic<int> hits{0}, misses{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 2; ++t) {
+        readers.emplace_back([&, t] {
+            while (!stop) {
+                auto got = c->fetch(made_up_fields((t * 3) % 8));
+                (got ? hits : misses)++;
+                if (!got) {
+                    ADD_FAILURE() << got.error().message;
+                }
+            }
+        });
+    }
+    const std::string s = std::to_string(slot);
+    EXPECT_EQ(cli(target.address, {"CLUSTER", "SETSLOT", s, "IMPORTING", source.id}), "OK");
+    EXPECT_EQ(cli(source.address, {"CLUSTER", "SETSLOT", s, "MIGRATING", target.id}), "OK");
+    std::this_thread::sleep_for(Millis(200));
+    const auto colon = target.address.find(':');
+    EXPECT_EQ(
+        cli(source.address, {"MIGRATE", target.address.substr(0, colon),
+                             target.address.substr(colon + 1), "", "0", "5000", "KEYS", key_of(0)}),
+        "OK");
+    std::this_thread::sleep_for(Millis(300));  // the source answers ASK now
+    const std::string asks = cli(target.address, {"INFO", "commandstats"});
+    EXPECT_NE(asks.find("cmdstat_asking:calls="), std::string::npos) << asks;
+    // The target first, then the source, then the others (the order the
+    // cluster specification gives: the target must own the slot before the
+    // source sends clients to it).
+    std::vector<std::string> order{target.address, source.address};
+    for (const ClusterNode& m : *nodes) {
+        if (m.master && !m.failed && m.address != target.address && m.address != source.address) {
+            order.push_back(m.address);
+        }
+    }
+    for (const std::string& address : order) {
+        EXPECT_EQ(cli(address, {"CLUSTER", "SETSLOT", s, "NODE", target.id}), "OK");
+    }
+    std::this_thread::sleep_for(Millis(300));  // the source answers MOVED now
+    stop = true;
+    for (auto& r : readers) {
+        r.join();
+    }
+    EXPECT_EQ(misses, 0);
+    EXPECT_GT(hits, 10);
+    EXPECT_EQ(master_of_key(0).address, target.address);
+    EXPECT_EQ(cli(target.address, {"EXISTS", key_of(0)}), "1");
+    EXPECT_TRUE(c->fetch(made_up_fields(0)));
+    EXPECT_EQ(c->counters().errors, 0u);
+}
+
+}  // namespace
+}  // namespace kcache::test
