@@ -109,18 +109,25 @@ std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadli
     return log + "kcache: " + outcome.message + "\n";
 }
 
-// The build the layer hands to the driver: on the source program, with the
-// application's callback called with the layer's handle.
-cl_int driver_build(LayerProgram& w, cl_uint num_devices, const cl_device_id* devices,
+// The build the layer hands to the driver, with the application's callback
+// called with the layer's handle: on the source program, unless kernels hold
+// the active one (the driver refuses that build, as it would without the
+// layer, and the program stays as it is).
+enum class On { source, active };
+cl_int driver_build(LayerProgram& w, On on, cl_uint num_devices, const cl_device_id* devices,
                     const char* options, Notify notify, void* user_data) {
-    set_active(w, w.source);
-    w.failed = false;
+    if (on == On::source) {
+        set_active(w, w.source);
+        w.failed = false;
+    }
     HandleCall* call =
         notify ? new (std::nothrow) HandleCall{notify, user_data, as_handle(&w)} : nullptr;
     if (notify != nullptr && call == nullptr) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    return target().clBuildProgram(w.source, num_devices, devices, options,
+    // A build refused before it starts calls no callback: its record is
+    // left (a few bytes) rather than risk freeing one a driver still calls.
+    return target().clBuildProgram(w.active(), num_devices, devices, options,
                                    call ? on_handle_call : nullptr, call);
 }
 
@@ -191,13 +198,14 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
                                : not_keyable(*w, options ? options : "");
     if (!why.empty()) {
         note_pass(why);
-        return driver_build(*w, num_devices, device_list, options, notify, user_data);
+        const On on = driver_count != w->app_references ? On::active : On::source;
+        return driver_build(*w, on, num_devices, device_list, options, notify, user_data);
     }
     Answer a = ask_cache(*cache, *w, devices, options);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (a.verdict == Verdict::pass) {
         note(Verdict::pass, &a.outcome, ms, to_string(a.outcome.status));
-        return driver_build(*w, num_devices, device_list, options, notify, user_data);
+        return driver_build(*w, On::source, num_devices, device_list, options, notify, user_data);
     }
     note(a.verdict, &a.outcome, ms, "");
     cl_int result = CL_SUCCESS;

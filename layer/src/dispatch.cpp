@@ -5,8 +5,10 @@
 
 #include <CL/cl_layer.h>
 
-#include <cstdlib>
+#include <unistd.h>
+
 #include <cstring>
+#include <string_view>
 
 #include "layer.hpp"
 
@@ -18,10 +20,18 @@ _cl_icd_dispatch g_table{};
 
 // A kcache helper (kcache-jit, kcache-verify) inherits OPENCL_LAYERS from the
 // application; there the layer only passes calls on (the helper compiles for
-// the layer, and must never ask it back).
+// the layer, and must never ask it back). Helpers are known by their file
+// name: every process kcache starts carries KCACHE_PARENT_PID, applications
+// run by `kcache run` from a kcache process included, so that says nothing.
 bool in_kcache_helper() {
-    const char* parent = std::getenv("KCACHE_PARENT_PID");
-    return parent != nullptr && *parent != '\0';
+    char exe[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return false;
+    }
+    const std::string_view path(exe, static_cast<std::size_t>(n));
+    const std::string_view name = path.substr(path.rfind('/') + 1);
+    return name == "kcache-jit" || name == "kcache-verify";
 }
 
 void intercept(_cl_icd_dispatch& t) {

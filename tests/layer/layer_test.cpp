@@ -1,0 +1,122 @@
+// The layer (label layer): an application's program and kernel queries answer
+// the same with and without it, a second process's builds are store hits,
+// a store that cannot open passes everything through, and a compile past the
+// deadline fails the build at the deadline and is answered at once next time.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "kcache/opencl.h"
+#include "layer_fixture.hpp"
+
+namespace kcache::test {
+namespace {
+
+using Layer = LayerTest;
+
+bool has(const std::vector<std::string>& lines, const std::string& prefix) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
+}
+
+// The probe's value for `name` ("" when it printed none).
+std::string value_of(const std::string& out, const std::string& name) {
+    const std::string mark = name + "=";
+    const auto at = out.rfind("\n" + mark);
+    const auto start = out.rfind(mark, 0) == 0 ? 0 : at == std::string::npos ? at : at + 1;
+    if (start == std::string::npos) {
+        return "";
+    }
+    const auto begin = start + mark.size();
+    return out.substr(begin, out.find('\n', begin) - begin);
+}
+
+TEST_F(Layer, EveryProgramAndKernelAnswerIsTheDriversAndASecondProcessHits) {
+    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"entry"});
+    const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    const auto second = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    ASSERT_EQ(driver.exit_code, 0) << driver.err;
+    EXPECT_EQ(value_of(driver.out, "run.val3"), "45");
+    EXPECT_EQ(value_of(driver.out, "twice.run2"), "75");
+    EXPECT_EQ(value_of(driver.out, "bad.build"), std::to_string(CL_BUILD_PROGRAM_FAILURE));
+    EXPECT_NE(value_of(driver.out, "bad.device0.build_log"), "");
+    EXPECT_EQ(first.out, driver.out) << first.err;
+    EXPECT_EQ(second.out, driver.out) << second.err;
+
+    // The three programs built from source: compiled, then hits. The compile
+    // error is the driver's (answered by it for its log); the separately
+    // compiled program is passed through.
+    const auto traced = trace_lines(second.err);
+    EXPECT_TRUE(has(trace_lines(first.err), "JIT jit ")) << first.err;
+    EXPECT_EQ(std::count_if(traced.begin(), traced.end(),
+                            [](const std::string& l) { return l.rfind("HIT ", 0) == 0; }),
+              3)
+        << second.err;
+    EXPECT_FALSE(has(traced, "JIT")) << second.err;
+    EXPECT_TRUE(has(traced, "PASS driver - 0.00 ms clCompileProgram")) << second.err;
+    EXPECT_NE(counters().find("hit 3\n"), std::string::npos) << counters();
+}
+
+TEST_F(Layer, AProgramForTwoDevicesIsOneProgramWithBothBinaries) {
+    const std::vector<std::string> two = {"POCL_DEVICES=pthread pthread"};
+    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"entry"}, two);
+    const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}, two);
+    const auto second = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}, two);
+    ASSERT_EQ(value_of(driver.out, "devices"), "2") << driver.out;
+    EXPECT_EQ(value_of(driver.out, "built.binary_size_nonzero.1"), "1");
+    EXPECT_EQ(first.out, driver.out) << first.err;
+    EXPECT_EQ(second.out, driver.out) << second.err;
+    EXPECT_TRUE(has(trace_lines(second.err), "HIT ")) << second.err;
+}
+
+TEST_F(Layer, AStoreThatCannotOpenPassesEveryCallThroughAndSaysSoOnce) {
+    std::ofstream(dir() / "not-a-directory") << "x";
+    const std::vector<std::string> env = {"KCACHE_DIR=" + (dir() / "not-a-directory").string()};
+    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"entry"}, env);
+    const auto layered = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}, env);
+    EXPECT_EQ(layered.exit_code, 0);
+    EXPECT_EQ(layered.out, driver.out) << layered.err;
+    const auto lines = trace_lines(layered.err);
+    ASSERT_EQ(lines.size(), 1u) << layered.err;
+    EXPECT_NE(lines[0].find("could not be opened"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("straight to the driver"), std::string::npos) << lines[0];
+}
+
+// The slow kernel compiles for minutes on PoCL: the build fails at the 2 s
+// deadline with kcache's log, the helper is gone, and the next process gets
+// the failure record without compiling.
+TEST_F(Layer, ACompilePastTheDeadlineFailsTheBuildAtTheDeadlineAndTheRecordAnswersAtOnce) {
+    const std::vector<std::string> env = {"KCACHE_JIT_TIMEOUT_MS=2000"};
+    const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"slow"}, env);
+    EXPECT_EQ(value_of(first.out, "slow.build"), std::to_string(CL_BUILD_PROGRAM_FAILURE))
+        << first.out << first.err;
+    EXPECT_LE(std::stoi("0" + value_of(first.out, "slow.ms")), 2500) << first.out;
+    EXPECT_EQ(value_of(first.out, "slow.status"), std::to_string(CL_BUILD_ERROR));
+    const std::string log = value_of(first.out, "slow.log");
+    EXPECT_NE(log.find("stopped at its deadline of 2000 ms"), std::string::npos) << log;
+    EXPECT_NE(log.find("KCACHE_JIT_TIMEOUT_MS"), std::string::npos) << log;
+    EXPECT_TRUE(has(trace_lines(first.err), "FAIL jit ")) << first.err;
+
+    // Helpers exit with the process that started them.
+    auto left = processes_of_this_store();
+    for (int i = 0; i < 50 && !left.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        left = processes_of_this_store();
+    }
+    EXPECT_TRUE(left.empty()) << left.size() << " processes of this store are left, pid "
+                              << left.front();
+
+    const auto second = run(With::layer, KCACHE_TEST_PROBE_PATH, {"slow"}, env);
+    EXPECT_EQ(value_of(second.out, "slow.build"), std::to_string(CL_BUILD_PROGRAM_FAILURE));
+    EXPECT_LE(std::stoi("0" + value_of(second.out, "slow.ms")), 500) << second.out;
+    EXPECT_TRUE(has(trace_lines(second.err), "FAIL failure_record ")) << second.err;
+    EXPECT_NE(value_of(second.out, "slow.log").find("a recorded failure answered at once"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcache::test
