@@ -5,6 +5,7 @@
 
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/log.hpp"
+#include "observed_loader.hpp"
 
 namespace kcache::service {
 
@@ -60,7 +61,11 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     if (!remote) {
         return fail(PartsError{StatusCode::config_error, remote.error()});
     }
-    return Parts{opencl_loader(), std::move(*devices), store::TieredStore(std::move(*user), {}),
+    // Loads are timed for the metrics and the trace (observed_loader.hpp).
+    auto loader = config.metrics || !config.trace.empty()
+                      ? observed_loader(opencl_loader(), config.metrics)
+                      : opencl_loader();
+    return Parts{std::move(loader), std::move(*devices), store::TieredStore(std::move(*user), {}),
                  std::move(*remote)};
 }
 

@@ -123,17 +123,13 @@ const char* result_of(const Outcome& outcome) noexcept {
     return outcome.rung == Rung::jit ? "JIT" : "HIT";
 }
 
-Request::Request() noexcept : active_(on()) {
-    if (active_) {
-        outer_ = t_open;
-        t_open = this;
-    }
+void Request::open() noexcept {
+    outer_ = t_open;
+    t_open = this;
 }
 
-Request::~Request() {
-    if (active_) {
-        t_open = outer_;
-    }
+void Request::close() noexcept {
+    t_open = outer_;
 }
 
 void Request::finish(Clock::time_point start, const Asked& asked, const Outcome& outcome) noexcept {
@@ -190,19 +186,6 @@ void span(std::string_view name, std::string_view category, Clock::time_point st
         }
     } catch (...) {
         // As above.
-    }
-}
-
-Span::Span(std::string_view name, std::string_view category) noexcept
-    : active_(on()), name_(name), category_(category) {
-    if (active_) {
-        start_ = Clock::now();
-    }
-}
-
-Span::~Span() {
-    if (active_) {
-        span(name_, category_, start_, Clock::now(), args_);
     }
 }
 

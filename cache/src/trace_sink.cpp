@@ -17,6 +17,9 @@
 #include "trace_sink.hpp"
 
 namespace kcache::trace {
+
+std::atomic<bool> detail::g_on{false};
+
 namespace {
 
 constexpr std::string_view kHeader =
@@ -24,7 +27,6 @@ constexpr std::string_view kHeader =
     "\"args\":{\"name\":\"kcache trace\"}}\n";
 
 struct State {
-    std::atomic<bool> on{false};
     std::mutex mu;  // guards everything below
     std::string where;
     std::uint64_t max_bytes = 0;
@@ -40,7 +42,7 @@ State& state() {
 
 // Stops tracing and says why (once: nothing is written after it). Under s.mu.
 void stop(State& s, const std::string& why) {
-    s.on.store(false, std::memory_order_relaxed);
+    detail::g_on.store(false, std::memory_order_relaxed);
     s.fd.reset();
     logging::warning("trace " + s.where + ": " + why + "; no more trace records from this process");
 }
@@ -70,7 +72,7 @@ void open_file(State& s) {
         stop(s, std::string("cannot write: ") + std::strerror(err));
         return;
     }
-    s.on.store(true, std::memory_order_relaxed);
+    detail::g_on.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -81,21 +83,17 @@ void configure(const std::string& where, std::uint64_t max_bytes) {
     if (where == s.where && max_bytes == s.max_bytes) {
         return;  // every Cache of the process configures it; once is enough
     }
-    s.on.store(false, std::memory_order_relaxed);
+    detail::g_on.store(false, std::memory_order_relaxed);
     s.fd.reset();
     s.where = where;
     s.max_bytes = max_bytes;
     s.to_stderr = where == "stderr";
     s.sources.clear();
     if (s.to_stderr) {
-        s.on.store(true, std::memory_order_relaxed);
+        detail::g_on.store(true, std::memory_order_relaxed);
     } else if (!where.empty()) {
         open_file(s);
     }
-}
-
-bool on() noexcept {
-    return state().on.load(std::memory_order_relaxed);
 }
 
 bool to_stderr() noexcept {
@@ -113,7 +111,7 @@ bool first_source(const std::string& digest) {
 void write_record(std::string_view record) noexcept {
     State& s = state();
     std::lock_guard g(s.mu);
-    if (!s.on.load(std::memory_order_relaxed) || !s.fd.valid()) {
+    if (!on() || !s.fd.valid()) {
         return;
     }
     struct stat st {};

@@ -34,6 +34,7 @@
 // open a Request on the thread that answers; add spans with Span (timed by
 // scope) or span(); finish the Request with its outcome.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -54,8 +55,14 @@ using Args = std::vector<std::pair<std::string, std::string>>;  // string values
 // setting changes nothing, another replaces it.
 void configure(const std::string& where, std::uint64_t max_bytes);
 
-// Whether requests are traced now (one relaxed load).
-bool on() noexcept;
+namespace detail {
+extern std::atomic<bool> g_on;  // set by configure(), cleared when tracing stops
+}  // namespace detail
+
+// Whether requests are traced now (one relaxed load, inlined).
+inline bool on() noexcept {
+    return detail::g_on.load(std::memory_order_relaxed);
+}
 
 // What a request asked for, for its record (and for capture).
 struct Asked {
@@ -74,8 +81,16 @@ struct Asked {
 class Request {
   public:
     // Opens the thread's request when tracing is on; inert otherwise.
-    Request() noexcept;
-    ~Request();
+    Request() noexcept : active_(on()) {
+        if (active_) {
+            open();
+        }
+    }
+    ~Request() {
+        if (active_) {
+            close();
+        }
+    }
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
@@ -85,6 +100,9 @@ class Request {
     void finish(Clock::time_point start, const Asked& asked, const Outcome& outcome) noexcept;
 
   private:
+    void open() noexcept;
+    void close() noexcept;
+
     bool active_ = false;
     Request* outer_ = nullptr;  // a request opened inside another (a layer over the cache)
     std::string events_;        // the spans' events so far
@@ -101,8 +119,17 @@ void span(std::string_view name, std::string_view category, Clock::time_point st
 // Times a scope as a span (nothing when tracing is off at construction).
 class Span {
   public:
-    Span(std::string_view name, std::string_view category) noexcept;
-    ~Span();
+    Span(std::string_view name, std::string_view category) noexcept
+        : active_(on()), name_(name), category_(category) {
+        if (active_) {
+            start_ = Clock::now();
+        }
+    }
+    ~Span() {
+        if (active_) {
+            span(name_, category_, start_, Clock::now(), args_);
+        }
+    }
     Span(const Span&) = delete;
     Span& operator=(const Span&) = delete;
     // Adds an argument to the span's event.
