@@ -176,7 +176,11 @@ Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
 
 Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
     const store::Key key = store::make_key(fields);
+    const auto start = std::chrono::steady_clock::now();
     auto env = impl_->get_object(key, object_url(key));
+    if (impl_->settings.observe) {
+        impl_->settings.observe(RemoteOp::get, start, env.ok());
+    }
     if (!env) {
         impl_->counters.misses++;
         impl_->count_error(env.error());
@@ -226,6 +230,17 @@ Status<RemoteError> Client::upload(const store::KeyFields& fields,
 Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
                                              std::span<const std::uint8_t> bytes,
                                              const store::Provenance& provenance) {
+    const auto start = std::chrono::steady_clock::now();
+    auto done = upload_unobserved(fields, bytes, provenance);
+    if (settings.observe) {
+        settings.observe(RemoteOp::put, start, done.ok());
+    }
+    return done;
+}
+
+Status<RemoteError> Client::Impl::upload_unobserved(const store::KeyFields& fields,
+                                                    std::span<const std::uint8_t> bytes,
+                                                    const store::Provenance& provenance) {
     const store::Key key = store::make_key(fields);
     if (settings.access == Access::read_only) {
         return error(RemoteErrc::read_only, "read-only remote: nothing uploaded");

@@ -49,10 +49,13 @@ struct Client::Impl {
     // GET of `url`, decoded and verified as the object of `key`; a typed
     // error otherwise (not counted: the caller decides what it was).
     Result<Envelope, RemoteError> get_object(const store::Key& key, const std::string& url);
-    // Uploads one object now (see Client::upload).
+    // Uploads one object now (see Client::upload), telling settings.observe.
     Status<RemoteError> upload_one(const store::KeyFields& fields,
                                    std::span<const std::uint8_t> bytes,
                                    const store::Provenance& provenance);
+    Status<RemoteError> upload_unobserved(const store::KeyFields& fields,
+                                          std::span<const std::uint8_t> bytes,
+                                          const store::Provenance& provenance);
     // What downloads are checked against: the policy and the trusted keys.
     ObjectTrust trust() const;
     // The envelope to PUT for an entry, signed with `signing_key`; a config

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -47,6 +48,14 @@ struct S3Settings {
     std::string profile;  // the file's section; empty: AWS_PROFILE, else "default"
 };
 
+// A remote request, for RemoteObserver.
+enum class RemoteOp { get, put };
+// Told of each download (fetch) and upload: which, when it began, whether it
+// succeeded (the service's metrics and trace). Called on the requesting
+// thread (uploads: the queue's); must not throw.
+using RemoteObserver =
+    std::function<void(RemoteOp op, std::chrono::steady_clock::time_point start, bool ok)>;
+
 // Everything the client needs; the service fills it from kcache::Config.
 struct Settings {
     std::vector<std::string> base_urls;  // http://, https:// or s3://; keys sharded over them
@@ -70,6 +79,8 @@ struct Settings {
     // uploads go unsigned, and under ObjectSignatures::require none are sent.
     std::filesystem::path signing_key_file;
     S3Settings s3;  // for s3:// base URLs
+    // Told of each request (empty: none).
+    RemoteObserver observe;
 };
 
 enum class RemoteErrc {
