@@ -2,7 +2,7 @@
 # Usage: run_install_test.sh BUILD_DIR CONSUMER_SRC OPS_SRC
 # Fails on the first step that does not work; prints what each run answered.
 # OPS_SRC (examples/ops) is built against the prefix as an outside operator
-# library would be: installed headers and kcache::kcache only.
+# library would be: installed headers, kcache::kcache and kcache::ops only.
 set -euo pipefail
 build=$1
 src=$2
@@ -16,6 +16,13 @@ test -f "$prefix/include/kcache/kcache.hpp"
 test -x "$prefix/libexec/kcache/kcache-jit"
 test -x "$prefix/libexec/kcache/kcache-verify"
 test -f "$prefix/include/kcache/cl/launch.hpp"
+# The launchers are a library of their own; libkcache.so exports none of them.
+test -f "$prefix/lib/libkcache-ops.so"
+test -f "$prefix/lib/pkgconfig/kcache-ops.pc"
+if nm -D --defined-only "$prefix/lib/libkcache.so" | c++filt | grep -q 'kcache::cl::'; then
+  echo "libkcache.so exports launchers" >&2
+  exit 1
+fi
 
 cmake -S "$src" -B "$work/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"
 cmake --build "$work/b" >"$work/build.log"
