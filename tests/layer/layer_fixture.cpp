@@ -15,6 +15,7 @@ compiler::RunResult LayerTest::run(With with, const std::string& program,
         spec.args = {"run", "--", program};
     }
     spec.args.insert(spec.args.end(), args.begin(), args.end());
+    spec.working_dir = dir().string();  // what applications write lands here
     spec.env_overrides = {"KCACHE_DIR=" + store_dir().string(),
                           "POCL_CACHE_DIR=" + (dir() / "pocl").string(),
                           "POCL_KERNEL_CACHE=0",
