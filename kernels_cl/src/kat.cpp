@@ -46,7 +46,7 @@ bool has_kat(std::string_view kernel) noexcept {
 }
 
 KatResult run_kat(cl_context context, cl_device_id device, cl_program program,
-                  const kernels::Variant& variant) {
+                  const kernels::Variant& variant, std::uint32_t seed) {
     const KatFn kat = kat_of(variant.kernel);
     auto local_size = variant_local_size(variant);
     auto tolerance = kernels::variant_tolerance(variant);
@@ -59,7 +59,7 @@ KatResult run_kat(cl_context context, cl_device_id device, cl_program program,
         return {KatState::failed, failure("clCreateCommandQueueWithProperties", err)};
     }
     DeviceRun run(context, queue.get(), program, *local_size);
-    return kat(run, {variant, *tolerance});
+    return kat(run, {variant, *tolerance, seed});
 }
 
 }  // namespace kcache::cl

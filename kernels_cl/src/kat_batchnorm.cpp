@@ -48,11 +48,12 @@ BatchnormBuffers elements(DeviceRun& run, const KatCase& kat, const BatchnormSha
 
 void check_inference(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
     const auto c = static_cast<std::size_t>(kInference.c);
-    const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(kInference), 40, -3, 3);
-    const auto mean = kat_values(kernels::DType::f32, c, 41);
-    const auto var = kat_values(kernels::DType::f32, c, 42, 0, 4);
-    const auto gamma = kat_values(kernels::DType::f32, c, 43, 0.5f, 2);
-    const auto beta = kat_values(kernels::DType::f32, c, 44);
+    const auto x =
+        kat_values(kat.dtype(), kernels::batchnorm_work_items(kInference), kat.seed + 40, -3, 3);
+    const auto mean = kat_values(kernels::DType::f32, c, kat.seed + 41);
+    const auto var = kat_values(kernels::DType::f32, c, kat.seed + 42, 0, 4);
+    const auto gamma = kat_values(kernels::DType::f32, c, kat.seed + 43, 0.5f, 2);
+    const auto beta = kat_values(kernels::DType::f32, c, kat.seed + 44);
     BatchnormBuffers b = elements(run, kat, kInference, x);
     b.mean = upload_f32(run, mean);
     b.var = upload_f32(run, var);
@@ -69,10 +70,10 @@ void check_inference(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
 
 void check_training(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
     const auto c = static_cast<std::size_t>(kTraining.c);
-    const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(kTraining), 50,
+    const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(kTraining), kat.seed + 50,
                               kOffset - 1, kOffset + 1);
-    const auto gamma = kat_values(kernels::DType::f32, c, 51, 0.5f, 2);
-    const auto beta = kat_values(kernels::DType::f32, c, 52);
+    const auto gamma = kat_values(kernels::DType::f32, c, kat.seed + 51, 0.5f, 2);
+    const auto beta = kat_values(kernels::DType::f32, c, kat.seed + 52);
     BatchnormBuffers b = elements(run, kat, kTraining, x);
     b.mean = run.scratch(c * sizeof(float));
     b.var = run.scratch(c * sizeof(float));

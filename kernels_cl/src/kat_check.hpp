@@ -21,6 +21,8 @@ namespace kcache::cl {
 struct KatCase {
     const kernels::Variant& variant;
     kernels::Tolerance tolerance;  // variant_tolerance(variant)
+    // Added to the fixed seed of every input; 0 gives the inputs of `verify --run`.
+    std::uint32_t seed = 0;
 
     // The element type ("dtype" parameter; f32 for a kernel without one).
     kernels::DType dtype() const;

@@ -14,8 +14,8 @@ constexpr std::size_t kRows = 3;
 
 KatResult dot_kat(DeviceRun& run, const KatCase& kat) {
     const kernels::DType dtype = kat.dtype();
-    const auto x = kat_values(dtype, kN * kRows, 1);
-    const auto y = kat_values(dtype, kN * kRows, 2);
+    const auto x = kat_values(dtype, kN * kRows, kat.seed + 1);
+    const auto y = kat_values(dtype, kN * kRows, kat.seed + 2);
     DotBuffers b;
     b.x = run.upload(kernels::encode(dtype, x), widest_bytes(x.size()));
     b.y = run.upload(kernels::encode(dtype, y), widest_bytes(y.size()));

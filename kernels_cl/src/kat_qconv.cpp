@@ -49,12 +49,12 @@ KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
         kat.variant.get("out") == "i8" ? kernels::QuantOutput::i8 : kernels::QuantOutput::f32;
     const auto n = static_cast<std::size_t>(kShape.n), c = static_cast<std::size_t>(kShape.c);
     const auto k = static_cast<std::size_t>(kShape.k), hw = static_cast<std::size_t>(kShape.hw);
-    const auto x = kat_ints<std::int8_t>(n * c * hw, 30, -128, 128);
-    const auto w = kat_ints<std::int8_t>(k * c, 31, -128, 128);
-    const auto bias = kat_ints<std::int32_t>(k, 32, -2000, 2000);
-    const auto zero_point = kat_ints<std::int32_t>(k, 33, -20, 20);
+    const auto x = kat_ints<std::int8_t>(n * c * hw, kat.seed + 30, -128, 128);
+    const auto w = kat_ints<std::int8_t>(k * c, kat.seed + 31, -128, 128);
+    const auto bias = kat_ints<std::int32_t>(k, kat.seed + 32, -2000, 2000);
+    const auto zero_point = kat_ints<std::int32_t>(k, kat.seed + 33, -20, 20);
     // Accumulators reach a few 10^4: these scales put many int8 results past ±127.
-    const auto scale = kat_values(kernels::DType::f32, k, 34, 1.0f / 400, 1.0f / 100);
+    const auto scale = kat_values(kernels::DType::f32, k, kat.seed + 34, 1.0f / 400, 1.0f / 100);
     const std::int32_t x_zero_point = 3;
     const std::size_t count = kernels::qconv_work_items(kShape);
     const std::size_t out_size = out == kernels::QuantOutput::i8 ? 1 : sizeof(float);

@@ -5,17 +5,20 @@
 //
 //   kcache-verify --variant ID --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --check load --options OPTS --device NAME --platform NAME --driver VERSION
+//   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
 //
 // The binary comes on stdin. The verdict goes to stdout as two lines: the
 // state ("passed", "failed" or "no_kat"; "loaded" or "failed" for --check
 // load: the program was built from the binary and its kernels created), then
-// the detail.
+// the detail. The canary mode builds the variants from source and replies
+// one line per variant (verify_canary.hpp).
 // Exit codes: 0 passed or loaded, 1 failed or no_kat, 2 the device is not
 // present, 64 usage, 70 parent already gone.
 
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +33,7 @@
 #include "kcache/cl/program.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "verify_canary.hpp"
 
 namespace {
 
@@ -39,7 +43,9 @@ constexpr const char* kUsage =
     "usage: kcache-verify --variant ID --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n"
     "       kcache-verify --check load --options OPTS --device NAME --platform NAME "
-    "--driver VERSION < BINARY\n";
+    "--driver VERSION < BINARY\n"
+    "       kcache-verify --canary \"ID;ID\" --seed N --device NAME --platform NAME "
+    "--driver VERSION\n";
 
 // The child half of the watchdog's contract: die with the parent, and give up
 // at once if the parent already died before prctl ran.
@@ -72,6 +78,19 @@ std::string create_kernels(cl_program program) {
     return err == CL_SUCCESS ? std::string() : cl::failure("clCreateKernelsInProgram", err);
 }
 
+// The variant ids of the canary's ";"-separated list.
+std::vector<std::string> split_ids(const std::string& list) {
+    std::vector<std::string> ids;
+    for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t end = std::min(list.find(';', at), list.size());
+        if (end > at) {
+            ids.push_back(list.substr(at, end - at));
+        }
+        at = end + 1;
+    }
+    return ids;
+}
+
 // Runs the test of `variant` (none: only loads the binary) on the device
 // named by `args`; see the usage above.
 int verify(std::map<std::string, std::string>& args,
@@ -85,6 +104,11 @@ int verify(std::map<std::string, std::string>& args,
         if (d.identity.name != args["--device"] || d.identity.platform_name != args["--platform"] ||
             d.identity.driver_version != args["--driver"]) {
             continue;
+        }
+        if (args.count("--canary")) {
+            return cl::run_canary_variants(
+                d.platform, d.device, split_ids(args["--canary"]), d.identity.extensions,
+                static_cast<std::uint32_t>(std::strtoul(args["--seed"].c_str(), nullptr, 10)));
         }
         const cl_context_properties props[] = {
             CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(d.platform), 0};
@@ -126,15 +150,19 @@ int main(int argc, char** argv) {
         args[argv[i]] = argv[i + 1];
     }
     const bool load_only = args.count("--check") && args["--check"] == "load";
+    const bool canary = args.count("--canary") != 0;
     for (const char* name :
-         {load_only ? "--check" : "--variant", "--options", "--device", "--platform", "--driver"}) {
+         {canary      ? "--canary"
+          : load_only ? "--check"
+                      : "--variant",
+          canary ? "--seed" : "--options", "--device", "--platform", "--driver"}) {
         if (!args.count(name) || argc != 11) {
             std::cerr << kUsage;
             return 64;
         }
     }
     std::optional<kernels::Variant> variant;
-    if (!load_only) {
+    if (!load_only && !canary) {
         auto parsed = kernels::parse_variant(args["--variant"]);
         if (!parsed) {
             return verdict(cl::KatState::no_kat, parsed.error().message);

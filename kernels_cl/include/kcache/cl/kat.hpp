@@ -5,6 +5,7 @@
 // within the variant's documented tolerance (bit-exact for qconv_pointwise).
 // `kcache verify --run` runs them on stored binaries in the kcache-verify helper.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -34,8 +35,10 @@ struct KatResult {
 bool has_kat(std::string_view kernel) noexcept;
 
 // Runs the known-answer test of `variant` on `program`, built from the
-// registry's source for that variant for `device` of `context`. Throws only std::bad_alloc.
+// registry's source for that variant for `device` of `context`, on inputs
+// drawn from `seed` (0: the fixed inputs of `verify --run`; the canary draws
+// a recorded one). Throws only std::bad_alloc.
 KatResult run_kat(cl_context context, cl_device_id device, cl_program program,
-                  const kernels::Variant& variant);
+                  const kernels::Variant& variant, std::uint32_t seed = 0);
 
 }  // namespace kcache::cl

@@ -1,0 +1,126 @@
+#pragma once
+// The driver canary (docs/design.md, "The driver canary"): before kcache
+// serves a binary that a driver built for a registry kernel, the known-answer
+// tests of the registry kernels run on that driver, in kcache-verify under the
+// watchdog, on inputs drawn from a recorded seed. Verdicts are kept per
+// driver identity (device + driver version + compiler identity) and kernel
+// variant, in files under the user store's directory:
+//
+//   <store>/canary/<identity id>.json   (0700 directory, 0600 files; replaced
+//                                        atomically by rename)
+//   record   = { "format": 1, "identity": identity, "seed": uint32,
+//                "run_at": unix seconds, "wall_ms": int, "verdicts": [verdict…] }
+//   identity = { "vendor_id", "vendor", "device_id", "device", "platform",
+//                "driver", "compiler" }
+//   verdict  = { "variant": id, "state": "validated" | "suspect" | "not_run",
+//                "check": what failed ("" when validated), "seed": uint32,
+//                "max_error": number or null, "detail": text }
+//
+// Every field is checked on read; a damaged file is no verdict (the canary
+// runs again and replaces it).
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/device_db/identity.hpp"
+#include "kcache/kernels/registry.hpp"
+
+namespace kcache::canary {
+
+// What kcache keys a driver's binaries by, for one device.
+struct DriverIdentity {
+    std::uint32_t vendor_id = 0;
+    std::string vendor;
+    std::uint32_t device_id = 0;  // PCI device id where the driver reports one, else 0
+    std::string device;           // device name
+    std::string platform;
+    std::string driver;    // driver version
+    std::string compiler;  // the compiler identity of the JIT key ("jit:<driver>:<uuid>")
+
+    // 16 hex digits naming the identity (the record's file name).
+    std::string id() const;
+    // "pthread-haswell, driver 3.1 (Portable Computing Language)".
+    std::string describe() const;
+    friend bool operator==(const DriverIdentity&, const DriverIdentity&) = default;
+};
+
+// The identity of `device`'s driver, as the JIT key names it.
+DriverIdentity driver_identity(const device_db::DeviceIdentity& device);
+
+enum class VerdictState { validated, suspect, not_run };
+// "validated", "suspect" or "not_run".
+const char* to_string(VerdictState state) noexcept;
+
+// One kernel variant's verdict on one driver.
+struct Verdict {
+    std::string variant;  // registry variant id
+    VerdictState state = VerdictState::not_run;
+    // Suspect: the failing check (the KAT's check name, "build", "load",
+    // "timeout" or "crashed"); not run: why ("unsupported", "no_device",
+    // "error").
+    std::string check;
+    std::uint32_t seed = 0;
+    std::optional<double> max_error;  // the largest error the KAT saw
+    std::string detail;
+};
+
+struct Record {
+    DriverIdentity identity;
+    std::uint32_t seed = 0;
+    std::int64_t run_at = 0;  // unix seconds
+    std::int64_t wall_ms = 0;
+    std::vector<Verdict> verdicts;
+
+    // True when some verdict is suspect.
+    bool suspect() const;
+};
+
+// The verdict that covers `variant` in `record`: its own, else (a variant the
+// canary did not run) the worst one of the same kernel (suspect before
+// validated); nullptr when the canary did not test the kernel.
+const Verdict* verdict_for(const Record& record, const kernels::Variant& variant);
+
+// <store_dir>/canary.
+std::filesystem::path canary_dir(const std::filesystem::path& store_dir);
+
+// The record of `identity` in `dir`; nullopt when there is none or it is
+// damaged or of another identity (error: only when the directory cannot be read).
+std::optional<Record> load_record(const std::filesystem::path& dir, const DriverIdentity& identity);
+// Every sound record of `dir` (none when it does not exist).
+std::vector<Record> load_records(const std::filesystem::path& dir);
+// Writes `record` (replacing the identity's earlier one); error: why not.
+Status<std::string> save_record(const std::filesystem::path& dir, const Record& record);
+
+// The record as JSON text (the file's form) and back; parse errors name the field.
+std::string to_json(const Record& record);
+Result<Record, std::string> record_from_json(const std::string& text);
+
+// The default set on `device`: the default variant of every registry kernel
+// with a known-answer test, where the device supports it (else the first
+// variant of that kernel it supports).
+std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& device);
+
+// How the canary runs.
+struct RunOptions {
+    std::string helper;                         // kcache-verify
+    std::uint32_t seed = 0;                     // inputs' seed (recorded)
+    std::chrono::milliseconds timeout{20'000};  // bound on one variant (build, load, KAT)
+    unsigned parallel = 0;                      // helpers at once; 0: the cores, at most 4
+};
+
+// Runs the canary of `variants` on `device` (one kcache-verify per variant,
+// killed when `options.timeout` passes): a KAT that fails is suspect with
+// its failing check, one that hangs is suspect "timeout", one that crashes
+// the helper suspect "crashed"; a helper that could not run gives not_run.
+Record run_canary(const device_db::DeviceIdentity& device,
+                  const std::vector<kernels::Variant>& variants, const RunOptions& options);
+
+// A seed from the system's entropy source.
+std::uint32_t fresh_seed();
+
+}  // namespace kcache::canary

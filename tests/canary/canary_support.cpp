@@ -1,0 +1,44 @@
+#include "canary_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_platform.hpp"
+
+namespace kcache::test {
+
+device_db::DeviceIdentity test_device() {
+    auto listed = device_db::list_opencl_devices();
+    if (listed) {
+        for (const device_db::OpenClDevice& d : listed->devices) {
+            if (d.identity.platform_name.find(test_platform_name()) != std::string::npos) {
+                return d.identity;
+            }
+        }
+    }
+    ADD_FAILURE() << "no device of platform " << test_platform_name();
+    return {};
+}
+
+void use_fault_layer() {
+    ::setenv("OPENCL_LAYERS", KCACHE_FAULT_LAYER, 1);
+}
+
+ScopedEnv::ScopedEnv(std::vector<std::string> settings) {
+    for (const std::string& s : settings) {
+        const std::size_t eq = s.find('=');
+        names_.push_back(s.substr(0, eq));
+        ::setenv(names_.back().c_str(), s.substr(eq + 1).c_str(), 1);
+    }
+}
+
+ScopedEnv::~ScopedEnv() {
+    for (const std::string& n : names_) {
+        ::unsetenv(n.c_str());
+    }
+}
+
+std::string verify_helper() {
+    return KCACHE_VERIFY_HELPER;
+}
+
+}  // namespace kcache::test

@@ -1,0 +1,37 @@
+#pragma once
+// What the canary tests share: the test platform's device as the canary sees
+// it, the test layer in the environment of every helper, faults set and
+// cleared around one run.
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kcache/device_db/identity.hpp"
+
+namespace kcache::test {
+
+// The first device of the test platform (KCACHE_TEST_PLATFORM, default PoCL)
+// as this process sees it; fails the test when there is none.
+device_db::DeviceIdentity test_device();
+
+// Puts the test layer in OPENCL_LAYERS (for this process's later OpenCL
+// calls and every helper it starts).
+void use_fault_layer();
+
+// Sets "NAME=value" settings for its lifetime, then unsets them.
+class ScopedEnv {
+  public:
+    explicit ScopedEnv(std::vector<std::string> settings);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+  private:
+    std::vector<std::string> names_;
+};
+
+// The kcache-verify of the build tree.
+std::string verify_helper();
+
+}  // namespace kcache::test
