@@ -10,15 +10,18 @@
 #include <map>
 #include <mutex>
 
+#include "kcache/cl/kat.hpp"
+#include "kcache/cl/launch.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/subprocess.hpp"
+#include "kcache/kernels/reference.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::service {
 namespace {
 
-// Verdicts given in this process, by key and digest of the bytes.
+// Verdicts given in this process, by check, key and digest of the bytes.
 struct Verdicts {
     std::mutex mu;
     std::map<std::string, std::optional<std::string>> by_binary;
@@ -29,30 +32,42 @@ Verdicts& verdicts() {
     return v;
 }
 
-// Why the helper's run `r` did not vouch for the binary; nullopt when it did.
-std::optional<std::string> verdict_of(const std::string& helper, const compiler::RunResult& r) {
+// One run of the helper: `mode` is {"--variant", ID} or {"--check", "load"}.
+struct Check {
+    std::vector<std::string> mode;
+    const char* good;  // the first line of a good verdict
+    const char* what;  // what was done, for people
+};
+
+Check load_check() {
+    return {{"--check", "load"}, "loaded", "load the binary"};
+}
+
+// Why the helper's run `r` of `check` did not vouch for the binary; nullopt when it did.
+std::optional<std::string> verdict_of(const std::string& helper, const Check& check,
+                                      const compiler::RunResult& r) {
     switch (r.outcome) {
         case compiler::ChildExit::timed_out:
-            return "loading the binary in kcache-verify did not finish within " +
+            return std::string("kcache-verify did not ") + check.what + " within " +
                    std::to_string(kVouchTimeout.count()) + " s";
         case compiler::ChildExit::signaled:
-            return "loading the binary crashed kcache-verify (signal " + std::to_string(r.signal) +
-                   ")";
+            return std::string("kcache-verify crashed (signal ") + std::to_string(r.signal) +
+                   ") trying to " + check.what;
         case compiler::ChildExit::spawn_failed:
             return "nothing vouches for the binary: cannot start " + helper + ": " +
                    std::error_code(r.spawn_errno, std::generic_category()).message();
         case compiler::ChildExit::exited:
             break;
     }
-    if (r.exit_code == 0 && r.out.rfind("loaded\n", 0) == 0) {
+    if (r.exit_code == 0 && r.out.rfind(std::string(check.good) + "\n", 0) == 0) {
         return std::nullopt;
     }
     std::string why = r.out.substr(r.out.find('\n') + 1) + r.err;
     while (!why.empty() && why.back() == '\n') {
         why.pop_back();
     }
-    return "kcache-verify did not load the binary (exit " + std::to_string(r.exit_code) +
-           "): " + why;
+    return std::string("kcache-verify did not ") + check.what + " (exit " +
+           std::to_string(r.exit_code) + "): " + why;
 }
 
 // Whether `dir`/`name` records a good verdict; records one when `record`.
@@ -75,6 +90,59 @@ bool vouched_on_node(const std::filesystem::path& dir, const std::string& name, 
     return fd >= 0;
 }
 
+compiler::RunResult run_check(const std::string& helper, const Check& check,
+                              const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+                              const std::string& options) {
+    compiler::SpawnSpec spec;
+    spec.program = helper;
+    spec.args = check.mode;
+    spec.args.insert(spec.args.end(),
+                     {"--options", options, "--device", fields.device_name, "--platform",
+                      fields.platform_name, "--driver", fields.driver_version});
+    spec.stdin_data.assign(bytes.begin(), bytes.end());
+    return compiler::run(spec, compiler::Clock::now() + kVouchTimeout);
+}
+
+// The verdict of `check` of `bytes`, from this process's, this node's or a
+// new run of the helper.
+std::optional<std::string> vouch_with(const std::string& helper,
+                                      const std::filesystem::path& vouched_dir, const Check& check,
+                                      const store::KeyFields& fields,
+                                      std::span<const std::uint8_t> bytes,
+                                      const std::string& options) {
+    const std::string key_hex = store::make_key(fields).hex();
+    const std::string digest = sha256_hex(
+        check.mode.back() + ":" +
+        sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+    const std::string id = key_hex + "." + digest;  // also the node's record
+    {
+        std::lock_guard g(verdicts().mu);
+        if (auto found = verdicts().by_binary.find(id); found != verdicts().by_binary.end()) {
+            return found->second;
+        }
+    }
+    if (vouched_on_node(vouched_dir, id, false)) {
+        std::lock_guard g(verdicts().mu);
+        verdicts().by_binary.emplace(id, std::nullopt);
+        return std::nullopt;
+    }
+    const compiler::RunResult r = run_check(helper, check, fields, bytes, options);
+    std::optional<std::string> verdict = verdict_of(helper, check, r);
+    if (verdict && check.mode.front() == "--variant" && r.outcome == compiler::ChildExit::exited &&
+        r.out.rfind(std::string(cl::to_string(cl::KatState::no_kat)) + "\n", 0) == 0) {
+        // The helper knows no test for it after all: a load is all that can be checked.
+        return vouch_with(helper, vouched_dir, load_check(), fields, bytes, options);
+    }
+    if (r.outcome != compiler::ChildExit::spawn_failed) {  // a missing helper may come back
+        std::lock_guard g(verdicts().mu);
+        verdicts().by_binary.emplace(id, verdict);
+    }
+    if (!verdict) {
+        vouched_on_node(vouched_dir, id, true);
+    }
+    return verdict;
+}
+
 }  // namespace
 
 std::string verify_helper_beside(const std::string& jit_helper) {
@@ -91,42 +159,37 @@ std::string verify_helper_beside(const std::string& jit_helper) {
     return beside.string();
 }
 
+std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields) {
+    auto variant = kernels::parse_variant(fields.kernel_name);
+    if (!variant || !cl::has_kat(variant->kernel) || !kernels::variant_tolerance(*variant) ||
+        !cl::variant_local_size(*variant)) {
+        return std::nullopt;
+    }
+    auto rendered = kernels::render(*variant);
+    if (!rendered || fields.source_digest != sha256_hex(rendered->source)) {
+        return std::nullopt;  // the test checks the ABI of the registry's own source only
+    }
+    return std::move(*variant);
+}
+
+bool built_elsewhere(const store::Tier& tier, const store::EntryInfo& entry) {
+    return tier.kind == store::Tier::Kind::pack ||
+           (entry.provenance.origin == store::Origin::imported &&
+            entry.verification != store::Verification::passed);
+}
+
 std::optional<std::string> vouch_for_binary(const std::string& helper,
                                             const std::filesystem::path& vouched_dir,
                                             const store::KeyFields& fields,
                                             std::span<const std::uint8_t> bytes,
                                             const std::string& options) {
-    const std::string id =
-        store::make_key(fields).hex() + ":" +
-        sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    {
-        std::lock_guard g(verdicts().mu);
-        if (auto found = verdicts().by_binary.find(id); found != verdicts().by_binary.end()) {
-            return found->second;
-        }
+    if (auto variant = kat_variant_of(fields)) {
+        const Check kat{{"--variant", variant->id()},
+                        cl::to_string(cl::KatState::passed),
+                        "pass the known-answer test of the binary"};
+        return vouch_with(helper, vouched_dir, kat, fields, bytes, options);
     }
-    const std::string marker = sha256_hex(id);
-    if (vouched_on_node(vouched_dir, marker, false)) {
-        std::lock_guard g(verdicts().mu);
-        verdicts().by_binary.emplace(id, std::nullopt);
-        return std::nullopt;
-    }
-    compiler::SpawnSpec spec;
-    spec.program = helper;
-    spec.args = {
-        "--check",          "load",       "--options",          options,    "--device",
-        fields.device_name, "--platform", fields.platform_name, "--driver", fields.driver_version};
-    spec.stdin_data.assign(bytes.begin(), bytes.end());
-    const compiler::RunResult r = compiler::run(spec, compiler::Clock::now() + kVouchTimeout);
-    std::optional<std::string> verdict = verdict_of(helper, r);
-    if (r.outcome != compiler::ChildExit::spawn_failed) {  // a missing helper may come back
-        std::lock_guard g(verdicts().mu);
-        verdicts().by_binary.emplace(id, verdict);
-    }
-    if (!verdict) {
-        vouched_on_node(vouched_dir, marker, true);
-    }
-    return verdict;
+    return vouch_with(helper, vouched_dir, load_check(), fields, bytes, options);
 }
 
 }  // namespace kcache::service

@@ -100,17 +100,17 @@ std::optional<service::ProgramRef> Cache::Impl::load_stored(cl_context context, 
         out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
                                 "missed (a pack had the entry)");
     }
-    // A pack's binary was not compiled here: loaded in the helper first.
-    if (hit.tier.kind == store::Tier::Kind::pack) {
-        if (auto bad = service::vouch_for_binary(service::verify_helper_beside(config.jit_helper),
-                                                 vouched_dir(), plan.fields, hit.entry.bytes,
-                                                 plan.input.options)) {
-            out.misses.emplace_back(Rung::pack, MissCause::rejected_by_driver, *bad);
-            store_failure(plan, store::FailureKind::rejected_binary, *bad, 0, &out.misses);
-            return std::nullopt;
+    // Not compiled here (a pack's, an imported entry): checked in the helper first.
+    auto prog = [&]() -> Result<cl::ProgramHandle, std::string> {
+        if (service::built_elsewhere(hit.tier, hit.entry.info)) {
+            if (auto bad = service::vouch_for_binary(
+                    service::verify_helper_beside(config.jit_helper), vouched_dir(), plan.fields,
+                    hit.entry.bytes, plan.input.options)) {
+                return fail(std::move(*bad));
+            }
         }
-    }
-    auto prog = loader->load(context, device, hit.entry.bytes, plan.input.options);
+        return loader->load(context, device, hit.entry.bytes, plan.input.options);
+    }();
     if (prog) {
         out.rung = rung_of(hit.tier);
         (out.rung == Rung::user_store ? counters.store : counters.pack)++;

@@ -237,3 +237,31 @@ TEST_F(Store, ACraftedHugeCopyCostsNoProcessItsSize) {
     EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(200)) << "over its entry's size";
     EXPECT_FALSE(std::filesystem::exists(copy)) << "not its entry's copy: removed";
 }
+
+// An entry imported from a pack is loaded only after its check on this node
+// (the service asks trusted_without_check): no copy is written for it, and a
+// copy it has (an older kcache wrote them) is removed, not served.
+TEST_F(Store, AnImportedEntryNotCheckedHereHasNoCopyThatAnswers) {
+    auto store = open_store();
+    ks::Provenance imported = test_provenance();
+    imported.origin = ks::Origin::imported;
+    ASSERT_TRUE(store.put(sample_fields(1), binary_like(16 * 1024, 1), imported).ok());
+    EXPECT_TRUE(hot_copies(store_dir()).empty());
+    EXPECT_TRUE(store.get(sample_fields(1)).ok());
+    ASSERT_TRUE(store.flush().ok());
+    EXPECT_TRUE(hot_copies(store_dir()).empty()) << "not made at the write-back either";
+
+    ASSERT_TRUE(store.put(sample_fields(2), binary_like(16 * 1024, 2), test_provenance()).ok());
+    const auto copy = copy_path(store_dir(), sample_fields(2));
+    ASSERT_TRUE(std::filesystem::exists(copy));
+    raw_sql(db_path(), "UPDATE entries SET origin = 2 WHERE key = '" +
+                           ks::make_key(sample_fields(2)).hex() + "'");
+    EXPECT_FALSE(store.get_hot(sample_fields(2)));
+    EXPECT_FALSE(std::filesystem::exists(copy));
+
+    // Its known-answer test passed here: then it may have a copy.
+    ASSERT_TRUE(store.set_verified(ks::make_key(sample_fields(1)), ks::Verification::passed).ok());
+    EXPECT_TRUE(store.get(sample_fields(1)).ok());
+    ASSERT_TRUE(store.flush().ok());
+    EXPECT_TRUE(store.get_hot(sample_fields(1)));
+}

@@ -6,6 +6,8 @@
 
 #include <iostream>
 
+#include "kat.hpp"
+#include "kcache/cache/binary_vouch.hpp"
 #include "kcache/cache/keys.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/device_db/database.hpp"
@@ -119,7 +121,7 @@ int run_push(const ParsedArgs& args) {
 }
 
 struct PullCounts {
-    int pulled = 0, local = 0, absent = 0, unsupported = 0, failed = 0;
+    int pulled = 0, local = 0, absent = 0, unsupported = 0, rejected = 0, failed = 0;
 };
 
 void pull_one(remote::Client& client, store::Store& store, const store::KeyFields& fields,
@@ -136,6 +138,14 @@ void pull_one(remote::Client& client, store::Store& store, const store::KeyField
         }
         ++n.failed;
         std::cerr << "pull: " << fields.kernel_name << ": " << got.error().message << "\n";
+        return;
+    }
+    // Built elsewhere: checked in kcache-verify (its known-answer test, as a
+    // remote hit is) before it is stored, since the store trusts what it holds.
+    if (auto bad = service::vouch_for_binary(verify_helper_path(), {}, fields, got->bytes,
+                                             fields.build_options)) {
+        ++n.rejected;
+        std::cerr << "pull: " << fields.kernel_name << ": not stored: " << *bad << "\n";
         return;
     }
     if (auto put = store.put(fields, got->bytes, got->provenance); !put) {
@@ -183,9 +193,10 @@ int run_pull(const ParsedArgs& args) {
                   {"already local", n.local},
                   {"not on the server", n.absent},
                   {"unsupported", n.unsupported},
+                  {"rejected", n.rejected},
                   {"failed", n.failed}},
                  args.has("json"));
-    return n.failed > 0 ? static_cast<int>(Exit::action_needed) : 0;
+    return n.failed + n.rejected > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
 
 }  // namespace
@@ -234,15 +245,18 @@ Command pull_command() {
              "For every OpenCL device (or --device) and kernel variant (or the\n"
              "--kernels/--dtypes selection) the key the runtime would look up is fetched\n"
              "from the remote (KCACHE_REMOTE); each object is verified (key recomputed\n"
-             "from its fields, payload checksum) and stored in the user store. Variants\n"
-             "already stored locally are not fetched. Counts on stdout.\n",
+             "from its fields, payload checksum, signature), its known-answer test runs in\n"
+             "the kcache-verify helper (a binary the driver cannot load or that computes\n"
+             "wrong numbers is rejected, not stored), and it is stored in the user store.\n"
+             "Variants already stored locally are not fetched. Counts on stdout.\n",
              {{"device", Arity::value, "SEL", "only this device: index or name substring"},
               {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
               {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
               {"json", Arity::flag, "", "print the counts as JSON"}},
              0,
              0,
-             std::string(kExitOk) + "  1  some objects failed (corrupt, server error, store)\n" +
+             std::string(kExitOk) +
+                 "  1  some objects failed (corrupt, server error, store) or were rejected\n" +
                  "  2  no remote configured (KCACHE_REMOTE), or a bad remote setting\n" +
                  "  3  unknown device, kernel or dtype\n" + kExitStore + kExitEnvironment},
             run_pull};

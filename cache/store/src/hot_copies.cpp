@@ -26,8 +26,9 @@ constexpr char kMagic[8] = {'K', 'C', 'H', 'O', 'T', '\x01', '\0', '\0'};
 constexpr std::size_t kHeaderSize = 8 + 8 + 8 + 16;
 constexpr const char* kStampName = "STAMP";
 
+// Version 2: no copy of an imported entry not checked here (version 1 kept them).
 std::string stamp_text() {
-    return "kcache hot copies 1, schema " + std::to_string(schema::kCurrentVersion) + "\n";
+    return "kcache hot copies 2, schema " + std::to_string(schema::kCurrentVersion) + "\n";
 }
 
 // Whether `path` is a directory (not a symlink) of this user closed to others.
@@ -173,6 +174,15 @@ fs::path set_up(const fs::path& store_dir, const fs::path& db_path) {
     auto stamp = read_regular_file(dir / kStampName, 256);
     if (stamp.ok() && stamp.value() == stamp_text()) {
         return dir;
+    }
+    // Copies written under another stamp (none, or an older kcache's rules)
+    // are not taken on trust: they go before this stamp is written.
+    ec.clear();
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().filename() != kStampName) {
+            std::error_code ignored;
+            fs::remove(it->path(), ignored);
+        }
     }
     if (!write_text_file(dir / kStampName, stamp_text(), 0600, Replace::yes).ok()) {
         return {};

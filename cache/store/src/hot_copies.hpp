@@ -4,7 +4,7 @@
 // (docs/design.md, "Hot copies").
 //
 // Layout, inside the store directory:
-//   hot/<inode of store.sqlite>/STAMP       "kcache hot copies 1, schema <N>\n"
+//   hot/<inode of store.sqlite>/STAMP       "kcache hot copies 2, schema <N>\n"
 //   hot/<inode of store.sqlite>/<key hex>   one copy, format below
 // A copy is written only under the store's write lock (inside the put's or
 // the write-back's transaction) and removed by a TEMP trigger on every
@@ -41,8 +41,9 @@ std::filesystem::path stamped_dir(const std::filesystem::path& store_dir,
                                   const std::filesystem::path& db_path);
 
 // After a writable open of `db_path`: creates (0700) and stamps its
-// directory, removes those of other store files; returns it, or empty when
-// hot copies cannot be kept here.
+// directory (removing the copies of a directory stamped otherwise), removes
+// those of other store files; returns it, or empty when hot copies cannot be
+// kept here.
 std::filesystem::path set_up(const std::filesystem::path& store_dir,
                              const std::filesystem::path& db_path);
 

@@ -12,17 +12,20 @@
 namespace kcache::store {
 namespace {
 
-// What a copy must match: its entry's raw size and checksum.
+// What a copy must match: its entry's raw size and checksum; and whether
+// the entry may have a copy at all (trusted_without_check).
 struct EntryMark {
     std::uint64_t raw_size = 0;
     std::vector<std::uint8_t> checksum;
+    bool trusted = true;
 };
 
 // Lock held, connection open: the mark of the entry under `key_hex`, or
 // nullopt when there is none.
 sql::Res<std::optional<EntryMark>> entry_mark_locked(Store::Impl& s, const std::string& key_hex) {
     return sql::with_retry(s.retry, [&]() -> sql::Res<std::optional<EntryMark>> {
-        auto stmt = s.db.cached("SELECT raw_size, checksum FROM entries WHERE key = ?");
+        auto stmt = s.db.cached(
+            "SELECT raw_size, checksum, origin, verification FROM entries WHERE key = ?");
         if (!stmt.ok()) {
             return fail(stmt.error());
         }
@@ -35,8 +38,11 @@ sql::Res<std::optional<EntryMark>> entry_mark_locked(Store::Impl& s, const std::
             return std::optional<EntryMark>();
         }
         auto sum = stmt.value()->blob(1);
+        const bool trusted =
+            trusted_without_check(static_cast<Origin>(stmt.value()->int64(2)),
+                                  static_cast<Verification>(stmt.value()->int64(3)));
         return std::optional<EntryMark>(EntryMark{
-            static_cast<std::uint64_t>(stmt.value()->int64(0)), {sum.begin(), sum.end()}});
+            static_cast<std::uint64_t>(stmt.value()->int64(0)), {sum.begin(), sum.end()}, trusted});
     });
 }
 
@@ -50,7 +56,8 @@ void log_unbacked(const Store::Impl& s, const std::string& key_hex, const char* 
 }
 
 // Lock held, inside a write transaction, or on a read-only handle: removes
-// the copy of `key_hex` in `dir` unless it holds its entry's bytes. Under
+// the copy of `key_hex` in `dir` unless it holds the bytes of its entry and
+// that entry may have a copy (one imported and not checked may not). Under
 // the write lock no put is midway (copies are written inside the put's
 // transaction), so a copy found without its entry is one. With `serialized`
 // empty, a copy whose entry exists is kept unread.
@@ -63,6 +70,9 @@ sql::Stat drop_unbacked(Store::Impl& s, const std::filesystem::path& dir,
     const char* problem = nullptr;
     if (!mark.value()) {
         problem = hot::exists(dir, key_hex) ? "has no entry" : nullptr;
+    } else if (!mark.value()->trusted) {
+        problem =
+            hot::exists(dir, key_hex) ? "belongs to an imported entry not checked here" : nullptr;
     } else if (!serialized.empty()) {
         const Key key{sha256(serialized)};
         auto found =
@@ -126,7 +136,7 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
         if (!found.ok()) {
             return std::nullopt;  // get() reports what is wrong
         }
-        if (!found.value()) {
+        if (!found.value() || !found.value()->trusted) {
             if (hot::exists(dir, key_hex)) {
                 s.drop_unbacked_copy_locked(dir, key_hex, serialized);
             }

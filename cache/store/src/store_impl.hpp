@@ -64,7 +64,8 @@ struct Store::Impl {
     // and the TEMP trigger that removes an entry's copy with the entry.
     Status<StoreError> attach_hot_copies();
     // store.cpp. Lock held, inside a write transaction: writes the hot copy
-    // of `info` (just stored or hit) when copies are kept.
+    // of `info` (just stored or hit) when copies are kept and the entry is
+    // trusted without a check (trusted_without_check).
     void keep_hot(const EntryInfo& info, std::span<const std::uint8_t> raw,
                   const Checksum& checksum);
     // Lock held, inside a write transaction: writes the hot copies of

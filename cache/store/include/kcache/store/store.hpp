@@ -20,6 +20,14 @@ class Pack;
 // File name of the database inside a store directory.
 inline constexpr const char* kStoreFileName = "store.sqlite";
 
+// Whether a user-store entry of `origin` and `verification` may be loaded
+// without checking it first: every entry this node built, promoted or
+// stored after its own check may, one imported from a pack may not until
+// its known-answer test passed on its device. Only these have hot copies.
+inline bool trusted_without_check(Origin origin, Verification verification) {
+    return origin != Origin::imported || verification == Verification::passed;
+}
+
 class Store {
   public:
     // Opens (creating 0700 if absent) the store in `dir`. Refuses an unsafe

@@ -1,0 +1,61 @@
+#pragma once
+// The check of a binary this node did not compile itself (a pack's, a remote
+// object, an imported entry, a pulled one): before any load in the caller's
+// process it is loaded in the kcache-verify helper under a deadline, and for
+// a registry kernel built from the registry's source its known-answer test
+// runs there too (--variant ID); any other binary is only loaded (--check
+// load). So a binary that makes the driver abort (PoCL asserts on a truncated
+// one) or hang costs the helper, and another variant's binary that loads
+// fine but computes wrong numbers is refused, never served. A good verdict
+// is kept by the check, the bytes' key (device and driver included) and
+// digest: for the process, and for the node as an empty file under the
+// store directory's vouched/ (0700, as the store), named
+// `<key hex>.<digest of check and bytes>` so that `kcache gc` can drop the
+// verdicts of keys no longer stored.
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "kcache/kernels/registry.hpp"
+#include "kcache/store/pack.hpp"
+#include "kcache/store/types.hpp"
+
+namespace kcache::service {
+
+// Deadline of one check (a load takes milliseconds, a known-answer test on
+// PoCL a few hundred).
+inline constexpr std::chrono::seconds kVouchTimeout{30};
+
+// kcache-verify beside `jit_helper` (an install keeps both in
+// libexec/kcache), else the one of the build tree.
+std::string verify_helper_beside(const std::string& jit_helper);
+
+// The registry variant whose known-answer test checks a binary stored under
+// `fields`: a registry kernel with a test, built from the very source this
+// kcache's registry renders for it; nullopt for anything else (an operator
+// library's own kernel, another kcache version's source).
+std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields);
+
+// Whether `entry` of `tier` must be vouched for before this process loads
+// it: a pack's binary, or a user-store entry imported from a pack and not
+// verified on its device since (the user store trusts what this node built,
+// promoted or stored after its own check).
+bool built_elsewhere(const store::Tier& tier, const store::EntryInfo& entry);
+
+// Checks `bytes` for the device of `fields` with `options` in `helper`:
+// the known-answer test of kat_variant_of(fields), else a load. Returns
+// nullopt when it passed, else why not (the driver refused the binary, the
+// test computed wrong numbers, it crashed or hung the helper, or the helper
+// could not run: then nothing vouches for it). A good verdict already given
+// to the same check of the same key and bytes in this process, or on this
+// node (a file in `vouched_dir`; empty: none kept), is reused.
+std::optional<std::string> vouch_for_binary(const std::string& helper,
+                                            const std::filesystem::path& vouched_dir,
+                                            const store::KeyFields& fields,
+                                            std::span<const std::uint8_t> bytes,
+                                            const std::string& options);
+
+}  // namespace kcache::service
