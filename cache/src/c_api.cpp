@@ -11,13 +11,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "c_api_support.hpp"
 #include "kcache/kcache.h"
 #include "kcache/kcache.hpp"
 
-struct kcache_cache {
-    std::unique_ptr<kcache::Cache> cache;
-};
-
+namespace kcache::c_api {
 namespace {
 
 // The C enums are the C++ ones, value for value.
@@ -36,6 +34,7 @@ KCACHE_SAME(KCACHE_DEVICE_ERROR, kcache::StatusCode::device_error);
 KCACHE_SAME(KCACHE_STORE_ERROR, kcache::StatusCode::store_error);
 KCACHE_SAME(KCACHE_CONFIG_ERROR, kcache::StatusCode::config_error);
 KCACHE_SAME(KCACHE_INTERNAL_ERROR, kcache::StatusCode::internal_error);
+KCACHE_SAME(KCACHE_DRIVER_SUSPECT, kcache::StatusCode::driver_suspect);
 KCACHE_SAME(KCACHE_MODE_BLOCKING, kcache::Mode::blocking);
 KCACHE_SAME(KCACHE_MODE_FAIL_FAST, kcache::Mode::fail_fast);
 KCACHE_SAME(KCACHE_MODE_BACKGROUND, kcache::Mode::background);
@@ -53,89 +52,18 @@ KCACHE_SAME(KCACHE_LOG_ERROR, kcache::LogLevel::error);
 
 thread_local std::string t_last_error;
 
-kcache_status to_c(kcache::StatusCode s) {
+}  // namespace
+
+kcache_status report(StatusCode s, const std::string& message) {
+    t_last_error = s == StatusCode::ok ? std::string() : message;
     return static_cast<kcache_status>(static_cast<int>(s));
 }
 
-kcache_status report(kcache::StatusCode s, const std::string& message) {
-    t_last_error = s == kcache::StatusCode::ok ? std::string() : message;
-    return to_c(s);
-}
-
-kcache_status invalid(const char* what) {
+kcache_status invalid(const std::string& what) {
     t_last_error = what;
-    return KCACHE_INVALID_ARGUMENT;
+    return KCACHE_STATUS_INVALID_ARGUMENT;
 }
 
-// Parses "p=v,p=v" into `out`; false on a malformed pair.
-bool parse_params(const char* text, std::map<std::string, std::string>& out) {
-    if (text == nullptr) {
-        return true;
-    }
-    std::string s(text);
-    std::size_t start = 0;
-    while (start < s.size()) {
-        auto end = s.find(',', start);
-        if (end == std::string::npos) {
-            end = s.size();
-        }
-        auto pair = s.substr(start, end - start);
-        auto eq = pair.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            return false;
-        }
-        out[pair.substr(0, eq)] = pair.substr(eq + 1);
-        start = end + 1;
-    }
-    return true;
-}
-
-std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
-    if (ms == 0) {
-        return std::nullopt;
-    }
-    return std::chrono::milliseconds(ms);
-}
-
-// A C caller may pass any int where a kcache enum is declared; C++ may not
-// even load a value outside the enumerators' range, so the argument's bytes
-// are read as its integer.
-template <class E>
-long long value_of(const E& e) {
-    std::underlying_type_t<E> v;
-    std::memcpy(&v, &e, sizeof v);
-    return static_cast<long long>(v);
-}
-
-bool valid_mode(const kcache_mode& m) {
-    const long long v = value_of(m);
-    return v >= KCACHE_MODE_BLOCKING && v <= KCACHE_MODE_BACKGROUND;
-}
-
-// True when a caller's extensible struct of `size` bytes has room for the
-// member that ends at `end` (offsetof + sizeof).
-bool fits(std::size_t size, std::size_t end) {
-    return size >= end;
-}
-#define KCACHE_END(type, member) (offsetof(type, member) + sizeof(type::member))
-
-void fill_info(kcache_info* info, const kcache::Outcome& o) {
-    if (info == nullptr) {
-        return;
-    }
-    const std::size_t n = info->struct_size;
-    if (fits(n, KCACHE_END(kcache_info, rung))) {
-        info->rung = static_cast<kcache_rung>(static_cast<int>(o.rung));
-    }
-    if (fits(n, KCACHE_END(kcache_info, total_us))) {
-        info->total_us = static_cast<uint64_t>(o.total.count());
-    }
-    if (fits(n, KCACHE_END(kcache_info, compile_us))) {
-        info->compile_us = static_cast<uint64_t>(o.compile.count());
-    }
-}
-
-// The message an escaped exception leaves for kcache_last_error().
 kcache_status escaped(const char* function) {
     std::string what = "unexpected exception";
     try {
@@ -147,15 +75,9 @@ kcache_status escaped(const char* function) {
     return report(kcache::StatusCode::internal_error, std::string(function) + ": " + what);
 }
 
-kcache_status deliver(kcache::Program p, cl_program* out, kcache_info* info) {
-    fill_info(info, p.outcome());
-    if (p.ok()) {
-        *out = p.release();
-    }
-    return report(p.outcome().status, p.outcome().message);
-}
+}  // namespace kcache::c_api
 
-}  // namespace
+using namespace kcache::c_api;
 
 extern "C" {
 
@@ -180,96 +102,6 @@ void kcache_close(kcache_cache* cache) {
         delete cache;
     } catch (...) {
     }
-}
-
-kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_device_id device,
-                                 const char* kernel, const char* params, uint32_t deadline_ms,
-                                 kcache_mode mode, cl_program* out, kcache_info* info) try {
-    if (cache == nullptr || out == nullptr || kernel == nullptr) {
-        return invalid("kcache_get_program: cache, kernel and out must not be NULL");
-    }
-    if (info != nullptr && info->struct_size == 0) {
-        return invalid("kcache_get_program: set info->struct_size (KCACHE_INFO_INIT)");
-    }
-    *out = nullptr;
-    if (!valid_mode(mode)) {
-        return invalid("kcache_get_program: unknown mode");
-    }
-    kcache::KernelRequest req;
-    req.kernel = kernel;
-    if (!parse_params(params, req.params)) {
-        return invalid("kcache_get_program: params must look like \"dtype=f16,act=relu\"");
-    }
-    req.deadline = deadline_of(deadline_ms);
-    req.mode = static_cast<kcache::Mode>(mode);
-    return deliver(cache->cache->program(context, device, req), out, info);
-} catch (...) {
-    return escaped("kcache_get_program");
-}
-
-kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
-                                        cl_device_id device, const char* source,
-                                        const char* options, const char* const* entry_points,
-                                        size_t n_entry_points, uint32_t deadline_ms,
-                                        kcache_mode mode, cl_program* out, kcache_info* info) try {
-    if (cache == nullptr || out == nullptr || source == nullptr ||
-        (n_entry_points > 0 && entry_points == nullptr)) {
-        return invalid("kcache_get_program_source: cache, source and out must not be NULL");
-    }
-    if (info != nullptr && info->struct_size == 0) {
-        return invalid("kcache_get_program_source: set info->struct_size (KCACHE_INFO_INIT)");
-    }
-    *out = nullptr;
-    if (!valid_mode(mode)) {
-        return invalid("kcache_get_program_source: unknown mode");
-    }
-    kcache::SourceRequest req;
-    req.source = source;
-    req.options = options ? options : "";
-    for (size_t i = 0; i < n_entry_points; ++i) {
-        if (entry_points[i] == nullptr) {
-            return invalid("kcache_get_program_source: NULL entry point name");
-        }
-        req.entry_points.emplace_back(entry_points[i]);
-    }
-    req.deadline = deadline_of(deadline_ms);
-    req.mode = static_cast<kcache::Mode>(mode);
-    return deliver(cache->cache->program(context, device, req), out, info);
-} catch (...) {
-    return escaped("kcache_get_program_source");
-}
-
-kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
-                                const char* kernel, const char* params, uint32_t deadline_ms,
-                                kcache_mode mode, unsigned char** out, size_t* size) try {
-    if (cache == nullptr || kernel == nullptr || out == nullptr || size == nullptr) {
-        return invalid("kcache_get_binary: cache, kernel, out and size must not be NULL");
-    }
-    *out = nullptr;
-    *size = 0;
-    if (!valid_mode(mode)) {
-        return invalid("kcache_get_binary: unknown mode");
-    }
-    kcache::KernelRequest req;
-    req.kernel = kernel;
-    if (!parse_params(params, req.params)) {
-        return invalid("kcache_get_binary: params must look like \"dtype=f16,act=relu\"");
-    }
-    req.deadline = deadline_of(deadline_ms);
-    req.mode = static_cast<kcache::Mode>(mode);
-    auto b = cache->cache->binary(context, device, req);
-    if (b.outcome.status == kcache::StatusCode::ok) {
-        auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.size()));
-        if (mem == nullptr) {
-            return report(kcache::StatusCode::internal_error, "kcache_get_binary: out of memory");
-        }
-        std::memcpy(mem, b.bytes.data(), b.bytes.size());
-        *out = mem;
-        *size = b.bytes.size();
-    }
-    return report(b.outcome.status, b.outcome.message);
-} catch (...) {
-    return escaped("kcache_get_binary");
 }
 
 namespace {
@@ -388,7 +220,7 @@ const char* kcache_status_name(kcache_status status) {
         "KCACHE_TIMEOUT",      "KCACHE_CRASHED",        "KCACHE_BUILD_ERROR",
         "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL", "KCACHE_INVALID_ARGUMENT",
         "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",   "KCACHE_STORE_ERROR",
-        "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR"};
+        "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR", "KCACHE_DRIVER_SUSPECT"};
     const long long i = value_of(status);
     return i >= 0 && i < static_cast<long long>(std::size(names)) ? names[i] : "KCACHE_UNKNOWN";
 }

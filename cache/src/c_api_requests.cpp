@@ -1,0 +1,264 @@
+// The C API's requests: a program for a registry kernel or for the caller's
+// source, and a kernel's binary bytes, each from a request struct that can
+// grow (struct_size); the entry points of 0.2 are thin wrappers that fill one.
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "c_api_support.hpp"
+
+namespace kcache::c_api {
+namespace {
+
+// Parses "p=v,p=v" into `out`; false on a malformed pair.
+bool parse_params(const char* text, std::map<std::string, std::string>& out) {
+    if (text == nullptr) {
+        return true;
+    }
+    std::string s(text);
+    std::size_t start = 0;
+    while (start < s.size()) {
+        auto end = s.find(',', start);
+        if (end == std::string::npos) {
+            end = s.size();
+        }
+        auto pair = s.substr(start, end - start);
+        auto eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            return false;
+        }
+        out[pair.substr(0, eq)] = pair.substr(eq + 1);
+        start = end + 1;
+    }
+    return true;
+}
+
+std::optional<std::chrono::milliseconds> deadline_of(uint32_t ms) {
+    if (ms == 0) {
+        return std::nullopt;
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+bool valid_mode(const kcache_mode& m) {
+    const long long v = value_of(m);
+    return v >= KCACHE_MODE_BLOCKING && v <= KCACHE_MODE_BACKGROUND;
+}
+
+// Fills the fields of `*info` that fit in its struct_size (NULL: nothing).
+void fill_info(kcache_info* info, const Outcome& o) {
+    if (info == nullptr) {
+        return;
+    }
+    const std::size_t n = info->struct_size;
+    if (n >= KCACHE_END(kcache_info, rung)) {
+        info->rung = static_cast<kcache_rung>(static_cast<int>(o.rung));
+    }
+    if (n >= KCACHE_END(kcache_info, total_us)) {
+        info->total_us = static_cast<uint64_t>(o.total.count());
+    }
+    if (n >= KCACHE_END(kcache_info, compile_us)) {
+        info->compile_us = static_cast<uint64_t>(o.compile.count());
+    }
+}
+
+// The checks every request shares: the handle, the output pointer and the
+// caller's kcache_info. Returns "" or what is wrong.
+std::string check_common(const kcache_cache* cache, const void* out, const kcache_info* info) {
+    if (cache == nullptr || out == nullptr) {
+        return "cache and out must not be NULL";
+    }
+    if (info != nullptr && (info->struct_size == 0 || info->struct_size > kMaxStructSize)) {
+        return "set info->struct_size (KCACHE_INFO_INIT)";
+    }
+    return {};
+}
+
+// The C++ request of a C kernel request; "" or what is wrong.
+std::string to_kernel_request(const kcache_kernel_request* in, KernelRequest& out) {
+    kcache_kernel_request r;
+    if (auto e = read_request(in, KCACHE_END(kcache_kernel_request, kernel), r); !e.empty()) {
+        return e;
+    }
+    if (r.kernel == nullptr) {
+        return "request->kernel must not be NULL";
+    }
+    if (!valid_mode(r.mode)) {
+        return "request->mode is not a kcache_mode";
+    }
+    out.kernel = r.kernel;
+    if (!parse_params(r.params, out.params)) {
+        return "request->params must look like \"dtype=f16,act=relu\"";
+    }
+    out.deadline = deadline_of(r.deadline_ms);
+    out.mode = static_cast<Mode>(r.mode);
+    return {};
+}
+
+std::string to_source_request(const kcache_source_request* in, SourceRequest& out) {
+    kcache_source_request r;
+    if (auto e = read_request(in, KCACHE_END(kcache_source_request, source), r); !e.empty()) {
+        return e;
+    }
+    if (r.source == nullptr || (r.n_entry_points > 0 && r.entry_points == nullptr)) {
+        return "request->source (and entry_points when n_entry_points > 0) must not be NULL";
+    }
+    if (!valid_mode(r.mode)) {
+        return "request->mode is not a kcache_mode";
+    }
+    out.source = r.source;
+    out.options = r.options != nullptr ? r.options : "";
+    out.name = r.name != nullptr ? r.name : "";
+    for (size_t i = 0; i < r.n_entry_points; ++i) {
+        if (r.entry_points[i] == nullptr) {
+            return "request->entry_points holds a NULL name";
+        }
+        out.entry_points.emplace_back(r.entry_points[i]);
+    }
+    out.warmup_local_size = r.warmup_local_size;
+    out.deadline = deadline_of(r.deadline_ms);
+    out.mode = static_cast<Mode>(r.mode);
+    return {};
+}
+
+kcache_status deliver(Program p, cl_program* out, kcache_info* info) {
+    fill_info(info, p.outcome());
+    if (p.ok()) {
+        *out = p.release();
+    }
+    return report(p.outcome().status, p.outcome().message);
+}
+
+// The request of the 0.2 entry points' parameters.
+kcache_kernel_request kernel_request_of(const char* kernel, const char* params,
+                                        uint32_t deadline_ms, const kcache_mode& mode) {
+    kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
+    r.kernel = kernel;
+    r.params = params;
+    r.deadline_ms = deadline_ms;
+    std::memcpy(&r.mode, &mode, sizeof mode);  // checked as bytes: see value_of
+    return r;
+}
+
+// "function: what" as an invalid-argument status.
+kcache_status refuse(const char* function, const std::string& what) {
+    return invalid(std::string(function) + ": " + what);
+}
+
+}  // namespace
+}  // namespace kcache::c_api
+
+using namespace kcache::c_api;
+
+extern "C" {
+
+kcache_status kcache_get_kernel_program(kcache_cache* cache, cl_context context,
+                                        cl_device_id device, const kcache_kernel_request* request,
+                                        cl_program* out, kcache_info* info) try {
+    constexpr const char* fn = "kcache_get_kernel_program";
+    if (auto e = check_common(cache, out, info); !e.empty()) {
+        return refuse(fn, e);
+    }
+    *out = nullptr;
+    kcache::KernelRequest req;
+    if (auto e = to_kernel_request(request, req); !e.empty()) {
+        return refuse(fn, e);
+    }
+    return deliver(cache->cache->program(context, device, req), out, info);
+} catch (...) {
+    return escaped("kcache_get_kernel_program");
+}
+
+kcache_status kcache_get_source_program(kcache_cache* cache, cl_context context,
+                                        cl_device_id device, const kcache_source_request* request,
+                                        cl_program* out, kcache_info* info) try {
+    constexpr const char* fn = "kcache_get_source_program";
+    if (auto e = check_common(cache, out, info); !e.empty()) {
+        return refuse(fn, e);
+    }
+    *out = nullptr;
+    kcache::SourceRequest req;
+    if (auto e = to_source_request(request, req); !e.empty()) {
+        return refuse(fn, e);
+    }
+    return deliver(cache->cache->program(context, device, req), out, info);
+} catch (...) {
+    return escaped("kcache_get_source_program");
+}
+
+kcache_status kcache_get_kernel_binary(kcache_cache* cache, cl_context context, cl_device_id device,
+                                       const kcache_kernel_request* request, unsigned char** out,
+                                       size_t* size, kcache_info* info) try {
+    constexpr const char* fn = "kcache_get_kernel_binary";
+    if (size != nullptr) {
+        *size = 0;
+    }
+    if (auto e = check_common(cache, out, info); !e.empty()) {
+        return refuse(fn, e);
+    }
+    *out = nullptr;
+    if (size == nullptr) {
+        return refuse(fn, "size must not be NULL");
+    }
+    kcache::KernelRequest req;
+    if (auto e = to_kernel_request(request, req); !e.empty()) {
+        return refuse(fn, e);
+    }
+    auto b = cache->cache->binary(context, device, req);
+    fill_info(info, b.outcome);
+    if (b.outcome.status == kcache::StatusCode::ok) {
+        // malloc (not new): kcache_get_binary's callers of 0.2 free() it.
+        auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.empty() ? 1 : b.bytes.size()));
+        if (mem == nullptr) {
+            return report(kcache::StatusCode::internal_error, std::string(fn) + ": out of memory");
+        }
+        std::memcpy(mem, b.bytes.data(), b.bytes.size());
+        *out = mem;
+        *size = b.bytes.size();
+    }
+    return report(b.outcome.status, b.outcome.message);
+} catch (...) {
+    return escaped("kcache_get_kernel_binary");
+}
+
+void kcache_free(void* memory) {
+    std::free(memory);
+}
+
+// The entry points of 0.2: a request of their parameters. Their messages
+// name the new function that refused it.
+
+kcache_status kcache_get_program(kcache_cache* cache, cl_context context, cl_device_id device,
+                                 const char* kernel, const char* params, uint32_t deadline_ms,
+                                 kcache_mode mode, cl_program* out, kcache_info* info) {
+    const auto r = kernel_request_of(kernel, params, deadline_ms, mode);
+    return kcache_get_kernel_program(cache, context, device, &r, out, info);
+}
+
+kcache_status kcache_get_program_source(kcache_cache* cache, cl_context context,
+                                        cl_device_id device, const char* source,
+                                        const char* options, const char* const* entry_points,
+                                        size_t n_entry_points, uint32_t deadline_ms,
+                                        kcache_mode mode, cl_program* out, kcache_info* info) {
+    kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
+    r.source = source;
+    r.options = options;
+    r.entry_points = entry_points;
+    r.n_entry_points = n_entry_points;
+    r.deadline_ms = deadline_ms;
+    std::memcpy(&r.mode, &mode, sizeof mode);  // checked as bytes: see value_of
+    return kcache_get_source_program(cache, context, device, &r, out, info);
+}
+
+kcache_status kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
+                                const char* kernel, const char* params, uint32_t deadline_ms,
+                                kcache_mode mode, unsigned char** out, size_t* size) {
+    const auto r = kernel_request_of(kernel, params, deadline_ms, mode);
+    return kcache_get_kernel_binary(cache, context, device, &r, out, size, nullptr);
+}
+
+}  // extern "C"

@@ -1,0 +1,163 @@
+// Every C entry point, through the shared library, with NULL arguments and
+// with a zero struct_size: a status and a message, never a crash, and the
+// outputs cleared.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "c_fixture.hpp"
+
+namespace kcache::test {
+namespace {
+
+// The 0.2 names are aliases of the KCACHE_STATUS_ ones.
+static_assert(KCACHE_OK == KCACHE_STATUS_OK && KCACHE_TIMEOUT == KCACHE_STATUS_TIMEOUT &&
+              KCACHE_INTERNAL_ERROR == KCACHE_STATUS_INTERNAL_ERROR);
+
+using CApiNull = CApiTest;
+
+cl_program junk_program() {
+    return reinterpret_cast<cl_program>(0x1);
+}
+
+bool said(const char* text) {
+    return std::string(kcache_last_error()).find(text) != std::string::npos;
+}
+
+TEST_F(CApiNull, KernelProgramRefusesEachNull) {
+    kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
+    r.kernel = "dot";
+    cl_program p = junk_program();
+    EXPECT_EQ(kcache_get_kernel_program(nullptr, context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &r, nullptr, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, nullptr, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("request is NULL")) << kcache_last_error();
+    EXPECT_EQ(p, nullptr);
+    r.kernel = nullptr;
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("request->kernel")) << kcache_last_error();
+    r.kernel = "dot";
+    r.mode = KCACHE_MODE_FAIL_FAST;
+    EXPECT_EQ(kcache_get_kernel_program(cache(), nullptr, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, nullptr, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiNull, SourceProgramRefusesEachNull) {
+    kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
+    r.source = kScaleSource;
+    cl_program p = junk_program();
+    EXPECT_EQ(kcache_get_source_program(nullptr, context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, nullptr, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, nullptr, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
+    r.source = nullptr;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    r.source = kScaleSource;
+    r.n_entry_points = 1;  // entry_points NULL
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    const char* names[] = {nullptr};
+    r.entry_points = names;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("NULL name")) << kcache_last_error();
+}
+
+TEST_F(CApiNull, KernelBinaryRefusesEachNullAndClearsItsOutputs) {
+    kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
+    r.kernel = "dot";
+    unsigned char* bytes = reinterpret_cast<unsigned char*>(0x1);
+    size_t size = 99;
+    EXPECT_EQ(kcache_get_kernel_binary(nullptr, context_, device_, &r, &bytes, &size, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(size, 0u);
+    EXPECT_EQ(kcache_get_kernel_binary(cache(), context_, device_, &r, nullptr, &size, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_kernel_binary(cache(), context_, device_, &r, &bytes, nullptr, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(bytes, nullptr);
+    EXPECT_EQ(kcache_get_kernel_binary(cache(), context_, device_, nullptr, &bytes, &size, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    kcache_free(nullptr);
+}
+
+// The entry points of 0.2 and the rest of the API.
+TEST_F(CApiNull, OldEntryPointsAndTheRestRefuseNull) {
+    cl_program p = junk_program();
+    EXPECT_EQ(kcache_get_program(cache(), context_, device_, nullptr, nullptr, 0,
+                                 KCACHE_MODE_BLOCKING, &p, nullptr),
+              KCACHE_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(kcache_get_program_source(cache(), context_, device_, nullptr, nullptr, nullptr, 0, 0,
+                                        KCACHE_MODE_BLOCKING, &p, nullptr),
+              KCACHE_INVALID_ARGUMENT);
+    unsigned char* bytes = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(kcache_get_binary(cache(), context_, device_, "dot", nullptr, 0,
+                                KCACHE_MODE_FAIL_FAST, &bytes, nullptr),
+              KCACHE_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_binary(nullptr, context_, device_, "dot", nullptr, 0,
+                                KCACHE_MODE_FAIL_FAST, &bytes, &size),
+              KCACHE_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_open(nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_stats(nullptr, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_get_stats(cache(), nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    size_t dropped = 5;
+    EXPECT_EQ(kcache_forget_context(nullptr, context_, &dropped), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(dropped, 0u);
+    EXPECT_EQ(kcache_forget_context(cache(), nullptr, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_STREQ(kcache_status_name(static_cast<kcache_status>(-1)), "KCACHE_UNKNOWN");
+    EXPECT_STREQ(kcache_status_name(KCACHE_STATUS_TIMEOUT), "KCACHE_TIMEOUT");
+    kcache_set_log_handler(nullptr, nullptr);
+    kcache_close(nullptr);
+    EXPECT_STRNE(kcache_version(), "");
+}
+
+// A zero struct_size (a struct the caller did not initialize with its _INIT
+// macro) is refused for every struct.
+TEST_F(CApiNull, ZeroStructSizeIsInvalidForEveryStruct) {
+    cl_program p = junk_program();
+    kcache_kernel_request kr = KCACHE_KERNEL_REQUEST_INIT;
+    kr.kernel = "dot";
+    kr.mode = KCACHE_MODE_FAIL_FAST;
+    kr.struct_size = 0;
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &kr, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("struct_size is 0")) << kcache_last_error();
+    unsigned char* bytes = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(kcache_get_kernel_binary(cache(), context_, device_, &kr, &bytes, &size, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    kcache_source_request sr = KCACHE_SOURCE_REQUEST_INIT;
+    sr.source = kScaleSource;
+    sr.struct_size = 0;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &sr, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    kr.struct_size = sizeof kr;
+    kcache_info info = KCACHE_INFO_INIT;
+    info.struct_size = 0;
+    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &kr, &p, &info),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("info->struct_size")) << kcache_last_error();
+    EXPECT_EQ(kcache_get_kernel_binary(cache(), context_, device_, &kr, &bytes, &size, &info),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    kcache_stats stats = KCACHE_STATS_INIT;
+    stats.struct_size = 0;
+    EXPECT_EQ(kcache_get_stats(cache(), &stats), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(bytes, nullptr);
+}
+
+}  // namespace
+}  // namespace kcache::test
