@@ -17,10 +17,10 @@ namespace kcache::metrics {
 namespace {
 
 // Cell layout: histograms first (buckets, then the sum in ns), then the
-// request counts [rung][status].
+// request counts [rung][status]. The histogram of every request is not kept:
+// it is the sum of those by rung (each request is in exactly one).
 constexpr std::size_t kHistCells = kLatencyBuckets + 1;
-constexpr std::size_t kRequestHist = 0;
-constexpr std::size_t kAnsweredHist = 1;  // + rung
+constexpr std::size_t kAnsweredHist = 0;  // + rung
 constexpr std::size_t kTimerHist = kAnsweredHist + kRungCount;
 constexpr std::size_t kHistograms = kTimerHist + 4;
 constexpr std::size_t kRequestCells = kHistograms * kHistCells;
@@ -47,6 +47,12 @@ Registry& registry() {
     return *r;
 }
 
+// This thread's cells: a plain pointer, so that the hot path is one TLS
+// load (initial-exec: no call into the dynamic linker), set by the slow path
+// below at the thread's first observation.
+thread_local Cells* t_cells __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Owns a thread's cells; its destructor (at thread exit) retires them.
 struct ThreadCells {
     std::unique_ptr<Cells> cells = std::make_unique<Cells>();
     ThreadCells() {
@@ -55,6 +61,7 @@ struct ThreadCells {
         r.live.push_back(cells.get());
     }
     ~ThreadCells() {
+        t_cells = nullptr;
         Registry& r = registry();
         std::lock_guard g(r.mu);
         for (std::size_t i = 0; i < kCells; ++i) {
@@ -64,9 +71,15 @@ struct ThreadCells {
     }
 };
 
+[[gnu::noinline]] Cells& first_cells() {
+    thread_local ThreadCells owner;
+    t_cells = owner.cells.get();
+    return *t_cells;
+}
+
 Cells& mine() {
-    thread_local ThreadCells t;
-    return *t.cells;
+    Cells* c = t_cells;
+    return c != nullptr ? *c : first_cells();
 }
 
 void add_duration(Cells& c, std::size_t hist, std::chrono::nanoseconds d) noexcept {
@@ -102,7 +115,6 @@ void observe_request(Rung rung, StatusCode status, std::chrono::nanoseconds tota
         Cells& c = mine();
         const auto r = std::min<std::size_t>(static_cast<std::size_t>(rung), kRungCount - 1);
         const auto s = std::min<std::size_t>(static_cast<std::size_t>(status), kStatusCount - 1);
-        add_duration(c, kRequestHist, total);
         add_duration(c, kAnsweredHist + r, total);
         if (static_cast<std::size_t>(status) < kStatusCount) {  // the matrix predates the rest
             c.add(kRequestCells + r * kStatusCount + s, 1);
@@ -132,9 +144,14 @@ void snapshot(CacheStats& out) noexcept {
             }
         }
     }
-    read_histogram(sum, kRequestHist, out.request);
+    out.request = LatencyHistogram{};
     for (std::size_t r = 0; r < kRungCount; ++r) {
         read_histogram(sum, kAnsweredHist + r, out.answered[r]);
+        out.request.count += out.answered[r].count;
+        out.request.sum_ns += out.answered[r].sum_ns;
+        for (std::size_t b = 0; b < kLatencyBuckets; ++b) {
+            out.request.buckets[b] += out.answered[r].buckets[b];
+        }
         for (std::size_t s = 0; s < kStatusCount; ++s) {
             out.requests[r][s] = sum[kRequestCells + r * kStatusCount + s];
         }
