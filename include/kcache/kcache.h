@@ -1,6 +1,14 @@
 /* kcache C API for operator libraries. Every function returns a status and
  * never aborts or lets an exception escape; kcache_last_error() gives the
- * message of the calling thread's last failure. Thread-safe. */
+ * message of the calling thread's last failure. Thread-safe.
+ *
+ * It grows the way SQLite's does: new functions, new enumerators at the end,
+ * new fields at the end of the structs that start with `struct_size`. The
+ * caller sets `struct_size` to the size of the struct it was compiled with
+ * (the *_INIT macros do); kcache reads and writes only the fields that fit,
+ * gives fields past a short struct their default, and refuses
+ * (KCACHE_STATUS_INVALID_ARGUMENT) a longer struct whose fields unknown to
+ * it are not all zero. Memory kcache allocates is freed with kcache_free(). */
 #ifndef KCACHE_KCACHE_H
 #define KCACHE_KCACHE_H
 
@@ -15,21 +23,36 @@ extern "C" {
 #endif
 
 typedef enum kcache_status {
-    KCACHE_OK = 0,
-    KCACHE_NOT_CACHED = 1,
-    KCACHE_NOT_READY = 2,
-    KCACHE_TIMEOUT = 3,
-    KCACHE_CRASHED = 4,
-    KCACHE_BUILD_ERROR = 5,
-    KCACHE_UNSUPPORTED = 6,
-    KCACHE_UNKNOWN_KERNEL = 7,
-    KCACHE_INVALID_ARGUMENT = 8,
-    KCACHE_DISABLED = 9,
-    KCACHE_DEVICE_ERROR = 10,
-    KCACHE_STORE_ERROR = 11,
-    KCACHE_CONFIG_ERROR = 12,
-    KCACHE_INTERNAL_ERROR = 13
+    KCACHE_STATUS_OK = 0,
+    KCACHE_STATUS_NOT_CACHED = 1,
+    KCACHE_STATUS_NOT_READY = 2,
+    KCACHE_STATUS_TIMEOUT = 3,
+    KCACHE_STATUS_CRASHED = 4,
+    KCACHE_STATUS_BUILD_ERROR = 5,
+    KCACHE_STATUS_UNSUPPORTED = 6,
+    KCACHE_STATUS_UNKNOWN_KERNEL = 7,
+    KCACHE_STATUS_INVALID_ARGUMENT = 8,
+    KCACHE_STATUS_DISABLED = 9,
+    KCACHE_STATUS_DEVICE_ERROR = 10,
+    KCACHE_STATUS_STORE_ERROR = 11,
+    KCACHE_STATUS_CONFIG_ERROR = 12,
+    KCACHE_STATUS_INTERNAL_ERROR = 13
 } kcache_status;
+/* The names of 0.2, kept as aliases. */
+#define KCACHE_OK KCACHE_STATUS_OK
+#define KCACHE_NOT_CACHED KCACHE_STATUS_NOT_CACHED
+#define KCACHE_NOT_READY KCACHE_STATUS_NOT_READY
+#define KCACHE_TIMEOUT KCACHE_STATUS_TIMEOUT
+#define KCACHE_CRASHED KCACHE_STATUS_CRASHED
+#define KCACHE_BUILD_ERROR KCACHE_STATUS_BUILD_ERROR
+#define KCACHE_UNSUPPORTED KCACHE_STATUS_UNSUPPORTED
+#define KCACHE_UNKNOWN_KERNEL KCACHE_STATUS_UNKNOWN_KERNEL
+#define KCACHE_INVALID_ARGUMENT KCACHE_STATUS_INVALID_ARGUMENT
+#define KCACHE_DISABLED KCACHE_STATUS_DISABLED
+#define KCACHE_DEVICE_ERROR KCACHE_STATUS_DEVICE_ERROR
+#define KCACHE_STORE_ERROR KCACHE_STATUS_STORE_ERROR
+#define KCACHE_CONFIG_ERROR KCACHE_STATUS_CONFIG_ERROR
+#define KCACHE_INTERNAL_ERROR KCACHE_STATUS_INTERNAL_ERROR
 
 typedef enum kcache_mode {
     KCACHE_MODE_BLOCKING = 0,
@@ -50,6 +73,17 @@ typedef enum kcache_rung {
 
 typedef struct kcache_cache kcache_cache;
 
+/* KCACHE_SIZED_INIT_(type): a `type` with `struct_size` set and every other
+ * field zero, for the *_INIT macros. C gets a constant initializer; C++
+ * (where an initializer that skips members warns) a call of
+ * kcache_sized_init_ (end of this header). */
+#ifdef __cplusplus
+#define KCACHE_SIZED_INIT_(type) (::kcache_sized_init_<type>())
+#else
+#define KCACHE_SIZED_INIT_(type) \
+    { .struct_size = sizeof(type) }
+#endif
+
 /* What answered a request. Extensible: set `struct_size` to
  * sizeof(kcache_info) (KCACHE_INFO_INIT does) before passing it; kcache
  * fills only the fields that fit in `struct_size`, so a program built against
@@ -60,8 +94,12 @@ typedef struct kcache_info {
     uint64_t total_us;
     uint64_t compile_us;
 } kcache_info;
+#ifdef __cplusplus
+#define KCACHE_INFO_INIT (::kcache_info_init_())
+#else
 #define KCACHE_INFO_INIT \
-    { sizeof(kcache_info), KCACHE_RUNG_NONE, 0, 0 }
+    { .struct_size = sizeof(kcache_info), .rung = KCACHE_RUNG_NONE }
+#endif
 
 /* Returns the library's version ("0.2.0"); compare with KCACHE_VERSION_STRING
  * to detect a header/library mismatch. */
@@ -72,7 +110,11 @@ KCACHE_API kcache_status kcache_open(kcache_cache** out);
 /* Closes `cache` (NULL is ignored); waits briefly for background compiles. */
 KCACHE_API void kcache_close(kcache_cache* cache);
 
-/* A built program for registry kernel `kernel` (name or alias) with variant
+/* The entry points of 0.2, kept: each is kcache_get_kernel_program,
+ * kcache_get_source_program or kcache_get_kernel_binary with a request of
+ * its parameters.
+ *
+ * A built program for registry kernel `kernel` (name or alias) with variant
  * parameters `params` ("dtype=f16,act=relu"; NULL or "" for defaults).
  * `deadline_ms` 0 means the configured default. On KCACHE_OK `*out` holds a
  * program reference the caller releases with clReleaseProgram. `info` may be
@@ -89,14 +131,68 @@ KCACHE_API kcache_status kcache_get_program_source(
     const char* options, const char* const* entry_points, size_t n_entry_points,
     uint32_t deadline_ms, kcache_mode mode, cl_program* out, kcache_info* info);
 
-/* Binary bytes for a registry kernel. `*out` is allocated with malloc (the
- * caller frees it), `*size` its length. The request goes through the same
+/* Binary bytes for a registry kernel. `*out` is freed with kcache_free()
+ * (or free(): it is malloc memory), `*size` its length. The request goes through the same
  * ladder as kcache_get_program, so a miss compiles (within `deadline_ms`) and
  * the program is built in `context` on the way. */
 KCACHE_API kcache_status kcache_get_binary(kcache_cache* cache, cl_context context,
                                            cl_device_id device, const char* kernel,
                                            const char* params, uint32_t deadline_ms,
                                            kcache_mode mode, unsigned char** out, size_t* size);
+
+/* A request for a registry kernel (KCACHE_KERNEL_REQUEST_INIT, then set
+ * `kernel`). */
+typedef struct kcache_kernel_request {
+    size_t struct_size;
+    const char* kernel;   /* name or alias; required */
+    const char* params;   /* variant parameters "dtype=f16,act=relu"; NULL or "" for defaults */
+    uint32_t deadline_ms; /* 0: the configured default */
+    kcache_mode mode;
+} kcache_kernel_request;
+#define KCACHE_KERNEL_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_kernel_request)
+
+/* A request for the caller's own kernel (KCACHE_SOURCE_REQUEST_INIT, then set
+ * `source`). */
+typedef struct kcache_source_request {
+    size_t struct_size;
+    const char* source;              /* OpenCL C; required */
+    const char* options;             /* build options; NULL for none */
+    const char* const* entry_points; /* `n_entry_points` names; 0 for all kernels */
+    size_t n_entry_points;
+    uint32_t deadline_ms; /* 0: the configured default */
+    kcache_mode mode;
+    const char* name; /* descriptive only (messages); never part of the key; may be NULL */
+    /* >0: on a CPU device, launch once with this local size so that the
+     * stored binary loads ready to run. */
+    size_t warmup_local_size;
+} kcache_source_request;
+#define KCACHE_SOURCE_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_source_request)
+
+/* A built program for `request` on `device` in `context`. On
+ * KCACHE_STATUS_OK `*out` holds a program reference the caller releases with
+ * clReleaseProgram; otherwise `*out` is NULL. `info` may be NULL. */
+KCACHE_API kcache_status kcache_get_kernel_program(kcache_cache* cache, cl_context context,
+                                                   cl_device_id device,
+                                                   const kcache_kernel_request* request,
+                                                   cl_program* out, kcache_info* info);
+/* The same for the caller's own kernel. */
+KCACHE_API kcache_status kcache_get_source_program(kcache_cache* cache, cl_context context,
+                                                   cl_device_id device,
+                                                   const kcache_source_request* request,
+                                                   cl_program* out, kcache_info* info);
+/* The binary bytes of the program kcache_get_kernel_program answers (same
+ * ladder: a miss compiles, and the program is built in `context` on the
+ * way). On KCACHE_STATUS_OK `*out` holds `*size` bytes the caller frees with
+ * kcache_free(); otherwise `*out` is NULL and `*size` 0. `info` may be NULL. */
+KCACHE_API kcache_status kcache_get_kernel_binary(kcache_cache* cache, cl_context context,
+                                                  cl_device_id device,
+                                                  const kcache_kernel_request* request,
+                                                  unsigned char** out, size_t* size,
+                                                  kcache_info* info);
+
+/* Frees memory kcache allocated and handed to the caller (binaries of
+ * kcache_get_kernel_binary and kcache_get_binary); NULL is ignored. */
+KCACHE_API void kcache_free(void* memory);
 
 /* Latency histograms: the upper bounds of the buckets in nanoseconds (steps
  * of 1, 2.5, 5 from 250 ns to 100 s); a last bucket counts the rest. */
@@ -141,12 +237,8 @@ typedef struct kcache_stats {
     kcache_histogram remote_get_latency, remote_put_latency;
     uint64_t requests[KCACHE_RUNG_COUNT][KCACHE_STATUS_COUNT]; /* [kcache_rung][kcache_status] */
 } kcache_stats;
-/* Every counter zero (listed, so that -Wmissing-field-initializers is quiet). */
-/* clang-format off */
-#define KCACHE_STATS_INIT                                                                      \
-    { sizeof(kcache_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
-      {0, 0, {0}}, {{0, 0, {0}}}, {0, 0, {0}}, {0, 0, {0}}, {0, 0, {0}}, {0, 0, {0}}, {{0}} }
-/* clang-format on */
+/* Every counter zero, `struct_size` set. */
+#define KCACHE_STATS_INIT KCACHE_SIZED_INIT_(kcache_stats)
 
 /* Fills the fields of `*out` that fit in out->struct_size. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
@@ -159,7 +251,9 @@ KCACHE_API kcache_status kcache_forget_context(kcache_cache* cache, cl_context c
 
 /* The message of this thread's last failed call ("" after a success). */
 KCACHE_API const char* kcache_last_error(void);
-/* A constant name for `status` ("KCACHE_TIMEOUT"). */
+/* A constant name for `status`: its 0.2 name ("KCACHE_TIMEOUT", an alias of
+ * KCACHE_STATUS_TIMEOUT), unchanged so that callers that print or compare it
+ * keep working; "KCACHE_UNKNOWN" for a value that is not a status. */
 KCACHE_API const char* kcache_status_name(kcache_status status);
 
 typedef enum kcache_log_level { KCACHE_LOG_WARNING = 0, KCACHE_LOG_ERROR = 1 } kcache_log_level;
@@ -173,6 +267,19 @@ typedef void (*kcache_log_handler)(kcache_log_level level, const char* message, 
 KCACHE_API void kcache_set_log_handler(kcache_log_handler handler, void* user);
 
 #ifdef __cplusplus
+}
+
+/* The *_INIT macros in C++: value-initialized (every field zero), then sized. */
+template <class T>
+inline T kcache_sized_init_() {
+    T v = T();
+    v.struct_size = sizeof(T);
+    return v;
+}
+inline kcache_info kcache_info_init_() {
+    kcache_info v = kcache_sized_init_<kcache_info>();
+    v.rung = KCACHE_RUNG_NONE;
+    return v;
 }
 #endif
 
