@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char* kModules = "/usr/lib/apache2/modules/";
 
-void write_conf(const std::filesystem::path& dir, int port) {
+void write_conf(const std::filesystem::path& dir, int port, const ApacheOptions& options) {
     const std::string d = dir.string();
     std::ofstream conf(dir / "httpd.conf", std::ios::trunc);
     conf << "ServerRoot " << d << "\nServerName 127.0.0.1\nListen 127.0.0.1:" << port << "\n"
@@ -28,7 +28,10 @@ void write_conf(const std::filesystem::path& dir, int port) {
     }
     conf << "LogFormat \"%m %U %>s\" kcache\nCustomLog " << d << "/access.log kcache\n"
          << "DocumentRoot " << d << "/root\nDavLockDB " << d << "/lock/DavLock\n"
-         << "<Directory " << d << "/root>\n  Dav On\n  Require all granted\n</Directory>\n";
+         << "<Directory " << d << "/root>\n  Dav On\n"
+         << (options.read_only ? "  Require method GET HEAD OPTIONS PROPFIND\n"
+                               : "  Require all granted\n")
+         << "</Directory>\n";
 }
 
 // Lets the workers (nobody, when started as root) reach and write the tree.
@@ -51,7 +54,8 @@ void hand_over(const std::filesystem::path& dir) {
 
 }  // namespace
 
-Result<ApacheServer, std::string> ApacheServer::start(const std::filesystem::path& dir) {
+Result<ApacheServer, std::string> ApacheServer::start(const std::filesystem::path& dir,
+                                                      const ApacheOptions& options) {
     std::filesystem::create_directories(dir / "root");
     std::filesystem::create_directories(dir / "lock");
     hand_over(dir);
@@ -59,7 +63,7 @@ Result<ApacheServer, std::string> ApacheServer::start(const std::filesystem::pat
     s.dir_ = dir;
     for (int attempt = 0; attempt < 5; ++attempt) {  // a port taken meanwhile: another one
         s.port_ = free_port();
-        write_conf(dir, s.port_);
+        write_conf(dir, s.port_, options);
         if (s.launch()) {
             return s;
         }
@@ -101,13 +105,17 @@ std::string ApacheServer::url() const {
     return "http://127.0.0.1:" + std::to_string(port_);
 }
 
-std::size_t ApacheServer::count(const std::string& method) const {
+std::size_t ApacheServer::count(const std::string& method, int status) const {
     // httpd logs a request after its response has gone out: let it land.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::ifstream log(dir_ / "access.log");
     std::size_t n = 0;
     for (std::string line; std::getline(log, line);) {
-        n += line.rfind(method + " ", 0) == 0 ? 1 : 0;
+        const std::string tail = " " + std::to_string(status);
+        const bool ends_in_status =
+            status == 0 || (line.size() > tail.size() &&
+                            line.compare(line.size() - tail.size(), tail.size(), tail) == 0);
+        n += line.rfind(method + " ", 0) == 0 && ends_in_status ? 1 : 0;
     }
     return n;
 }

@@ -12,13 +12,20 @@
 
 namespace kcache::test {
 
+struct ApacheOptions {
+    // Only GET, HEAD, OPTIONS and PROPFIND allowed: PUT, MKCOL and DELETE
+    // are refused with 403 (a location for readers).
+    bool read_only = false;
+};
+
 class ApacheServer {
   public:
     // Starts /usr/sbin/apache2 -f <dir>/httpd.conf -DFOREGROUND with mod_dav,
     // mod_dav_fs and a DavLockDB in `dir`; the error names the directory and
     // carries the error log. Run as root, its workers serve as nobody, so
     // `dir` and its parent are made traversable and the served tree theirs.
-    static Result<ApacheServer, std::string> start(const std::filesystem::path& dir);
+    static Result<ApacheServer, std::string> start(const std::filesystem::path& dir,
+                                                   const ApacheOptions& options = {});
     ApacheServer(ApacheServer&& o) noexcept;
     ApacheServer& operator=(ApacheServer&&) = delete;
     ApacheServer(const ApacheServer&) = delete;
@@ -28,8 +35,9 @@ class ApacheServer {
     std::string url() const;
     // The directory served (empty at start: no collection exists).
     std::filesystem::path root() const { return dir_ / "root"; }
-    // How many logged requests used `method` ("PUT", "MKCOL", …).
-    std::size_t count(const std::string& method) const;
+    // How many logged requests used `method` ("PUT", "MKCOL", …), and of
+    // those how many got `status` (0: any).
+    std::size_t count(const std::string& method, int status = 0) const;
     // Stops the server (SIGTERM by PID, then waits); idempotent.
     void stop();
 

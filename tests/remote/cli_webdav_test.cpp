@@ -1,8 +1,9 @@
 // The CLI and the remote tier against a strict WebDAV server, a real Apache
 // httpd with mod_dav started by each test: a PUT into a collection that does
 // not exist gets 409, so the client makes the collections (MKCOL) and puts
-// again; warm and push upload every object, and a cold node pulls them all
-// and then builds nothing.
+// again; warm and push upload every object, a cold node gets them all and
+// builds nothing, and the node's next process hits locally; a location that
+// refuses writes costs nothing that was stored.
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,11 @@ class RemoteWebDav : public CliTest {
   protected:
     void SetUp() override {
         CliTest::SetUp();
-        auto s = ApacheServer::start(dir() / "apache");
+        start({});
+    }
+    void start(const ApacheOptions& options) {
+        server_.reset();
+        auto s = ApacheServer::start(dir() / "apache", options);
         ASSERT_TRUE(s) << s.error();
         server_.emplace(std::move(*s));
     }
@@ -86,6 +91,63 @@ TEST_F(RemoteWebDav, PushMakesEachCollectionOnceThenPutsOnce) {
     EXPECT_EQ(again.json()["already present"], built);
     EXPECT_EQ(server_->count("PUT"), static_cast<std::size_t>(built) + shards);
     cold_node_gets_all(built);
+}
+
+TEST_F(RemoteWebDav, FleetWarmerUploadsAColdNodeBuildsNothingItsNextProcessHitsLocally) {
+    const std::vector<std::string> warm_args{"warm",     "--kernels", "dot",
+                                             "--dtypes", "f32",       "--json"};
+    const CliRun warmer = kcache(warm_args, {remote(), "KCACHE_DIR=" + (dir() / "ci").string()});
+    ASSERT_EQ(warmer.code, 0) << warmer.out << warmer.err;
+    const int built = warmer.json()["built"];
+    ASSERT_GE(built, 1);
+    EXPECT_EQ(warmer.json()["remote_uploads"], built);
+
+    // A node with an empty store: every variant from the server, no compile.
+    const std::string node = "KCACHE_DIR=" + (dir() / "node").string();
+    const std::size_t gets_before = server_->count("GET", 200);
+    const CliRun cold = kcache(warm_args, {remote(), node});
+    ASSERT_EQ(cold.code, 0) << cold.out << cold.err;
+    EXPECT_EQ(cold.json()["built"], 0);
+    EXPECT_EQ(cold.json()["already_cached"], built);
+    EXPECT_EQ(server_->count("GET", 200), gets_before + static_cast<std::size_t>(built));
+
+    // The node's next process finds everything in its own store: no request.
+    const std::size_t requests = server_->count("GET") + server_->count("HEAD");
+    const CliRun next = kcache(warm_args, {remote(), node});
+    ASSERT_EQ(next.code, 0) << next.out << next.err;
+    EXPECT_EQ(next.json()["built"], 0);
+    EXPECT_EQ(next.json()["already_cached"], built);
+    EXPECT_EQ(server_->count("GET") + server_->count("HEAD"), requests);
+    const CliRun stats = kcache({"stats", "--json"}, {node});
+    ASSERT_EQ(stats.code, 0) << stats.err;
+    EXPECT_EQ(stats.json()["remote"]["hits"], built);
+}
+
+TEST_F(RemoteWebDav, AReadOnlyLocationRefusesPutsClearlyAndNothingStoredIsLost) {
+    start({.read_only = true});
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const int built = warm.json()["built"];
+    ASSERT_GE(built, 1);
+
+    const CliRun push = kcache({"push", "--json"}, {remote()});
+    EXPECT_EQ(push.code, 1) << push.out << push.err;  // push's job is uploading
+    EXPECT_EQ(push.json()["uploaded"], 0);
+    EXPECT_EQ(push.json()["failed"], built);
+    EXPECT_NE(push.err.find("HTTP 403"), std::string::npos) << push.err;
+    EXPECT_EQ(server_->count("PUT", 403), static_cast<std::size_t>(built));
+    EXPECT_EQ(server_->count("MKCOL"), 0u);  // a refusal is not a missing collection
+    // A refused write says nothing about the server being down.
+    EXPECT_FALSE(std::filesystem::exists(store_dir() / "remote-down"));
+
+    const CliRun again =
+        kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote()});
+    ASSERT_EQ(again.code, 0) << again.out << again.err;
+    EXPECT_EQ(again.json()["built"], 0);
+    EXPECT_EQ(again.json()["already_cached"], built);
+    const CliRun stats = kcache({"stats", "--json"});
+    ASSERT_EQ(stats.code, 0) << stats.err;
+    EXPECT_EQ(stats.json()["entries"], built);
 }
 
 }  // namespace
