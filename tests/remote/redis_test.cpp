@@ -141,6 +141,12 @@ TEST_F(RedisTest, AclUsersLogInAndAReaderMayNotWrite) {
     ASSERT_TRUE(writer);
     ASSERT_TRUE(writer->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
     EXPECT_TRUE(writer->fetch(made_up_fields(1)));
+    ASSERT_EQ(cli({"SET", key_of(3), "garbage"}), "OK");
+    auto corrupt = writer->fetch(made_up_fields(3));
+    ASSERT_FALSE(corrupt);
+    EXPECT_EQ(corrupt.error().code, RemoteErrc::corrupt);
+    EXPECT_EQ(corrupt.error().message.find("kc-secret"), std::string::npos)
+        << corrupt.error().message;
 
     // The reader's password from the token file; the user from the URL.
     std::filesystem::create_directories(dir() / "secrets");
@@ -260,6 +266,46 @@ TEST_F(RedisTest, AServerKilledMidRunIsSkippedForTheWindowThenFollowedBack) {
     ASSERT_FALSE(fresh);
     EXPECT_EQ(fresh.error().code, RemoteErrc::not_found) << fresh.error().message;
     EXPECT_EQ(c->counters().errors, 1u);
+}
+
+TEST_F(RedisTest, ShardsAcrossNginxAndRedisKeepRendezvousPlacement) {
+    auto nginx = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(nginx);
+    const std::string redis = server_->url();
+    const std::string redis_db1 = server_->url() + "/1/other";
+    auto s = settings(nginx->url());
+    s.base_urls = {nginx->url(), redis};
+    auto two = client(s);
+    s.base_urls = {nginx->url(), redis, redis_db1};
+    auto three = client(s);
+    ASSERT_TRUE(two && three);
+    int on_nginx = 0, on_redis = 0, moved = 0;
+    for (int n = 0; n < 30; ++n) {
+        const auto key = store::make_key(made_up_fields(n));
+        ASSERT_TRUE(three->upload(made_up_fields(n), made_up_bytes(n, 2048), made_up_provenance()));
+        const std::string& owner = three->shard_for(key);
+        const bool in_nginx = std::filesystem::exists(nginx->object_file(key.hex()));
+        const bool in_redis = cli({"EXISTS", key_of(n)}) == "1";
+        const bool in_db1 = cli({"-n", "1", "EXISTS", "other/" + key_of(n)}) == "1";
+        // Each object lives where rendezvous hashing puts it, and only there.
+        EXPECT_EQ(in_nginx, owner == nginx->url()) << n;
+        EXPECT_EQ(in_redis, owner == redis) << n;
+        EXPECT_EQ(in_db1, owner == redis_db1) << n;
+        EXPECT_EQ(in_nginx + in_redis + in_db1, 1) << n;
+        // Removing a server moves only the keys it owned.
+        if (owner != redis_db1) {
+            EXPECT_EQ(two->shard_for(key), owner) << n;
+        } else {
+            ++moved;
+        }
+        on_nginx += in_nginx;
+        on_redis += in_redis;
+        auto got = three->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+    }
+    EXPECT_GT(on_nginx, 3);  // every server takes a share of 30 keys
+    EXPECT_GT(on_redis, 3);
+    EXPECT_GT(moved, 3);
 }
 
 TEST_F(RedisTest, EightProcessesUploadAndFetchTheSameKeysAtOnce) {

@@ -29,7 +29,8 @@ std::string remote_effective(const Config& c, const std::string& name) {
         for (const auto& u : c.remote_urls) {
             urls += (urls.empty() ? "" : " ") + u;
         }
-        return urls.empty() ? "(none: the remote tier is off)" : urls;
+        return urls.empty() ? "(none: the remote tier is off)"
+                            : remote::without_passwords(urls, c.remote_urls);
     }
     if (name == "remote_readonly") {
         return flag(c.remote_read_only);
@@ -148,18 +149,27 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
         }
     }
     for (const std::string& url : config.remote_urls) {
+        // Passwords in URLs are never printed.
+        const auto shown = [&](const std::string& line) {
+            return remote::without_passwords(line, {url});
+        };
+        if (url.rfind("redis", 0) == 0) {
+            auto origin = remote::redis_origin(url, service::remote_settings(config));
+            out.push_back({"backend " + shown(url), origin ? *origin : origin.error().message,
+                           static_cast<bool>(origin)});
+        }
         Config one = config;
         one.remote_urls = {url};
         auto client = service::open_remote(one);
         if (!client) {
-            out.push_back({url, client.error(), false});
+            out.push_back({shown(url), shown(client.error()), false});
             continue;
         }
         for (const remote::ProbeLine& l : (*client)->probe()) {
-            out.push_back({l.what + " " + url, l.detail, l.ok});
+            out.push_back({l.what + " " + shown(url), shown(l.detail), l.ok});
         }
         if ((*client)->settings().access == remote::Access::read_only) {
-            out.push_back({"PUT " + url, "not tried: read-only client", true});
+            out.push_back({"PUT " + shown(url), "not tried: read-only client", true});
         }
     }
     return out;

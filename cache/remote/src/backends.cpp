@@ -16,12 +16,12 @@ struct Row {
 };
 
 constexpr Row kBackends[] = {
-    {"http", make_http},
-    {"https", make_http},
-    {"s3", make_s3},
-    {"redis", make_redis},
-    {"rediss", make_redis},
-    {"redis+cluster", make_redis},
+    {"http", make_http},            // http_backend.cpp
+    {"https", make_http},           // the same backend, over TLS
+    {"s3", make_s3},                // s3_backend.cpp
+    {"redis", make_redis},          // redis_backend.cpp
+    {"rediss", make_redis},         // refused: this hiredis has no TLS
+    {"redis+cluster", make_redis},  // slots routed by redis_cluster.cpp
 };
 
 // The row of `url`'s scheme; nullptr when no row has it.

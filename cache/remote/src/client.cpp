@@ -169,7 +169,7 @@ Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
                                 : env.error().code == EnvelopeErrc::too_large
                                     ? RemoteErrc::too_large
                                     : RemoteErrc::corrupt;
-        return error(code, url + ": " + env.error().message);
+        return error(code, without_passwords(url, settings.base_urls) + ": " + env.error().message);
     }
     return std::move(env).value();
 }
@@ -304,6 +304,9 @@ std::vector<ProbeLine> Client::probe() {
             l.ok = why.empty();
             l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(a->status) +
                        (why.empty() ? "" : "; " + why);
+            if (!l.ok && !r) {
+                l.detail += " (" + r.error().error.message + ")";  // what the server said
+            }
         }
         out.push_back(std::move(l));
         return out.back().ok;

@@ -328,6 +328,26 @@ Status<RemoteError> check_redis_url(const std::string& url, const Settings& sett
 
 }  // namespace
 
+Result<std::string, RemoteError> redis_origin(const std::string& url, const Settings& settings) {
+    if (auto ok = check_redis_url(url, settings); !ok) {
+        return fail(ok.error());
+    }
+    const RedisUrl u = *parse_redis_url(url);
+    std::string out = u.mode == RedisMode::cluster ? "Redis Cluster " : "Redis ";
+    out += u.server + " (hiredis " + std::to_string(HIREDIS_MAJOR) + "." +
+           std::to_string(HIREDIS_MINOR) + "." + std::to_string(HIREDIS_PATCH) + ")";
+    out += u.key.empty() ? ", no key prefix" : ", key prefix \"" + u.key + "/\"";
+    out += ", user " + (u.user.empty() ? std::string("default") : u.user);
+    out += u.has_password ? ", password from the URL"
+           : settings.token_file.empty()
+               ? ", no password (no AUTH)"
+               : ", password from " + settings.token_file.string() + " (KCACHE_REMOTE_TOKEN_FILE)";
+    out += settings.ttl.count() == 0 ? "; objects never expire"
+                                     : "; objects expire " + std::to_string(settings.ttl.count()) +
+                                           " ms after upload (KCACHE_REMOTE_TTL)";
+    return out;
+}
+
 Result<std::unique_ptr<Backend>, RemoteError> make_redis(const Settings& settings,
                                                          const std::string& token) {
     for (const std::string& url : settings.base_urls) {

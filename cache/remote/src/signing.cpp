@@ -25,6 +25,26 @@ bool has_credentials(const std::string& url) {
 
 }  // namespace
 
+std::string without_passwords(std::string text, const std::vector<std::string>& urls) {
+    for (const std::string& url : urls) {
+        if (!has_credentials(url)) {
+            continue;
+        }
+        const std::size_t host_start = url.find("://") + 3;
+        const std::string info = url.substr(host_start, url.find('@', host_start) - host_start);
+        const auto colon = info.find(':');
+        if (colon == std::string::npos) {
+            continue;  // a user without a password
+        }
+        const std::string shown = info.substr(0, colon) + ":***";
+        for (auto at = text.find(info + "@"); at != std::string::npos;
+             at = text.find(info + "@", at + shown.size())) {
+            text.replace(at, info.size(), shown);
+        }
+    }
+    return text;
+}
+
 Status<RemoteError> check_url_credentials(const Settings& settings) {
     if (settings.plain_http_token == PlainHttpToken::allow) {
         return Ok{};

@@ -207,6 +207,16 @@ Counters read_stats_file(const std::filesystem::path& state_dir);
 // found or a credentials file is unusable (s3_credentials.cpp).
 Result<std::string, RemoteError> s3_credentials_origin(const S3Settings& settings);
 
+// For the doctor: what serves the Redis base URL `url` (server or cluster
+// seeds, database, key prefix, TTL) and as whom, with where the password
+// comes from (never the password); a config error for a URL this build
+// cannot serve (redis_backend.cpp).
+Result<std::string, RemoteError> redis_origin(const std::string& url, const Settings& settings);
+
+// `text` with the password of each URL of `urls` that carries one
+// ("scheme://user:password@host…") replaced by "***", for what is printed.
+std::string without_passwords(std::string text, const std::vector<std::string>& urls);
+
 // Returns the relative object path of `key`: "kcache/v1/ab/abcd…".
 std::string object_path(const store::Key& key);
 
