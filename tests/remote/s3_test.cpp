@@ -163,5 +163,33 @@ TEST_F(RemoteS3, AServerGoneCostsOneRequestThenTheBreakerSkipsIt) {
     EXPECT_EQ(second.error().code, RemoteErrc::breaker_open);
 }
 
+TEST_F(RemoteS3, ShardsOfDifferentKindsKeepRendezvousPlacement) {
+    start();
+    auto nginx = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(nginx);
+    remote::Settings s = settings();
+    s.base_urls.push_back(nginx->url());
+    auto c = client(s);
+    ASSERT_TRUE(c);
+    int on_s3 = 0;
+    for (int n = 0; n < 12; ++n) {
+        ASSERT_TRUE(c->upload(made_up_fields(n), made_up_bytes(n, 1024), made_up_provenance()));
+        const store::Key key = store::make_key(made_up_fields(n));
+        const bool s3 = c->shard_for(key) == s.base_urls[0];
+        on_s3 += s3 ? 1 : 0;
+        // Each object is on its owner only.
+        EXPECT_EQ(std::filesystem::exists(server_->object_file(object_key(n))), s3) << n;
+        EXPECT_EQ(std::filesystem::exists(nginx->object_file(key.hex())), !s3) << n;
+    }
+    EXPECT_GT(on_s3, 0);
+    EXPECT_LT(on_s3, 12);
+    auto reader = client(s);  // another process's view: the same owner for each key
+    for (int n = 0; n < 12; ++n) {
+        auto got = reader->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+        EXPECT_EQ(got->bytes, made_up_bytes(n, 1024));
+    }
+}
+
 }  // namespace
 }  // namespace kcache::test
