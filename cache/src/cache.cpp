@@ -1,13 +1,14 @@
-// The Cache facade: opening (configuration, store, packs, device data) and
-// turning public requests into ladder plans. Nothing here throws outward.
+// The Cache facade: opening (the composition root's parts, wired into
+// Cache::Impl) and a request's way from the public call to the ladder:
+// the checks on the handles and the deadline, then the walk (ladder.cpp),
+// whose rungs below the in-process one ask for the plan made here (the
+// device's identity and quirks, the variant rendered, the key). Nothing
+// here throws outward.
 
 #include "cache_impl.hpp"
-#include "kcache/cache/install_paths.hpp"
-#include "kcache/cache/pack_trust.hpp"
+#include "canary_gate.hpp"
 #include "kcache/cache/parts.hpp"
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
-#include "kcache/common/log.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache {
@@ -18,48 +19,6 @@ Outcome failed(StatusCode s, std::string message) {
     o.status = s;
     o.message = std::move(message);
     return o;
-}
-
-Program failed_program(StatusCode s, std::string message) {
-    Program p;
-    const_cast<Outcome&>(p.outcome()) = failed(s, std::move(message));
-    return p;
-}
-
-// Opens every pack file of `files` that the signature policy admits; the
-// others go to `refused` with the reason, for the ladder's misses.
-std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& files,
-                                    const Config& config,
-                                    std::vector<service::RefusedPack>& refused) {
-    const auto policy = service::signature_policy(config);
-    std::optional<store::TrustedKeys> keys;
-    std::vector<store::Pack> packs;
-    for (const auto& f : files) {
-        if (!keys) {  // read only when there is a pack to judge
-            keys = service::trusted_keys(config);
-            for (const std::string& problem : keys->problems()) {
-                logging::warning("trusted keys: " + problem);
-            }
-        }
-        // Checked and read over one descriptor: what was checked is what is used.
-        auto checked = store::open_checked_pack(f, *keys, policy);
-        if (checked.refused) {
-            refused.push_back({f, *checked.refused});
-            logging::warning(describe(refused.back()));
-            continue;
-        }
-        if (checked.signature.state == store::SignatureState::invalid) {
-            logging::warning("pack " + f.string() + " has an invalid signature (" +
-                             checked.signature.detail +
-                             "); used because signed packs are not required");
-        }
-        if (checked.pack) {
-            packs.push_back(std::move(*checked.pack));
-        } else {
-            logging::warning("skipping pack " + f.string() + ": " + checked.error);
-        }
-    }
-    return packs;
 }
 
 }  // namespace
@@ -85,30 +44,23 @@ cl_program Program::release() noexcept {
     return std::exchange(program_, nullptr);
 }
 
-Cache::Impl::Impl(Config c, std::unique_ptr<service::Loader> l, device_db::DeviceDb d,
-                  store::TieredStore t)
+Cache::Impl::Impl(Config c, service::Parts parts)
     : config(std::move(c)),
-      loader(std::move(l)),
-      db(std::move(d)),
-      tiers(std::move(t)),
-      // Helpers are told apart for closing (track_helper_start); the hook
-      // runs only once compiles start, when this object is complete.
-      jit(compiler::JitConfig{config.jit_helper,
-                              {},
-                              [this](pid_t pid) { track_helper_start(*this, pid); },
-                              config.jit_helpers,
-                              config.jit_idle}),
+      loader(std::move(parts.loader)),
+      db(std::move(parts.devices)),
+      stored(config, std::move(parts.tiers)),
+      remote(std::move(parts.remote)),
+      identities(*loader),
+      plans(config.max_programs, *loader),
       programs(config.max_programs, *loader),
-      resident(config.max_resident_bytes) {}
-
-void Cache::Impl::open_packs_once() {
-    std::call_once(packs_opened, [this] {
-        tiers.add_packs(open_packs(service::runtime_pack_files(config), config, refused_packs));
-    });
-}
+      resident(config.max_resident_bytes),
+      publisher(stored, resident, remote.get(), workers, counters),
+      flight(config, stored, publisher, workers, counters),
+      ladder(service::RungParts{config, *loader, programs, resident, stored, remote.get(),
+                                publisher, flight, identities, counters}) {}
 
 Cache::Impl::~Impl() {
-    join_workers();
+    flight.close();
 }
 
 Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -126,9 +78,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
             out = failed(parts.error().status, parts.error().message);
             return nullptr;
         }
-        auto impl = std::make_unique<Impl>(config, std::move(parts->loader),
-                                           std::move(parts->devices), std::move(parts->tiers));
-        impl->remote = std::move(parts->remote);
+        auto impl = std::make_unique<Impl>(config, std::move(*parts));
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {
@@ -163,50 +113,9 @@ std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) noexcept {
     return nullptr;
 }
 
-std::optional<Program> Cache::Impl::repeat_hit(cl_context context, cl_device_id device,
-                                               const std::string& signature, bool& context_known) {
-    auto hit = programs.find_signature(context, device, signature);
-    context_known = hit.context_known;
-    if (hit.program == nullptr) {
-        return std::nullopt;
-    }
-    Program p;
-    p.program_ = hit.program;  // already the caller's own reference
-    p.outcome_.status = StatusCode::ok;
-    p.outcome_.rung = Rung::in_process;
-    p.outcome_.key = hit.key.hex();
-    counters.in_process++;
-    return p;
-}
-
-std::unique_ptr<Plan> Cache::Impl::take_plan(cl_device_id device, const std::string& signature) {
-    std::lock_guard g(mu);
-    auto it = plans.find(PlanView{device, signature});
-    // Its place stays, empty while the request runs (another thread asking
-    // meanwhile resolves its own).
-    return it == plans.end() ? nullptr : std::move(it->second);
-}
-
-void Cache::Impl::keep_plan(cl_device_id device, std::string signature, std::unique_ptr<Plan> plan,
-                            bool root) {
-    // Root devices only: they live as long as the process, so their handle
-    // cannot come back naming another device (a released sub-device's can).
-    if (config.max_programs == 0 || (!root && !loader->is_root_device(device))) {
-        return;
-    }
-    plan->remote_error.reset();  // this request's, like its deadline and mode
-    std::lock_guard g(mu);
-    if (auto it = plans.find(PlanView{device, signature}); it != plans.end()) {
-        it->second = std::move(plan);  // back in its place
-        return;
-    }
-    if (plans.size() >= config.max_programs) {
-        plans.erase(plans.begin());
-    }
-    plans.emplace(PlanKey{device, std::move(signature)}, std::move(plan));
-}
-
 namespace {
+
+using service::Plan;
 
 // Checks the context, identifies the device and applies its quirks; fills
 // everything of `plan` but the compile input and the deadline. Returns ok or
@@ -217,7 +126,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     if (!impl.loader->device_in_context(context, device, why)) {
         return failed(StatusCode::invalid_argument, why);
     }
-    auto probed = impl.identity(device);
+    auto probed = impl.identities.of(device);
     if (!probed) {
         return failed(StatusCode::device_error, probed.error());
     }
@@ -243,121 +152,138 @@ void finish(Plan& plan, const device_db::DeviceIdentity& id) {
     plan.key = store::make_key(plan.fields);
 }
 
+// Runs `body` (which fills the program's outcome), timing it; an exception
+// becomes an internal_error outcome.
 template <class F>
-Program guarded(SteadyClock::time_point start, F&& body) noexcept {
-    const auto timed = [&](Program p) noexcept {
-        const_cast<Outcome&>(p.outcome()).total =
-            std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - start);
-        return p;
-    };
+void guarded(Outcome& out, F&& body) noexcept {
+    const auto start = service::SteadyClock::now();
     try {
-        return timed(body());
+        body();
     } catch (const std::exception& e) {
-        return timed(failed_program(StatusCode::internal_error, e.what()));
+        out = failed(StatusCode::internal_error, e.what());
     } catch (...) {
-        return timed(failed_program(StatusCode::internal_error, "unexpected exception"));
+        out = failed(StatusCode::internal_error, "unexpected exception");
     }
+    out.total =
+        std::chrono::duration_cast<std::chrono::microseconds>(service::SteadyClock::now() - start);
 }
 
-// Every request's way: the checks on the handles and the deadline, the
-// repeat hit (same context), a plan memoized for this device and request (a
-// new context: its handle is still checked), or `resolve(plan)` (prepare,
-// render, key; returns ok or why not); then the deadline and the ladder.
+// Every request's way: the checks on the handles and the deadline, then the
+// walk down the ladder. The plan is made when a rung first needs it: one
+// memoized for this device and request (a new context: its handle is still
+// checked), else `resolve(plan)` (prepare, render, key; returns ok or why
+// not); then the request's deadline and mode. Returns the caller's program
+// reference, or null with `out` saying why.
 template <class Request, class Resolve>
-Program answer(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
-               Resolve&& resolve) {
+cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
+                  const Request& request, Outcome& out, Resolve&& resolve) {
     if (context == nullptr || device == nullptr) {
-        return failed_program(StatusCode::invalid_argument, "null cl_context or cl_device_id");
+        out = failed(StatusCode::invalid_argument, "null cl_context or cl_device_id");
+        return nullptr;
     }
     if (impl.config.disabled) {
-        return failed_program(StatusCode::disabled, "kcache is disabled (KCACHE_DISABLE)");
+        out = failed(StatusCode::disabled, "kcache is disabled (KCACHE_DISABLE)");
+        return nullptr;
     }
-    auto budget = request.deadline.value_or(impl.config.jit_timeout);
+    const auto budget = request.deadline.value_or(impl.config.jit_timeout);
     if (budget.count() < 0) {
-        return failed_program(StatusCode::invalid_argument, "negative deadline");
+        out = failed(StatusCode::invalid_argument, "negative deadline");
+        return nullptr;
     }
-    std::string signature = service::request_signature(request);
-    bool context_known = true;
-    if (auto hit = impl.repeat_hit(context, device, signature, context_known)) {
-        return std::move(*hit);
-    }
-    std::unique_ptr<Plan> owned = impl.take_plan(device, signature);
-    const bool memoized = owned != nullptr;
-    if (memoized) {
+    const std::string signature = service::request_signature(request);
+    std::unique_ptr<Plan> owned;
+    bool memoized = false;
+    auto make_plan = [&](service::Ask& ask) -> Plan* {
+        owned = impl.plans.take(device, signature);
+        memoized = owned != nullptr;
         std::string why;
-        if (!impl.loader->device_in_context(context, device, why)) {
-            impl.keep_plan(device, std::move(signature), std::move(owned), true);
-            return failed_program(StatusCode::invalid_argument, why);
+        if (memoized && !impl.loader->device_in_context(context, device, why)) {
+            ask.out = failed(StatusCode::invalid_argument, why);  // the plan goes back
+            return nullptr;
         }
-    } else {
-        owned = std::make_unique<Plan>();
-        if (Outcome ok = resolve(*owned); ok.status != StatusCode::ok) {
-            return failed_program(ok.status, ok.message);
+        if (!memoized) {
+            owned = std::make_unique<Plan>();
+            if (Outcome ok = resolve(*owned); ok.status != StatusCode::ok) {
+                owned.reset();
+                ask.out = std::move(ok);
+                return nullptr;
+            }
         }
+        Plan& plan = *owned;
+        plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
+        plan.deadline = deadline_after(plan.budget);
+        plan.mode = request.mode;
+        ask.out.key = plan.key.hex();
+        return &plan;
+    };
+    service::Ask ask(context, device, signature, out, make_plan);
+    cl_program program = impl.ladder.walk(ask);
+    if (owned) {
+        impl.plans.keep(device, signature, std::move(owned), memoized);
     }
-    Plan& plan = *owned;
-    plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
-    plan.deadline = deadline_after(plan.budget);
-    plan.mode = request.mode;
-    Program p = impl.run_ladder(context, device, plan, signature, context_known);
-    impl.keep_plan(device, std::move(signature), std::move(owned), memoized);
-    return p;
+    return program;
 }
 
 }  // namespace
 
 Program Cache::program(cl_context context, cl_device_id device,
                        const KernelRequest& request) noexcept {
-    return guarded(SteadyClock::now(), [&]() -> Program {
-        return answer(*impl_, context, device, request, [&](Plan& plan) -> Outcome {
-            kernels::Params params(request.params.begin(), request.params.end());
-            auto variant = kernels::make_variant(request.kernel, params);
-            if (!variant) {
-                auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
-                                ? StatusCode::unknown_kernel
-                                : StatusCode::invalid_argument;
-                return failed(code, variant.error().message);
-            }
-            device_db::DeviceIdentity id;
-            auto ok = prepare(*impl_, context, device, plan, id);
-            if (ok.status != StatusCode::ok) {
-                return ok;
-            }
-            if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
-                return failed(StatusCode::unsupported, sup.error().message);
-            }
-            auto rendered = kernels::render(*variant);
-            if (!rendered) {
-                return failed(StatusCode::invalid_argument, rendered.error().message);
-            }
-            plan.input = {variant->id(), rendered->source, rendered->options,
-                          rendered->entry_points};
-            plan.warmup_local_size = rendered->local_size;
-            finish(plan, id);
-            return ok;
-        });
+    Program p;
+    guarded(p.outcome_, [&] {
+        p.program_ =
+            answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
+                kernels::Params params(request.params.begin(), request.params.end());
+                auto variant = kernels::make_variant(request.kernel, params);
+                if (!variant) {
+                    auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
+                                    ? StatusCode::unknown_kernel
+                                    : StatusCode::invalid_argument;
+                    return failed(code, variant.error().message);
+                }
+                device_db::DeviceIdentity id;
+                auto ok = prepare(*impl_, context, device, plan, id);
+                if (ok.status != StatusCode::ok) {
+                    return ok;
+                }
+                if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
+                    return failed(StatusCode::unsupported, sup.error().message);
+                }
+                auto rendered = kernels::render(*variant);
+                if (!rendered) {
+                    return failed(StatusCode::invalid_argument, rendered.error().message);
+                }
+                plan.input = {variant->id(), rendered->source, rendered->options,
+                              rendered->entry_points};
+                plan.warmup_local_size = rendered->local_size;
+                finish(plan, id);
+                return service::canary_gate(impl_->config, id, *variant);
+            });
     });
+    return p;
 }
 
 Program Cache::program(cl_context context, cl_device_id device,
                        const SourceRequest& request) noexcept {
-    return guarded(SteadyClock::now(), [&]() -> Program {
-        return answer(*impl_, context, device, request, [&](Plan& plan) -> Outcome {
-            if (request.source.empty()) {
-                return failed(StatusCode::invalid_argument, "empty kernel source");
-            }
-            device_db::DeviceIdentity id;
-            auto ok = prepare(*impl_, context, device, plan, id);
-            if (ok.status != StatusCode::ok) {
+    Program p;
+    guarded(p.outcome_, [&] {
+        p.program_ =
+            answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
+                if (request.source.empty()) {
+                    return failed(StatusCode::invalid_argument, "empty kernel source");
+                }
+                device_db::DeviceIdentity id;
+                auto ok = prepare(*impl_, context, device, plan, id);
+                if (ok.status != StatusCode::ok) {
+                    return ok;
+                }
+                plan.input = {request.name, request.source, request.options, request.entry_points};
+                plan.warmup_local_size = request.warmup_local_size;
+                plan.aot_target.reset();  // AOT packs hold registry kernels only
+                finish(plan, id);
                 return ok;
-            }
-            plan.input = {request.name, request.source, request.options, request.entry_points};
-            plan.warmup_local_size = request.warmup_local_size;
-            plan.aot_target.reset();  // AOT packs hold registry kernels only
-            finish(plan, id);
-            return ok;
-        });
+            });
     });
+    return p;
 }
 
 }  // namespace kcache

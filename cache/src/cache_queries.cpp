@@ -71,7 +71,7 @@ CacheStats Cache::stats() noexcept {
         s.remote_upload_failures = r.upload_failures;
     }
     try {
-        if (auto* user = impl_->tiers.user()) {
+        if (auto* user = impl_->stored.user()) {
             if (auto st = user->stats(); st) {
                 s.entries = st->entries;
                 s.raw_bytes = st->raw_bytes;
@@ -93,22 +93,15 @@ std::size_t Cache::forget(cl_context context) noexcept {
 void Cache::drain(std::chrono::milliseconds limit) noexcept {
     const auto until = deadline_after(limit);
     try {
-        std::vector<std::shared_future<Compiled>> pending;
-        {
-            std::lock_guard g(impl_->mu);
-            for (auto& [key, fut] : impl_->inflight) {
-                pending.push_back(fut);
-            }
-        }
-        for (auto& f : pending) {
+        for (auto& f : impl_->flight.running()) {
             f.wait_until(until);
         }
     } catch (...) {
         // Only the vector's allocation can throw: then nothing is waited for.
     }
-    impl_->jit.drain(until);  // warm-ups after an answer store and share what they built
+    impl_->flight.drain(until);  // warm-ups after an answer store and share what they built
     if (impl_->remote) {
-        const auto left = until - SteadyClock::now();
+        const auto left = until - std::chrono::steady_clock::now();
         impl_->remote->flush(std::max(std::chrono::milliseconds(0),
                                       std::chrono::duration_cast<std::chrono::milliseconds>(left)));
     }

@@ -1,18 +1,16 @@
-// Single-flight JIT: one compile per key at a time. Threads of this process
-// share a future; processes share a per-key file lock and re-check the store
-// once they hold it. The compile itself runs in kcache-jit under the watchdog.
+// Single-flight JIT (flight.hpp): one compile per key at a time, in a
+// kcache-jit helper under the watchdog.
+
+#include "flight.hpp"
 
 #include <signal.h>
 
-#include <future>
 #include <memory>
 
-#include "cache_impl.hpp"
 #include "kcache/common/hex.hpp"
-#include "kcache/common/log.hpp"
 #include "key_lock.hpp"
 
-namespace kcache {
+namespace kcache::service {
 namespace {
 
 thread_local pid_t t_helper = -1;  // the helper this thread is waiting for
@@ -42,32 +40,12 @@ FailureMapping map_failure(compiler::JitErrc kind) {
     return {StatusCode::internal_error, std::nullopt};
 }
 
-}  // namespace
-
-StatusCode status_of(store::FailureKind kind) {
-    switch (kind) {
-        case store::FailureKind::timeout:
-            return StatusCode::timeout;
-        case store::FailureKind::crash:
-            return StatusCode::crashed;
-        case store::FailureKind::build_error:
-            return StatusCode::build_error;
-        case store::FailureKind::rejected_binary:
-            break;
-    }
-    return StatusCode::device_error;
-}
-
-namespace {
 Compiled compile_error(StatusCode s, std::string message) {
     Compiled c;
     c.status = s;
     c.message = std::move(message);
     return c;
 }
-}  // namespace
-
-namespace {
 
 // Between a compile's answer and its later warm-up (JitRequest::
 // warm_after_reply): the warmed binary replaces the stored one only after
@@ -86,101 +64,27 @@ struct OpenOnExit {
     std::shared_ptr<WarmGate> gate;
     ~OpenOnExit() { gate->opened.set_value(); }
 };
-}  // namespace
 
-void Cache::Impl::store_warmed(const Plan& plan, const compiler::JitResult& warmed,
-                               const store::Provenance& provenance) {
-    if (writable_user_store() == nullptr) {
-        return;  // nothing was stored to replace
-    }
-    const std::span<const std::uint8_t> bytes(
-        reinterpret_cast<const std::uint8_t*>(warmed.binary.data()), warmed.binary.size());
-    share(plan.fields, bytes, provenance);
-    if (!store_put(plan, bytes, provenance, store::PutMode::replace, nullptr)) {
-        return;  // counted and logged (no request waits for it)
-    }
-    counters.warmed_later++;
-    keep_resident(plan, store::Bytes(bytes.begin(), bytes.end()), Rung::jit);
+// What the warm-up after the answer does with what it built, once the
+// answer is stored: publishes the warmed build, else shares the answer.
+compiler::WarmedHook warmed_hook(Publisher& publish, const Plan& plan,
+                                 std::shared_ptr<WarmGate> gate) {
+    return [&publish, plan, gate](Result<compiler::JitResult, compiler::JitError> second) {
+        gate->open.wait();
+        if (second && second->warmed) {
+            const auto& b = second->binary;
+            publish.publish_warmed(plan,
+                                   {reinterpret_cast<const std::uint8_t*>(b.data()), b.size()},
+                                   gate->provenance);
+        } else if (gate->share_answer) {
+            publish.share(plan.fields, gate->answer, gate->provenance);
+        }
+    };
 }
 
-Compiled Cache::Impl::compile_now(const Plan& plan, const compiler::JitRequest& request) {
-    const OpenOnExit gate{std::make_shared<WarmGate>()};
-    auto lock = service::KeyLock::acquire(config.dir, plan.key.hex(), plan.deadline);
-    if (!lock && lock.error() == service::LockError::timed_out) {
-        return compile_error(StatusCode::timeout,
-                             "another process was compiling this key when the deadline passed");
-    }
-    store::Store* user = tiers.user();
-    if (user != nullptr) {  // another process may have finished while we waited
-        if (auto hit = user->get(plan.fields); hit) {
-            Compiled c;
-            c.status = StatusCode::ok;
-            c.rung = Rung::user_store;
-            c.bytes = std::move(hit->bytes);
-            publish(plan, c.bytes, hit->info.provenance, c.rung, Share::now, &c.misses);
-            return c;
-        }
-    }
-    counters.jit_compiles++;
-    auto started = SteadyClock::now();
-    compiler::WarmedHook on_warmed;
-    if (request.warm_after_reply) {
-        on_warmed = [this, plan,
-                     g = gate.gate](Result<compiler::JitResult, compiler::JitError> second) {
-            g->open.wait();
-            if (second && second->warmed) {
-                store_warmed(plan, *second, g->provenance);
-            } else if (g->share_answer) {
-                share(plan.fields, g->answer, g->provenance);
-            }
-        };
-    }
-    auto r = jit.compile(request, plan.deadline, std::move(on_warmed));
-    {
-        std::lock_guard g(mu);
-        helpers.erase(t_helper);
-    }
-    Compiled c;
-    c.compile = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
-    if (!r) {
-        counters.jit_failures++;
-        auto m = map_failure(r.error().kind);
-        c.status = m.status;
-        c.message = std::string("JIT ") + compiler::to_string(r.error().kind) + ": " +
-                    r.error().message + (r.error().log.empty() ? "" : "\n" + r.error().log);
-        bool shutting_down = false;
-        {
-            std::lock_guard g(mu);
-            shutting_down = closing;  // helpers killed by close() say nothing about the key
-        }
-        if (m.record && !shutting_down) {
-            store_failure(plan, *m.record, c.message.substr(0, 4000), plan.budget.count(),
-                          &c.misses);
-        }
-        return c;
-    }
-    c.status = StatusCode::ok;
-    c.bytes.assign(r->binary.begin(), r->binary.end());
-    store::Provenance prov;
-    prov.producer_version = "kcache " KCACHE_VERSION;
-    prov.origin = store::Origin::jit;
-    prov.build_time_ms = c.compile.count() / 1000;
-    prov.build_log = r->log;
-    if (r->warm_pending && writable_user_store() != nullptr) {
-        // The warm-up's hook shares the better binary, or else this one.
-        gate.gate->share_answer = true;
-        gate.gate->answer = c.bytes;
-    }
-    publish(plan, c.bytes, prov, Rung::jit, r->warm_pending ? Share::later : Share::now, &c.misses);
-    if (!c.misses.empty()) {
-        c.message = "compiled, but not stored: " + c.misses.back().detail;
-    }
-    gate.gate->provenance = std::move(prov);
-    return c;
-}
-
-std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
-                                                        const device_db::DeviceIdentity& id) {
+// The helper's request for `plan` on the device `id`.
+compiler::JitRequest jit_request(const Config& config, const Plan& plan,
+                                 const device_db::DeviceIdentity& id) {
     compiler::JitRequest req;
     req.device.platform_name = id.platform_name;
     req.device.device_name = id.name;
@@ -201,67 +105,170 @@ std::shared_future<Compiled> Cache::Impl::start_compile(const Plan& plan,
         // for the build; the warmed binary replaces the stored one afterwards.
         req.warm_after_reply = config.jit_helpers > 0;
     }
-    std::lock_guard g(mu);
-    if (auto it = inflight.find(plan.key); it != inflight.end()) {
-        return it->second;
-    }
+    return req;
+}
+
+}  // namespace
+
+SingleFlight::SingleFlight(const Config& config, StoredTiers& stored, Publisher& publish,
+                           Workers& workers, Counters& counters)
+    : config_(config),
+      stored_(stored),
+      publish_(publish),
+      workers_(workers),
+      counters_(counters),
+      // Helpers are told apart for closing; the hook runs only once
+      // compiles start, when this object is complete.
+      jit_(compiler::JitConfig{config.jit_helper,
+                               {},
+                               [this](pid_t pid) { helper_started(pid); },
+                               config.jit_helpers,
+                               config.jit_idle}) {}
+
+std::shared_future<Compiled> SingleFlight::start(const Plan& plan,
+                                                 const device_db::DeviceIdentity& id) {
+    compiler::JitRequest req = jit_request(config_, plan, id);
     auto promise = std::make_shared<std::promise<Compiled>>();
     std::shared_future<Compiled> fut = promise->get_future().share();
-    inflight.emplace(plan.key, fut);
-    // Join the threads of finished compiles (they no longer take `mu`).
-    std::erase_if(workers, [](Worker& w) {
-        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-            return false;
+    {
+        std::lock_guard g(mu_);
+        if (auto it = inflight_.find(plan.key); it != inflight_.end()) {
+            return it->second;
         }
-        w.thread.join();
-        return true;
-    });
-    workers.push_back(Worker{std::thread([this, plan, req = std::move(req), promise] {
-                                 Compiled c;
-                                 try {
-                                     c = compile_now(plan, req);
-                                 } catch (const std::exception& e) {
-                                     c = compile_error(StatusCode::internal_error, e.what());
-                                 }
-                                 {
-                                     std::lock_guard g2(mu);
-                                     inflight.erase(plan.key);
-                                 }
-                                 promise->set_value(std::move(c));
-                             }),
-                             fut});
+        inflight_.emplace(plan.key, fut);
+    }
+    std::function<void()> work = [this, plan, req = std::move(req), promise] {
+        Compiled c;
+        try {
+            c = compile_now(plan, req);
+        } catch (const std::exception& e) {
+            c = compile_error(StatusCode::internal_error, e.what());
+        }
+        {
+            std::lock_guard g(mu_);
+            inflight_.erase(plan.key);
+        }
+        promise->set_value(std::move(c));
+    };
+    if (!workers_.start(work)) {
+        work();  // no thread (or closing): compiled in the caller's
+    }
     return fut;
 }
 
-void Cache::Impl::join_workers() {
-    // Warm-ups after an answer finish (each by its compile's deadline), so
-    // that a short-lived process such as `kcache warm` stores warmed binaries.
-    jit.drain();
-    std::vector<Worker> joining;
-    {
-        std::lock_guard g(mu);
-        closing = true;
-        for (pid_t pgid : helpers) {
-            ::kill(-pgid, SIGKILL);  // the runner reaps it and returns
-        }
-        joining.swap(workers);
+Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest& request) {
+    const OpenOnExit gate{std::make_shared<WarmGate>()};
+    auto lock = KeyLock::acquire(config_.dir, plan.key.hex(), plan.deadline);
+    if (!lock && lock.error() == LockError::timed_out) {
+        return compile_error(StatusCode::timeout,
+                             "another process was compiling this key when the deadline passed");
     }
-    jit.shutdown();  // pooled helpers, busy ones included: their compiles return now
-    for (auto& w : joining) {
-        if (w.thread.joinable()) {
-            w.thread.join();
+    if (store::Store* user = stored_.user()) {  // another process may have finished meanwhile
+        if (auto hit = user->get(plan.fields); hit) {
+            Compiled c = compile_error(StatusCode::ok, "");
+            c.rung = Rung::user_store;
+            c.bytes = std::move(hit->bytes);
+            publish_.publish(plan, c.bytes, hit->info.provenance, c.rung, Publisher::Share::now,
+                             &c.misses);
+            return c;
         }
     }
-    jit.drain();  // a warm-up that began meanwhile was killed above: it ends now
+    counters_.jit_compiles++;
+    const auto started = SteadyClock::now();
+    auto r = jit_.compile(
+        request, plan.deadline,
+        request.warm_after_reply ? warmed_hook(publish_, plan, gate.gate) : compiler::WarmedHook{});
+    helper_done();
+    const auto took =
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
+    if (!r) {
+        return failed(plan, r.error(), took);
+    }
+    Compiled c = compile_error(StatusCode::ok, "");
+    c.compile = took;
+    c.bytes.assign(r->binary.begin(), r->binary.end());
+    store::Provenance prov;
+    prov.producer_version = "kcache " KCACHE_VERSION;
+    prov.origin = store::Origin::jit;
+    prov.build_time_ms = took.count() / 1000;
+    prov.build_log = r->log;
+    if (r->warm_pending && stored_.writable_user() != nullptr) {
+        // The warm-up's hook shares the better binary, or else this one.
+        gate.gate->share_answer = true;
+        gate.gate->answer = c.bytes;
+    }
+    publish_.publish(plan, c.bytes, prov, Rung::jit,
+                     r->warm_pending ? Publisher::Share::later : Publisher::Share::now, &c.misses);
+    if (!c.misses.empty()) {
+        c.message = "compiled, but not stored: " + c.misses.back().detail;
+    }
+    gate.gate->provenance = std::move(prov);
+    return c;
 }
 
-void track_helper_start(Cache::Impl& impl, pid_t pid) {
+// A compile that failed: its status, and its failure record unless the
+// cache is closing (helpers killed by close() say nothing about the key).
+Compiled SingleFlight::failed(const Plan& plan, const compiler::JitError& e,
+                              std::chrono::microseconds took) {
+    counters_.jit_failures++;
+    const auto m = map_failure(e.kind);
+    Compiled c = compile_error(m.status, std::string("JIT ") + compiler::to_string(e.kind) + ": " +
+                                             e.message + (e.log.empty() ? "" : "\n" + e.log));
+    c.compile = took;
+    bool shutting_down = false;
+    {
+        std::lock_guard g(mu_);
+        shutting_down = closing_;
+    }
+    if (m.record && !shutting_down) {
+        publish_.record_failure(plan, *m.record, c.message.substr(0, 4000), plan.budget.count(),
+                                &c.misses);
+    }
+    return c;
+}
+
+std::vector<std::shared_future<Compiled>> SingleFlight::running() {
+    std::vector<std::shared_future<Compiled>> pending;
+    std::lock_guard g(mu_);
+    for (auto& [key, fut] : inflight_) {
+        pending.push_back(fut);
+    }
+    return pending;
+}
+
+void SingleFlight::drain(SteadyClock::time_point until) {
+    jit_.drain(until);
+}
+
+void SingleFlight::close() {
+    // Warm-ups after an answer finish (each by its compile's deadline), so
+    // that a short-lived process such as `kcache warm` stores warmed binaries.
+    jit_.drain();
+    {
+        std::lock_guard g(mu_);
+        closing_ = true;
+        for (pid_t pgid : helpers_) {
+            ::kill(-pgid, SIGKILL);  // the runner reaps it and returns
+        }
+    }
+    workers_.stop_starting();
+    jit_.shutdown();  // pooled helpers, busy ones included: their compiles return now
+    workers_.join_all();
+    jit_.drain();  // a warm-up that began meanwhile was killed above: it ends now
+}
+
+void SingleFlight::helper_started(pid_t pid) {
     t_helper = pid;
-    std::lock_guard g(impl.mu);
-    impl.helpers.insert(pid);
-    if (impl.closing) {
+    std::lock_guard g(mu_);
+    helpers_.insert(pid);
+    if (closing_) {
         ::kill(-pid, SIGKILL);
     }
 }
 
-}  // namespace kcache
+void SingleFlight::helper_done() {
+    std::lock_guard g(mu_);
+    helpers_.erase(t_helper);
+}
+
+}  // namespace kcache::service

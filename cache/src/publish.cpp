@@ -1,40 +1,72 @@
-// Publish: the one place where bytes a rung produced go anywhere (the user
-// store, the bytes kept resident, the remote tier), and the home of every
-// other write the service makes to the user store. A write that fails is
-// counted (CacheStats::store_write_failures) and, when a request is there to
-// hear it, named in its misses (MissCause::not_stored); none is dropped.
+// Publish (publish.hpp): where the bytes a rung produced go, and every
+// write of the service to the user store.
 
-#include "cache_impl.hpp"
+#include "publish.hpp"
+
 #include "kcache/common/log.hpp"
 
-namespace kcache {
-namespace {
+namespace kcache::service {
 
-// The rung to report for bytes kept in memory: where a later process would
-// find them (JIT results and promoted AOT binaries are in a writable user store).
-Rung persisted_rung(store::TieredStore& tiers, Rung produced) {
-    const store::Store* user = tiers.user();
-    const bool writable = user != nullptr && user->mode() == store::OpenMode::read_write;
-    return writable && (produced == Rung::jit || produced == Rung::aot) ? Rung::user_store
-                                                                        : produced;
+void Publisher::publish(const Plan& plan, store::Bytes bytes, const store::Provenance& provenance,
+                        Rung produced, Share share_now, std::vector<RungMiss>* misses) {
+    switch (produced) {
+        case Rung::remote:
+            backfill(plan, bytes, provenance);
+            break;
+        case Rung::aot:
+        case Rung::jit:
+            store_put(plan, bytes, provenance, store::PutMode::keep_existing, misses);
+            if (share_now == Share::now && stored_.writable_user() != nullptr) {
+                share(plan.fields, bytes, provenance);
+            }
+            break;
+        default:  // found in the user store or a pack: already where it lives
+            break;
+    }
+    keep_resident(plan, std::move(bytes), produced);
 }
 
-}  // namespace
+void Publisher::publish_warmed(const Plan& plan, std::span<const std::uint8_t> bytes,
+                               const store::Provenance& provenance) {
+    if (stored_.writable_user() == nullptr) {
+        return;  // nothing was stored to replace
+    }
+    share(plan.fields, bytes, provenance);
+    if (!store_put(plan, bytes, provenance, store::PutMode::replace, nullptr)) {
+        return;  // counted and logged (no request waits for it)
+    }
+    counters_.warmed_later++;
+    keep_resident(plan, store::Bytes(bytes.begin(), bytes.end()), Rung::jit);
+}
 
-void Cache::Impl::write_failed(const std::string& what, const std::string& why,
-                               std::vector<RungMiss>* misses) {
-    counters.store_write_failures++;
-    if (misses != nullptr) {
-        misses->emplace_back(Rung::user_store, MissCause::not_stored, what + ": " + why);
-    } else {
-        logging::warning(what + ": " + why);  // no request to tell: the log sink hears it
+void Publisher::share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+                      const store::Provenance& provenance) {
+    if (remote_ != nullptr) {
+        remote_->enqueue(fields, bytes, provenance);
     }
 }
 
-bool Cache::Impl::store_put(const Plan& plan, std::span<const std::uint8_t> bytes,
-                            const store::Provenance& provenance, store::PutMode mode,
-                            std::vector<RungMiss>* misses) {
-    store::Store* user = writable_user_store();
+void Publisher::record_failure(const Plan& plan, store::FailureKind kind, const std::string& detail,
+                               std::int64_t budget_ms, std::vector<RungMiss>* misses) {
+    if (store::Store* user = stored_.writable_user()) {
+        if (auto r = user->record_failure(plan.key, kind, detail, budget_ms); !r) {
+            write_failed("failure record not written", r.error().message, misses);
+        }
+    }
+}
+
+void Publisher::remove(const Plan& plan, std::vector<RungMiss>* misses) {
+    if (store::Store* user = stored_.writable_user()) {
+        if (auto r = user->remove(plan.key); !r) {
+            write_failed("rejected entry not removed", r.error().message, misses);
+        }
+    }
+}
+
+bool Publisher::store_put(const Plan& plan, std::span<const std::uint8_t> bytes,
+                          const store::Provenance& provenance, store::PutMode mode,
+                          std::vector<RungMiss>* misses) {
+    store::Store* user = stored_.writable_user();
     if (user == nullptr) {
         return false;
     }
@@ -45,82 +77,41 @@ bool Cache::Impl::store_put(const Plan& plan, std::span<const std::uint8_t> byte
     return put.ok();
 }
 
-void Cache::Impl::store_failure(const Plan& plan, store::FailureKind kind,
-                                const std::string& detail, std::int64_t budget_ms,
-                                std::vector<RungMiss>* misses) {
-    if (store::Store* user = writable_user_store()) {
-        if (auto r = user->record_failure(plan.key, kind, detail, budget_ms); !r) {
-            write_failed("failure record not written", r.error().message, misses);
-        }
-    }
-}
-
-void Cache::Impl::store_remove(const Plan& plan, std::vector<RungMiss>* misses) {
-    if (store::Store* user = writable_user_store()) {
-        if (auto r = user->remove(plan.key); !r) {
-            write_failed("rejected entry not removed", r.error().message, misses);
-        }
-    }
-}
-
-void Cache::Impl::keep_resident(const Plan& plan, store::Bytes bytes, Rung produced) {
-    if (plan.use_stored && !plan.verified_only) {
-        resident.put(plan.key, std::move(bytes), persisted_rung(tiers, produced));
-    }
-}
-
-void Cache::Impl::share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
-                        const store::Provenance& provenance) {
-    if (remote) {
-        remote->enqueue(fields, bytes, provenance);
+void Publisher::write_failed(const std::string& what, const std::string& why,
+                             std::vector<RungMiss>* misses) {
+    counters_.store_write_failures++;
+    if (misses != nullptr) {
+        misses->emplace_back(Rung::user_store, MissCause::not_stored, what + ": " + why);
+    } else {
+        logging::warning(what + ": " + why);  // no request to tell: the log sink hears it
     }
 }
 
 // A remote hit is stored off the caller's path (compressing and committing
-// cost about as much as the download), in a worker that the cache joins with
-// its compiles when it closes, so the next process of the node finds it.
-void Cache::Impl::backfill(const Plan& plan, store::Bytes bytes, store::Provenance provenance) {
-    if (writable_user_store() == nullptr) {
+// cost about as much as the download), in a worker that the cache joins
+// when it closes, so the next process of the node finds it.
+void Publisher::backfill(const Plan& plan, store::Bytes bytes, store::Provenance provenance) {
+    if (stored_.writable_user() == nullptr) {
         return;
     }
-    std::lock_guard g(mu);
-    if (closing) {
-        store_put(plan, bytes, provenance, store::PutMode::keep_existing, nullptr);
+    std::function<void()> put = [this, plan, b = std::move(bytes), p = std::move(provenance)] {
+        store_put(plan, b, p, store::PutMode::keep_existing, nullptr);
+    };
+    if (!workers_.start(put)) {
+        put();  // the cache is closing (or no thread): stored now
+    }
+}
+
+// Kept when the plan may use stored binaries, under the rung a later
+// process would find them in (JIT results and promoted AOT binaries are in
+// a writable user store).
+void Publisher::keep_resident(const Plan& plan, store::Bytes bytes, Rung produced) {
+    if (!plan.use_stored || plan.verified_only) {
         return;
     }
-    std::erase_if(workers, [](Worker& w) {  // join finished ones
-        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-            return false;
-        }
-        w.thread.join();
-        return true;
-    });
-    auto done = std::make_shared<std::promise<Compiled>>();
-    workers.push_back(
-        Worker{std::thread([this, plan, b = std::move(bytes), p = std::move(provenance), done] {
-                   store_put(plan, b, p, store::PutMode::keep_existing, nullptr);
-                   done->set_value(Compiled{});
-               }),
-               done->get_future().share()});
+    const bool persisted =
+        stored_.writable_user() != nullptr && (produced == Rung::jit || produced == Rung::aot);
+    resident_.put(plan.key, std::move(bytes), persisted ? Rung::user_store : produced);
 }
 
-void Cache::Impl::publish(const Plan& plan, store::Bytes bytes, const store::Provenance& provenance,
-                          Rung produced, Share share_now, std::vector<RungMiss>* misses) {
-    switch (produced) {
-        case Rung::remote:
-            backfill(plan, bytes, provenance);
-            break;
-        case Rung::aot:
-        case Rung::jit:
-            store_put(plan, bytes, provenance, store::PutMode::keep_existing, misses);
-            if (share_now == Share::now && writable_user_store() != nullptr) {
-                share(plan.fields, bytes, provenance);
-            }
-            break;
-        default:  // found in the user store or a pack: already where it lives
-            break;
-    }
-    keep_resident(plan, std::move(bytes), produced);
-}
-
-}  // namespace kcache
+}  // namespace kcache::service

@@ -4,12 +4,11 @@
 // client's background queue.
 
 #include "binary_vouch.hpp"
-#include "cache_impl.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
+#include "rungs.hpp"
 
-namespace kcache {
-namespace service {
+namespace kcache::service {
 
 remote::Settings remote_settings(const Config& config) {
     remote::Settings s;
@@ -45,8 +44,6 @@ Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& c
     return std::move(*client);
 }
 
-}  // namespace service
-
 namespace {
 
 MissCause cause_of(remote::RemoteErrc code) {
@@ -65,47 +62,61 @@ MissCause cause_of(remote::RemoteErrc code) {
     }
 }
 
+// A miss, or with KCACHE_REMOTE_REQUIRED an answer: the remote failed
+// (anything but not found) and the request fails with it.
+Step fetch_failed(const Config& config, Ask& ask, const remote::RemoteError& e) {
+    ask.out.misses.emplace_back(Rung::remote, cause_of(e.code),
+                                std::string(remote::to_string(e.code)) + ": " + e.message);
+    if (!config.remote_required || e.code == remote::RemoteErrc::not_found) {
+        return Step::miss();
+    }
+    ask.out.status = StatusCode::store_error;
+    ask.out.message = "remote tier failed (KCACHE_REMOTE_REQUIRED): " + e.message;
+    return Step::answered();
+}
+
 }  // namespace
 
-std::optional<service::ProgramRef> Cache::Impl::try_remote(cl_context context, cl_device_id device,
-                                                           Plan& plan, Outcome& out) {
-    if (!remote) {
-        out.misses.emplace_back(Rung::remote, MissCause::skipped,
-                                "no remote configured (KCACHE_REMOTE)");
-        return std::nullopt;
+// Asked only when no stored tier holds the entry (one there but unusable
+// would come back the same).
+Step RemoteRung::attempt(Ask& ask) {
+    const Plan& plan = ask.planned();
+    if (!plan.use_stored || ask.entry_stored) {
+        return Step::miss();  // the stored rung told why
+    }
+    if (parts_.remote == nullptr) {
+        ask.out.misses.emplace_back(Rung::remote, MissCause::skipped,
+                                    "no remote configured (KCACHE_REMOTE)");
+        return Step::miss();
     }
     if (plan.verified_only) {
-        out.misses.emplace_back(Rung::remote, MissCause::not_verified,
-                                "skipped: remote entries are unverified (quirk verify_before_use)");
-        return std::nullopt;
+        ask.out.misses.emplace_back(
+            Rung::remote, MissCause::not_verified,
+            "skipped: remote entries are unverified (quirk verify_before_use)");
+        return Step::miss();
     }
-    auto got = remote->fetch(plan.fields);
+    auto got = parts_.remote->fetch(plan.fields);
     if (!got) {
-        const auto& e = got.error();
-        out.misses.emplace_back(Rung::remote, cause_of(e.code),
-                                std::string(remote::to_string(e.code)) + ": " + e.message);
-        if (config.remote_required && e.code != remote::RemoteErrc::not_found) {
-            plan.remote_error = "remote tier failed (KCACHE_REMOTE_REQUIRED): " + e.message;
-        }
-        return std::nullopt;
+        return fetch_failed(parts_.config, ask, got.error());
     }
     // Built elsewhere: loaded in the helper first (the user store's backfilled
     // copy is the node's verdict, so no vouched/ record is kept).
-    if (auto bad = service::vouch_for_binary(service::verify_helper_beside(config.jit_helper), {},
-                                             plan.fields, got->bytes, plan.input.options)) {
-        out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
-        return std::nullopt;
+    if (auto bad = vouch_for_binary(verify_helper_beside(parts_.config.jit_helper), {}, plan.fields,
+                                    got->bytes, plan.input.options)) {
+        ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
+        return Step::miss();
     }
-    auto prog = loader->load(context, device, got->bytes, plan.input.options);
+    auto prog = parts_.loader.load(ask.context, ask.device, got->bytes, plan.input.options);
     if (!prog) {
-        out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
-                                "driver rejected the remote binary: " + prog.error());
-        return std::nullopt;
+        ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
+                                    "driver rejected the remote binary: " + prog.error());
+        return Step::miss();
     }
-    out.rung = Rung::remote;
+    ask.out.rung = Rung::remote;
     // Stored by a worker (the next process of the node hits locally), kept resident.
-    publish(plan, std::move(got->bytes), got->provenance, Rung::remote, Share::now, &out.misses);
-    return std::move(*prog);
+    parts_.publish.publish(plan, std::move(got->bytes), got->provenance, Rung::remote,
+                           Publisher::Share::now, &ask.out.misses);
+    return Step::loaded(std::move(*prog));
 }
 
-}  // namespace kcache
+}  // namespace kcache::service

@@ -60,6 +60,11 @@ typedef enum kcache_mode {
     KCACHE_MODE_BACKGROUND = 2
 } kcache_mode;
 
+/* Which step of the ladder answered (or was the last tried). The ladder, top
+ * to bottom: IN_PROCESS (then the bytes this process already loaded,
+ * reported under the tier that holds them), USER_STORE (hot copy, then
+ * SQLite), PACK, REMOTE, AOT, FAILURE_RECORD, JIT. The values are the ABI's
+ * and do not follow that order: new rungs are appended. */
 typedef enum kcache_rung {
     KCACHE_RUNG_IN_PROCESS = 0,
     KCACHE_RUNG_USER_STORE = 1,

@@ -27,7 +27,12 @@ enum class Mode {
     background,  // not_ready at once on a miss; a compile starts so a later call hits
 };
 
-// Which step of the ladder answered (or was the last tried).
+// Which step of the ladder answered (or was the last tried). The ladder,
+// top to bottom: in_process (programs kept for the context; then the bytes
+// this process already loaded, reported under the tier that holds them with
+// Outcome::resident set), user_store (its hot copy, then SQLite), pack,
+// remote, aot, failure_record, jit. The values are the ABI's and do not
+// follow that order (remote came later): new rungs are appended.
 enum class Rung {
     in_process,      // this process already built it for this context and device
     user_store,      // exact native binary from the user store

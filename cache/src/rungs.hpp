@@ -1,0 +1,65 @@
+#pragma once
+// The rungs of the ladder, in the order ladder.cpp lists them; each is
+// defined in the file named.
+
+#include "ladder.hpp"
+
+namespace kcache::service {
+
+// A program kept for (context, device): by the request's signature (a
+// repeat hit: nothing is planned), else, when the pair has programs here, by
+// the plan's key, another request naming the same binary (rungs_memory.cpp).
+class InProcessRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    bool needs_plan() const noexcept override { return false; }
+    Step attempt(Ask& ask) override;
+};
+
+// Bytes this process already loaded, for a new context (rungs_memory.cpp).
+class ResidentRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+// The exact binary: the user store's hot copy, its SQLite entry, then
+// packs (rungs_stored.cpp).
+class StoredRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+// The exact binary from the shared remote tier, asked only when no stored
+// tier holds the entry (remote_rung.cpp).
+class RemoteRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+// An AOT binary of a pack for the device's target, promoted to the exact
+// key (rungs_stored.cpp).
+class AotRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+// A fresh failure record: answers with its status, no compile (rungs_final.cpp).
+class FailureRecordRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+// A compile under the deadline, one per key (flight.hpp); always answers
+// (rungs_final.cpp).
+class JitRung final : public LadderRung {
+  public:
+    using LadderRung::LadderRung;
+    Step attempt(Ask& ask) override;
+};
+
+}  // namespace kcache::service

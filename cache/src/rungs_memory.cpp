@@ -1,0 +1,61 @@
+// The ladder's rungs in memory: the in-process rung (programs this Cache
+// built, per context, over ProgramCache) and resident bytes (binaries this
+// process already loaded, over ResidentBytes).
+
+#include "rungs.hpp"
+
+namespace kcache::service {
+namespace {
+
+Step found(Ask& ask, Counters& counters, cl_program kept) {
+    ask.out.rung = Rung::in_process;
+    counters.in_process++;
+    return Step::found(kept);
+}
+
+}  // namespace
+
+Step InProcessRung::attempt(Ask& ask) {
+    auto hit = parts_.programs.find_signature(ask.context, ask.device, ask.signature);
+    if (hit.program != nullptr) {
+        ask.out.key = hit.key.hex();
+        return found(ask, parts_.counters, hit.program);
+    }
+    if (hit.context_known) {
+        const Plan* plan = ask.plan();
+        if (plan == nullptr) {
+            return Step::answered();  // `ask.out` says why
+        }
+        if (cl_program kept =
+                parts_.programs.find(ask.context, ask.device, plan->key, ask.signature)) {
+            return found(ask, parts_.counters, kept);
+        }
+    }
+    // (The message fits a short string: no allocation on a new context's load.)
+    ask.out.misses.emplace_back(Rung::in_process, MissCause::not_in_process, "not in process");
+    return Step::miss();
+}
+
+// The outcome names the tier that holds the bytes, with `resident` set. Not
+// for verify_before_use, which reads the store; a miss here is not one to tell.
+Step ResidentRung::attempt(Ask& ask) {
+    const Plan& plan = ask.planned();
+    if (!plan.use_stored || plan.verified_only) {
+        return Step::miss();
+    }
+    auto hit = parts_.resident.find(plan.key);
+    if (!hit) {
+        return Step::miss();
+    }
+    auto prog = parts_.loader.load(ask.context, ask.device, *hit->bytes, plan.input.options);
+    if (!prog) {
+        parts_.resident.erase(plan.key);  // the stored rung records the rejection
+        return Step::miss();
+    }
+    ask.out.rung = hit->origin;
+    ask.out.resident = true;
+    parts_.counters.resident++;
+    return Step::loaded(std::move(*prog));
+}
+
+}  // namespace kcache::service

@@ -1,0 +1,66 @@
+// The stored tiers: the user store, and packs opened at the first need.
+
+#include "stored_tiers.hpp"
+
+#include "kcache/common/log.hpp"
+
+namespace kcache::service {
+namespace {
+
+// Opens every pack file of `files` that the signature policy admits; the
+// others go to `refused` with the reason, for the ladder's misses.
+std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& files,
+                                    const Config& config, std::vector<RefusedPack>& refused) {
+    const auto policy = signature_policy(config);
+    std::optional<store::TrustedKeys> keys;
+    std::vector<store::Pack> packs;
+    for (const auto& f : files) {
+        if (!keys) {  // read only when there is a pack to judge
+            keys = trusted_keys(config);
+            for (const std::string& problem : keys->problems()) {
+                logging::warning("trusted keys: " + problem);
+            }
+        }
+        // Checked and read over one descriptor: what was checked is what is used.
+        auto checked = store::open_checked_pack(f, *keys, policy);
+        if (checked.refused) {
+            refused.push_back({f, *checked.refused});
+            logging::warning(describe(refused.back()));
+            continue;
+        }
+        if (checked.signature.state == store::SignatureState::invalid) {
+            logging::warning("pack " + f.string() + " has an invalid signature (" +
+                             checked.signature.detail +
+                             "); used because signed packs are not required");
+        }
+        if (checked.pack) {
+            packs.push_back(std::move(*checked.pack));
+        } else {
+            logging::warning("skipping pack " + f.string() + ": " + checked.error);
+        }
+    }
+    return packs;
+}
+
+}  // namespace
+
+StoredTiers::StoredTiers(const Config& config, store::TieredStore tiers)
+    : config_(config), tiers_(std::move(tiers)) {}
+
+store::TieredStore& StoredTiers::with_packs() {
+    std::call_once(packs_opened_, [this] {
+        tiers_.add_packs(open_packs(runtime_pack_files(config_), config_, refused_));
+    });
+    return tiers_;
+}
+
+store::Store* StoredTiers::writable_user() {
+    store::Store* user = tiers_.user();
+    return user != nullptr && user->mode() == store::OpenMode::read_write ? user : nullptr;
+}
+
+std::filesystem::path StoredTiers::vouched_dir() {
+    return writable_user() != nullptr ? config_.dir / "vouched" : std::filesystem::path();
+}
+
+}  // namespace kcache::service
