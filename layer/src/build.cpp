@@ -161,9 +161,28 @@ Answer ask_cache(Cache& cache, const LayerProgram& w, const std::vector<cl_devic
                                     : combined(w.context, devices, answers, options);
     if (a.program == nullptr) {
         a.verdict = Verdict::pass;
-        a.outcome.message = "the answered binaries did not load as one program";
+        a.outcome.status = StatusCode::device_error;  // the binaries did not load as one program
     }
     return a;
+}
+
+// Why the layer leaves this build to the driver ("" when the cache may
+// answer it).
+std::string_view pass_reason(const LayerProgram& w, const std::vector<cl_device_id>& devices,
+                             cl_uint num_devices, const cl_device_id* device_list,
+                             const char* options, bool kernels_attached) {
+    const bool all_devices =
+        (num_devices == 0 && device_list == nullptr) ||
+        (device_list != nullptr &&
+         std::vector<cl_device_id>(device_list, device_list + num_devices) == devices);
+    return devices.empty()    ? "the program's devices are unknown"
+           : !all_devices     ? "a build for some of the program's devices"
+           : kernels_attached ? "kernels are attached"
+                              : not_keyable(w, options ? options : "");
+}
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 }  // namespace
@@ -171,43 +190,39 @@ Answer ask_cache(Cache& cache, const LayerProgram& w, const std::vector<cl_devic
 cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
                                  const cl_device_id* device_list, const char* options,
                                  Notify notify, void* user_data) {
+    const auto start = Clock::now();
     LayerProgram* w = as_layer(program);
     if (w == nullptr) {
+        const cl_int err =
+            target().clBuildProgram(program, num_devices, device_list, options, notify, user_data);
         if (!inside_cache()) {
-            note_pass("not a program from source");
+            note(Verdict::pass, nullptr, ms_since(start), "not a program from source");
         }
-        return target().clBuildProgram(program, num_devices, device_list, options, notify,
-                                       user_data);
+        return err;
     }
-    const auto start = Clock::now();
     std::unique_lock lock(w->mutex);
     Cache* cache = service();
-    const std::vector<cl_device_id> devices = program_devices(w->source);
-    const bool all_devices =
-        (num_devices == 0 && device_list == nullptr) ||
-        (device_list != nullptr &&
-         std::vector<cl_device_id>(device_list, device_list + num_devices) == devices);
     cl_uint driver_count = 0;
     target().clGetProgramInfo(w->active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
                               &driver_count, nullptr);
-    std::string_view why = cache == nullptr  ? "the cache is not open"
-                           : devices.empty() ? "the program's devices are unknown"
-                           : !all_devices    ? "a build for some of the program's devices"
-                           : driver_count != w->app_references
-                               ? "kernels are attached"
-                               : not_keyable(*w, options ? options : "");
+    const bool kernels_attached = driver_count != w->app_references;
+    std::string_view why = cache == nullptr
+                               ? "the cache is not open"
+                               : pass_reason(*w, program_devices(w->source), num_devices,
+                                             device_list, options, kernels_attached);
+    Answer a;
+    if (why.empty()) {
+        a = ask_cache(*cache, *w, program_devices(w->source), options);
+        why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
+    }
     if (!why.empty()) {
-        note_pass(why);
-        const On on = driver_count != w->app_references ? On::active : On::source;
-        return driver_build(*w, on, num_devices, device_list, options, notify, user_data);
+        const On on = kernels_attached ? On::active : On::source;
+        const cl_int err =
+            driver_build(*w, on, num_devices, device_list, options, notify, user_data);
+        note(Verdict::pass, a.outcome.key.empty() ? nullptr : &a.outcome, ms_since(start), why);
+        return err;
     }
-    Answer a = ask_cache(*cache, *w, devices, options);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (a.verdict == Verdict::pass) {
-        note(Verdict::pass, &a.outcome, ms, to_string(a.outcome.status));
-        return driver_build(*w, On::source, num_devices, device_list, options, notify, user_data);
-    }
-    note(a.verdict, &a.outcome, ms, "");
+    note(a.verdict, &a.outcome, ms_since(start), "");
     cl_int result = CL_SUCCESS;
     if (a.verdict == Verdict::fail) {
         set_active(*w, w->source);

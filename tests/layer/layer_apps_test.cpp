@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include "layer_fixture.hpp"
 
 namespace kcache::test {
@@ -38,6 +40,13 @@ TEST_F(LayerApps, APyopenclScriptGetsStoreHitsInASecondProcessAndRightResults) {
     EXPECT_EQ(count_of(trace_lines(first.err), "JIT jit "), 2) << first.err;
     EXPECT_EQ(count_of(trace_lines(second.err), "HIT user_store "), 2) << second.err;
     EXPECT_EQ(trace_lines(second.err).size(), 2u) << second.err;
+
+    const auto stats = run(With::driver, KCACHE_TEST_CLI_PATH, {"stats", "--json"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    const auto layer = nlohmann::json::parse(stats.out)["layer"];
+    EXPECT_EQ(layer["hit"], 2) << stats.out;
+    EXPECT_EQ(layer["jit"], 2) << stats.out;
+    EXPECT_EQ(layer["pass"], 0) << stats.out;
 }
 
 TEST_F(LayerApps, ClpeakReportsTheSameTestsAndItsSecondRunIsAStoreHit) {

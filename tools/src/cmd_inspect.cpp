@@ -14,6 +14,7 @@
 #include "kcache/store/key.hpp"
 #include "kcache/store/pack.hpp"
 #include "remote_cli.hpp"
+#include "run_layer.hpp"
 #include "stats_metrics.hpp"
 
 namespace kcache::cli {
@@ -174,6 +175,7 @@ int run_stats(const ParsedArgs& args) {
         j["tiers"].push_back(tier_json(t));
     }
     j["remote"] = remote_stats_json(store->path().parent_path());
+    j["layer"] = layer_counters_json(store->path().parent_path());
     if (format == "json") {
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -188,6 +190,10 @@ int run_stats(const ParsedArgs& args) {
     }
     std::cout << "remote      ";
     for (const auto& [name, n] : j["remote"].items()) {
+        std::cout << " " << name << " " << n.get<std::uint64_t>();
+    }
+    std::cout << "\nlayer       ";
+    for (const auto& [name, n] : j["layer"].items()) {
         std::cout << " " << name << " " << n.get<std::uint64_t>();
     }
     std::cout << "\n";
@@ -287,6 +293,8 @@ Command stats_command() {
              "The remote line counts, for every process of this node since the store was\n"
              "created: hits, misses, errors, timeouts, corrupt objects, uploads and upload\n"
              "failures of the remote tier (KCACHE_REMOTE).\n"
+             "The layer line counts the program builds of applications run under the\n"
+             "OpenCL layer (kcache run): hits, compiles, failures, builds passed through.\n"
              "--format openmetrics prints the store's sizes by device and the node's\n"
              "counters in the OpenMetrics text format (prometheus: the Prometheus text\n"
              "format of node_exporter's textfile collector); tools/README.md lists them.\n",

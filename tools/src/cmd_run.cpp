@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <vector>
 
 #include "kcache/common/read_file.hpp"
@@ -112,6 +113,23 @@ bool loader_supports_layers(std::string& detail) {
                             : " does not load layers: `kcache run` cannot cache (ocl-icd "
                               "2.3 or the Khronos loader of 2021 or later can)");
     return layers;
+}
+
+nlohmann::json layer_counters_json(const std::filesystem::path& dir) {
+    nlohmann::json j = {{"hit", 0}, {"jit", 0}, {"fail", 0}, {"pass", 0}};
+    auto text = read_regular_file(dir / "layer-counters", 4096);
+    if (!text) {
+        return j;
+    }
+    std::istringstream in(*text);
+    std::string name;
+    std::uint64_t n = 0;
+    while (in >> name >> n) {
+        if (j.contains(name)) {
+            j[name] = n;
+        }
+    }
+    return j;
 }
 
 Command run_command() {
