@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -340,12 +341,31 @@ void whole_loop(const Device& d, const std::filesystem::path& dir) {
 int long_lived(const Device& d, const std::filesystem::path& root) {
     const auto dir = root / "long-lived";
     std::filesystem::create_directories(dir);
-    hit_vs_floor(d, dir);
-    hit_parts(d, dir);
-    steps(d, dir);
-    first_in_process(d, dir);
-    context_cycle(d, dir);
-    whole_loop(d, dir);
+    // GPU_BENCH_SECTIONS=1,3,5 runs only those sections (default: all), so
+    // that a device call of limited length can run what it needs.
+    const char* only = std::getenv("GPU_BENCH_SECTIONS");
+    const std::string sections = only ? "," + std::string(only) + "," : "";
+    auto want = [&](const char* s) {
+        return sections.empty() || sections.find("," + std::string(s) + ",") != std::string::npos;
+    };
+    if (want("1")) {
+        hit_vs_floor(d, dir);
+    }
+    if (want("1b")) {
+        hit_parts(d, dir);
+    }
+    if (want("2")) {
+        steps(d, dir);
+    }
+    if (want("3")) {
+        first_in_process(d, dir);
+    }
+    if (want("4")) {
+        context_cycle(d, dir);
+    }
+    if (want("5")) {
+        whole_loop(d, dir);
+    }
     return 0;
 }
 
