@@ -2,8 +2,8 @@
 # Compares the dynamic symbols libkcache.so defines with the reviewed list of
 # its public API (exported_symbols.txt, demangled, sorted). A symbol that is
 # not in the list leaks an internal; one that is missing breaks the ABI.
-# To accept a deliberate API change, regenerate the list with
-#   tests/api/check_exports.sh LIB --print > tests/api/exported_symbols.txt
+# To accept a deliberate API change, regenerate the list (and the C ABI
+# baseline) with tests/api/update_abi_baseline.sh [BUILD_DIR].
 set -euo pipefail
 lib="$1"
 list="$(dirname "$0")/exported_symbols.txt"
