@@ -1,12 +1,17 @@
-// The remote tier's benchmarks, side by side in one run on a loopback nginx
-// and PoCL (README.md here has the figures and verdicts):
-//   1. remote hit ÷ local store hit, per kernel;
+// The remote tier's benchmarks, every backend side by side in one run on
+// loopback servers and PoCL (README.md here has the figures and verdicts):
+//   1. remote hit ÷ local store hit, per backend and kernel; 1b. the same
+//      at the storage level, without OpenCL (remote_fetch.cpp);
 //   2. a cold node with the remote vs a cold node that JITs everything;
-//   3. a fleet: one warmer, then 16 processes with empty stores, counting compiles;
-//   4. the server hanging: added lookup latency per process of one node.
-// Usage: remote_bench [--variants N] [--reps N]   (children: remote_bench node …)
+//   3. a fleet per backend: one warmer, then 16 processes with empty stores,
+//      counting compiles;
+//   4. a server of each kind hanging: timeouts per node per breaker window.
+// The backends are the rows of remote_backends.cpp.
+// Usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3]
+// (children: remote_bench node …)
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +19,8 @@
 #include "bench_env.hpp"
 #include "kcache/remote/remote.hpp"
 #include "nginx_server.hpp"
+#include "remote_backends.hpp"
+#include "remote_fetch.hpp"
 #include "remote_roles.hpp"
 
 namespace kcache::bench {
@@ -46,46 +53,52 @@ double timed_request(const Config& config, cl_context context, const std::string
     return us;
 }
 
-void hit_ratio(const std::string& url, int reps) {
+void hit_ratio(const std::vector<Remote>& remotes, int reps) {
     std::printf("\n1. remote hit vs local store hit (fresh Cache each, median of %d, us)\n", reps);
-    std::printf("%-16s %10s %10s %8s\n", "kernel", "local", "remote", "ratio");
+    std::printf("%-14s %-16s %10s %10s %8s\n", "backend", "kernel", "local", "remote", "ratio");
     auto context = new_context();
     for (const std::string& kernel : kernel_names()) {
-        Config local = cache_config(fresh_dir("local"));
-        {
-            Config warm = local;
-            use_remote(warm, url);
-            auto cache = Cache::open(warm);
-            require_rung(request(*cache, context.get(), kernel), Rung::jit, "warm");
-            cache->drain(std::chrono::seconds(30));
+        for (const Remote& r : remotes) {
+            const ScopedEnv env(r.env);
+            Config local = node_config(fresh_dir("local"), UseRemote::no);
+            {
+                Config warm = node_config(local.dir, UseRemote::yes);
+                auto cache = Cache::open(warm);
+                require_rung(request(*cache, context.get(), kernel), Rung::jit, "warm");
+                cache->drain(std::chrono::seconds(30));
+            }
+            std::vector<double> l, m;
+            for (int i = 0; i < reps; ++i) {  // interleaved: the same load on both
+                l.push_back(timed_request(local, context.get(), kernel, Rung::user_store));
+                const Config remote = node_config(fresh_dir("remote"), UseRemote::yes);
+                m.push_back(timed_request(remote, context.get(), kernel, Rung::remote));
+            }
+            std::printf("%-14s %-16s %10.0f %10.0f %7.2fx\n", r.name.c_str(), kernel.c_str(),
+                        median(l), median(m), median(m) / median(l));
         }
-        std::vector<double> l, r;
-        for (int i = 0; i < reps; ++i) {  // interleaved: the same load on both
-            l.push_back(timed_request(local, context.get(), kernel, Rung::user_store));
-            Config remote = cache_config(fresh_dir("remote"));
-            use_remote(remote, url);
-            r.push_back(timed_request(remote, context.get(), kernel, Rung::remote));
-        }
-        std::printf("%-16s %10.0f %10.0f %7.2fx\n", kernel.c_str(), median(l), median(r),
-                    median(r) / median(l));
     }
 }
 
-NodeReport node(const std::string& dir, const std::string& url, std::size_t limit,
-                const std::string& mode, int timeout_ms) {
-    return parse_report(
-        run_child({"node", dir, url, std::to_string(limit), mode, std::to_string(timeout_ms)}, {}));
+NodeReport node(const std::vector<std::string>& env, const std::string& dir, bool remote,
+                std::size_t limit, const std::string& mode, int timeout_ms) {
+    return parse_report(run_child({"node", dir, remote ? "remote" : "none", std::to_string(limit),
+                                   mode, std::to_string(timeout_ms)},
+                                  env));
 }
 
-// Starts `n` nodes at once and returns their reports.
-std::vector<NodeReport> nodes_at_once(int n, const std::string& url, std::size_t limit,
+// Starts `n` nodes of the remote of `env` at once and returns their reports.
+std::vector<NodeReport> nodes_at_once(int n, const std::vector<std::string>& env, std::size_t limit,
                                       const std::string& mode, int timeout_ms,
                                       const std::string& shared_dir = "") {
+    std::string settings = "env";
+    for (const std::string& e : env) {
+        settings += " '" + e + "'";
+    }
     std::vector<FILE*> pipes;
     for (int i = 0; i < n; ++i) {
         const std::string dir = shared_dir.empty() ? fresh_dir("fleet").string() : shared_dir;
-        const std::string cmd = "/proc/" + std::to_string(::getpid()) + "/exe node '" + dir +
-                                "' '" + url + "' " + std::to_string(limit) + " " + mode + " " +
+        const std::string cmd = settings + " /proc/" + std::to_string(::getpid()) + "/exe node '" +
+                                dir + "' remote " + std::to_string(limit) + " " + mode + " " +
                                 std::to_string(timeout_ms);
         pipes.push_back(::popen(cmd.c_str(), "r"));
     }
@@ -101,66 +114,73 @@ std::vector<NodeReport> nodes_at_once(int n, const std::string& url, std::size_t
     return out;
 }
 
-void cold_and_fleet(const std::string& url, std::size_t limit) {
-    std::printf("\n2. cold node: JIT everything vs the remote (%zu variants)\n", limit);
-    const NodeReport jit = node(fresh_dir("cold-jit").string(), "none", limit, "blocking", 3000);
-    const NodeReport warmer = node(fresh_dir("warmer").string(), url, limit, "blocking", 3000);
-    const NodeReport cold = node(fresh_dir("cold-remote").string(), url, limit, "blocking", 3000);
-    std::printf("cold JIT node      %10.1f ms  %llu compiles\n", jit.wall_us / 1e3,
-                static_cast<unsigned long long>(jit.compiles));
-    std::printf("warmer (uploads)   %10.1f ms  %llu compiles\n", warmer.wall_us / 1e3,
-                static_cast<unsigned long long>(warmer.compiles));
-    std::printf("cold remote node   %10.1f ms  %llu compiles, %llu remote hits\n",
-                cold.wall_us / 1e3, static_cast<unsigned long long>(cold.compiles),
-                static_cast<unsigned long long>(cold.remote_hits));
-    std::printf("speed-up           %10.1fx\n", double(jit.wall_us) / double(cold.wall_us));
-
-    std::printf("\n3. fleet: the warmer above, then 16 processes with empty stores at once\n");
-    const auto start = Clock::now();
-    auto fleet = nodes_at_once(16, url, limit, "blocking", 3000);
-    const double wall_ms = us_since(start) / 1e3;
-    std::uint64_t compiles = warmer.compiles, hits = 0;
-    for (const auto& r : fleet) {
-        compiles += r.compiles;
-        hits += r.remote_hits;
+unsigned long long sum(const std::vector<NodeReport>& reports, std::uint64_t NodeReport::*field) {
+    unsigned long long n = 0;
+    for (const NodeReport& r : reports) {
+        n += r.*field;
     }
-    std::printf(
-        "variants %zu, compiles in total %llu (warmer %llu), fleet remote hits %llu, "
-        "fleet wall %.0f ms (process start included)\n",
-        limit, static_cast<unsigned long long>(compiles),
-        static_cast<unsigned long long>(warmer.compiles), static_cast<unsigned long long>(hits),
-        wall_ms);
+    return n;
 }
 
-void server_down(std::size_t limit) {
+void cold_and_fleet(const std::vector<Remote>& remotes, std::size_t limit) {
+    std::printf(
+        "\n2. cold node: JIT everything vs the remote; 3. fleet: after the warmer, 16\n"
+        "   processes with empty stores at once (%zu variants; wall of the requests,\n"
+        "   fleet wall with process and PoCL start)\n",
+        limit);
+    const NodeReport jit = node({}, fresh_dir("cold-jit").string(), false, limit, "blocking", 3000);
+    std::printf("cold JIT node, no remote: %.1f ms, %llu compiles\n", jit.wall_us / 1e3,
+                static_cast<unsigned long long>(jit.compiles));
+    std::printf("%-14s %12s %9s %12s %9s %8s %12s %9s %9s\n", "backend", "warmer", "compiles",
+                "cold remote", "hits", "speedup", "fleet wall", "compiles", "hits");
+    for (const Remote& r : remotes) {
+        const NodeReport w =
+            node(r.env, fresh_dir("warmer").string(), true, limit, "blocking", 3000);
+        const NodeReport c =
+            node(r.env, fresh_dir("cold-remote").string(), true, limit, "blocking", 3000);
+        const auto start = Clock::now();
+        const auto fleet = nodes_at_once(16, r.env, limit, "blocking", 3000);
+        const double fleet_ms = us_since(start) / 1e3;
+        std::printf("%-14s %9.1f ms %9llu %9.1f ms %9llu %7.1fx %9.0f ms %9llu %9llu\n",
+                    r.name.c_str(), w.wall_us / 1e3, static_cast<unsigned long long>(w.compiles),
+                    c.wall_us / 1e3, static_cast<unsigned long long>(c.remote_hits),
+                    double(jit.wall_us) / double(c.wall_us), fleet_ms,
+                    sum(fleet, &NodeReport::compiles), sum(fleet, &NodeReport::remote_hits));
+    }
+}
+
+// Each backend's server hanging: 8 processes of one node one after another,
+// then 8 of a fresh node at once; timeouts counted.
+void server_down(const std::vector<BenchBackend>& backends, std::size_t limit) {
     const int timeout_ms = 1000;
     auto silent = test::SilentServer::start();
     if (!silent) {
         die("cannot open a listening socket");
     }
+    const std::string host_port = silent->url().substr(silent->url().find("//") + 2);
     std::printf(
         "\n4. server hanging (accepts, never answers), timeout %d ms, window 30 s:\n"
-        "   fail_fast lookups of %zu variants, 8 processes of one node one after another\n",
+        "   fail_fast lookups of %zu variants; timeouts and added wall per process\n",
         timeout_ms, limit);
-    std::printf("%-8s %12s %12s %10s\n", "process", "no remote", "hanging", "added");
-    const std::string node_dir = fresh_dir("down-node").string();
-    const std::string base_dir = fresh_dir("down-base").string();
-    for (int i = 0; i < 8; ++i) {
-        const NodeReport base = node(base_dir, "none", limit, "fail_fast", timeout_ms);
-        const NodeReport down = node(node_dir, silent->url(), limit, "fail_fast", timeout_ms);
-        std::printf("%-8d %10.1f ms %10.1f ms %8.1f ms  (%llu timeouts)\n", i + 1,
-                    base.wall_us / 1e3, down.wall_us / 1e3,
-                    (double(down.wall_us) - double(base.wall_us)) / 1e3,
-                    static_cast<unsigned long long>(down.timeouts));
+    std::printf("%-14s %-44s %14s %10s\n", "backend", "8 processes of one node, one after another",
+                "added (sum)", "8 at once");
+    for (const BenchBackend& b : backends) {
+        const std::vector<std::string> env = b.hanging(host_port);
+        const std::string node_dir = fresh_dir("down-node").string();
+        const std::string base_dir = fresh_dir("down-base").string();
+        std::string timeouts;
+        double added_ms = 0;
+        for (int i = 0; i < 8; ++i) {
+            const NodeReport base = node(env, base_dir, false, limit, "fail_fast", timeout_ms);
+            const NodeReport down = node(env, node_dir, true, limit, "fail_fast", timeout_ms);
+            timeouts += std::to_string(down.timeouts) + (i < 7 ? " " : "");
+            added_ms += (double(down.wall_us) - double(base.wall_us)) / 1e3;
+        }
+        const auto at_once = nodes_at_once(8, env, limit, "fail_fast", timeout_ms,
+                                           fresh_dir("down-together").string());
+        std::printf("%-14s timeouts %-35s %11.0f ms %10llu\n", b.name, timeouts.c_str(), added_ms,
+                    sum(at_once, &NodeReport::timeouts));
     }
-    const std::string together = fresh_dir("down-together").string();
-    auto at_once = nodes_at_once(8, silent->url(), limit, "fail_fast", timeout_ms, together);
-    std::uint64_t timeouts = 0;
-    for (const auto& r : at_once) {
-        timeouts += r.timeouts;
-    }
-    std::printf("8 processes of one node started at once: %llu timeouts in all\n",
-                static_cast<unsigned long long>(timeouts));
 }
 
 }  // namespace
@@ -174,26 +194,38 @@ int main(int argc, char** argv) {
     }
     std::size_t limit = 1000;
     int reps = 15;
+    std::string only;
     for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
         if (args[i] == "--variants") {
             limit = std::stoul(args[i + 1]);
         } else if (args[i] == "--reps") {
             reps = std::stoi(args[i + 1]);
+        } else if (args[i] == "--backends") {
+            only = args[i + 1];
         } else {
-            die("usage: remote_bench [--variants N] [--reps N]");
+            die("usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3]");
         }
     }
     use_private_dirs();
     make_bench_keys();
     limit = bench_variants(limit).size();
-    auto server = kcache::test::NginxServer::start(fresh_dir("nginx"));
-    if (!server) {
-        die("nginx did not start");
+    const std::vector<BenchBackend> backends = bench_backends(only);
+    std::vector<Remote> remotes;
+    for (const BenchBackend& b : backends) {
+        std::string tag = b.name;  // a directory name: no spaces
+        std::replace_if(
+            tag.begin(), tag.end(), [](char c) { return !std::isalnum(c); }, '-');
+        auto r = b.start(fresh_dir(tag));
+        if (!r) {
+            die(std::string(b.name) + " did not start");
+        }
+        remotes.push_back(std::move(*r));
     }
-    std::printf("remote_bench: nginx %s on loopback, PoCL, %zu variants\n", server->url().c_str(),
+    std::printf("remote_bench: %zu backends on loopback, PoCL, %zu variants\n", remotes.size(),
                 limit);
-    hit_ratio(server->url(), reps);
-    cold_and_fleet(server->url(), limit);
-    server_down(limit);
+    hit_ratio(remotes, reps);
+    storage_level(remotes, reps);
+    cold_and_fleet(remotes, limit);
+    server_down(backends, limit);
     return 0;
 }

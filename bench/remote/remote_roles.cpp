@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -58,27 +59,43 @@ void make_bench_keys() {
         die("cannot make the benchmark's signing key");
     }
     ::setenv("KCACHE_BENCH_KEYS", base.c_str(), 1);
+    const auto config = fresh_dir("config") / "config";
+    std::ofstream(config) << "# empty: the benchmark's settings come from the environment\n";
+    ::setenv("KCACHE_CONFIG", config.c_str(), 1);
+    // No driver canary: this benchmark measures the remote tier (the
+    // canary's cost is bench/README.md's).
+    ::setenv("KCACHE_CANARY", "off", 1);
 }
 
-void use_remote(Config& c, const std::string& url) {
+Config node_config(const std::filesystem::path& dir, UseRemote remote) {
     const char* base = std::getenv("KCACHE_BENCH_KEYS");
     if (!base) {
         die("KCACHE_BENCH_KEYS is not set (make_bench_keys)");
     }
-    c.remote_urls = {url};
+    Config c;  // the remote tier's settings, whatever the backend
+    std::string error;
+    if (!load_config(c, error)) {
+        die("the remote's settings: " + error);
+    }
+    const Config bench = cache_config(dir);  // what cache_config sets, the rest as loaded
+    c.dir = bench.dir;
+    c.jit_helper = bench.jit_helper;
+    c.jit_timeout = bench.jit_timeout;
+    c.max_resident_bytes = bench.max_resident_bytes;
+    if (remote == UseRemote::no) {
+        c.remote_urls.clear();
+    }
     c.remote_signing_key = std::string(base) + ".key";
     c.trusted_keys = {std::string(base) + ".pub"};
+    return c;
 }
 
 int run_node(const std::vector<std::string>& args) {
     if (args.size() != 6) {
-        die("node: expected DIR URL LIMIT MODE TIMEOUT_MS");
+        die("node: expected DIR remote|none LIMIT MODE TIMEOUT_MS");
     }
     use_private_dirs();  // PoCL's own cache too: a node starts cold
-    Config c = cache_config(args[1]);
-    if (args[2] != "none") {
-        use_remote(c, args[2]);
-    }
+    Config c = node_config(args[1], args[2] == "remote" ? UseRemote::yes : UseRemote::no);
     c.remote_timeout = std::chrono::milliseconds(std::stoi(args[5]));
     const Mode mode = args[4] == "fail_fast" ? Mode::fail_fast : Mode::blocking;
     Outcome o;

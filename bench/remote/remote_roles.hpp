@@ -22,13 +22,19 @@ struct NodeReport {
 NodeReport parse_report(const std::string& line);
 
 // Makes the key pair every node of this run signs with and trusts, and
-// names it in KCACHE_BENCH_KEYS for the child processes; once, in the parent.
+// names it in KCACHE_BENCH_KEYS for the child processes, and an empty
+// config file (KCACHE_CONFIG) so that no user's file is read; once, in the parent.
 void make_bench_keys();
-// Points `c` at the remote `url`, signing uploads with the run's key and
-// trusting it (signed objects are required by default, as in a fleet).
-void use_remote(Config& c, const std::string& url);
+// The configuration of a node whose store is `dir`: the benchmark's (see
+// cache_config) plus, with `remote`, the remote tier of the KCACHE_REMOTE*
+// and AWS_* settings in this process's environment (remote_backends.hpp),
+// signing uploads with the run's key and trusting it (signed objects are
+// required by default, as in a fleet).
+enum class UseRemote { no, yes };
+Config node_config(const std::filesystem::path& dir, UseRemote remote);
 
-// Child entry: argv = node DIR URL|none LIMIT MODE(blocking|fail_fast) TIMEOUT_MS.
+// Child entry: argv = node DIR remote|none LIMIT MODE(blocking|fail_fast)
+// TIMEOUT_MS, the remote's settings in the environment.
 int run_node(const std::vector<std::string>& args);
 
 }  // namespace kcache::bench
