@@ -10,6 +10,7 @@
 #include "kcache/cache/parts.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "observe.hpp"
 
 namespace kcache {
 namespace {
@@ -79,6 +80,7 @@ std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexc
             return nullptr;
         }
         auto impl = std::make_unique<Impl>(config, std::move(*parts));
+        service::start_observing(config);  // the trace, the metrics file
         out = failed(StatusCode::ok, "");
         return std::unique_ptr<Cache>(new Cache(std::move(impl)));
     } catch (const std::exception& e) {
@@ -153,9 +155,9 @@ void finish(Plan& plan, const device_db::DeviceIdentity& id) {
 }
 
 // Runs `body` (which fills the program's outcome), timing it; an exception
-// becomes an internal_error outcome.
+// becomes an internal_error outcome. Returns the time it took.
 template <class F>
-void guarded(Outcome& out, F&& body) noexcept {
+std::chrono::nanoseconds guarded(Outcome& out, F&& body) noexcept {
     const auto start = service::SteadyClock::now();
     try {
         body();
@@ -164,8 +166,19 @@ void guarded(Outcome& out, F&& body) noexcept {
     } catch (...) {
         out = failed(StatusCode::internal_error, "unexpected exception");
     }
-    out.total =
-        std::chrono::duration_cast<std::chrono::microseconds>(service::SteadyClock::now() - start);
+    const auto took = service::SteadyClock::now() - start;
+    out.total = std::chrono::duration_cast<std::chrono::microseconds>(took);
+    return took;
+}
+
+// After an answer: the metrics and the trace (observe.hpp).
+template <class Request>
+void observed(Cache::Impl& impl, cl_device_id device, const Request& request,
+              std::chrono::nanoseconds took, trace::Request& traced, const Outcome& out) noexcept {
+    service::observe_answer(impl.config, request, took, traced, out, [&] {
+        auto id = impl.identities.of(device);
+        return id ? id->name : std::string();
+    });
 }
 
 // Every request's way: the checks on the handles and the deadline, then the
@@ -229,7 +242,8 @@ cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
 Program Cache::program(cl_context context, cl_device_id device,
                        const KernelRequest& request) noexcept {
     Program p;
-    guarded(p.outcome_, [&] {
+    trace::Request traced;
+    const auto took = guarded(p.outcome_, [&] {
         p.program_ =
             answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
                 kernels::Params params(request.params.begin(), request.params.end());
@@ -259,13 +273,15 @@ Program Cache::program(cl_context context, cl_device_id device,
                 return service::canary_gate(impl_->config, id, *variant);
             });
     });
+    observed(*impl_, device, request, took, traced, p.outcome_);
     return p;
 }
 
 Program Cache::program(cl_context context, cl_device_id device,
                        const SourceRequest& request) noexcept {
     Program p;
-    guarded(p.outcome_, [&] {
+    trace::Request traced;
+    const auto took = guarded(p.outcome_, [&] {
         p.program_ =
             answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
                 if (request.source.empty()) {
@@ -283,6 +299,7 @@ Program Cache::program(cl_context context, cl_device_id device,
                 return ok;
             });
     });
+    observed(*impl_, device, request, took, traced, p.outcome_);
     return p;
 }
 

@@ -9,6 +9,7 @@
 
 #include "kcache/common/hex.hpp"
 #include "key_lock.hpp"
+#include "observe.hpp"
 
 namespace kcache::service {
 namespace {
@@ -179,6 +180,8 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
         request, plan.deadline,
         request.warm_after_reply ? warmed_hook(publish_, plan, gate.gate) : compiler::WarmedHook{});
     helper_done();
+    observe_compile(config_.metrics, started, plan.key.hex(),
+                    r ? StatusCode::ok : map_failure(r.error().kind).status);
     const auto took =
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
     if (!r) {

@@ -15,6 +15,7 @@
 
 #include "ladder.hpp"
 
+#include "kcache/cache/trace.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -34,7 +35,8 @@ cl_program Ladder::walk(Ask& ask) {
         if (rung->needs_plan() && ask.plan() == nullptr) {
             return nullptr;  // the request cannot be planned: `ask.out` says why
         }
-        // One attempt of one rung: the place for a per-rung hook (time, trace span).
+        // One attempt of one rung, a span of the traced request (trace.hpp).
+        trace::Span span(rung->name(), "rung");
         Step step = rung->attempt(ask);
         if (!step.done) {
             continue;

@@ -3,12 +3,14 @@
 
 #include "publish.hpp"
 
+#include "kcache/cache/trace.hpp"
 #include "kcache/common/log.hpp"
 
 namespace kcache::service {
 
 void Publisher::publish(const Plan& plan, store::Bytes bytes, const store::Provenance& provenance,
                         Rung produced, Share share_now, std::vector<RungMiss>* misses) {
+    trace::Span span("publish", "publish");  // of the traced request (trace.hpp)
     switch (produced) {
         case Rung::remote:
             backfill(plan, bytes, provenance);

@@ -6,6 +6,7 @@
 #include "binary_vouch.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
+#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -30,6 +31,7 @@ remote::Settings remote_settings(const Config& config) {
     s.trusted_keys = trusted_keys(config);  // the same sources as packs
     s.signing_key_file = config.remote_signing_key;
     s.s3 = remote_s3_settings(config);
+    s.observe = remote_observer(config.metrics);  // get/put times and spans (observe.hpp)
     return s;
 }
 

@@ -26,6 +26,14 @@ constexpr const char* kRemoteVariables[] = {"KCACHE_REMOTE",
                                             "KCACHE_REMOTE_ALLOW_HTTP_TOKEN",
                                             "KCACHE_REMOTE_REQUIRE_SIGNED",
                                             "KCACHE_REMOTE_SIGNING_KEY",
+                                            "KCACHE_REMOTE_S3_ENDPOINT",
+                                            "KCACHE_REMOTE_S3_REGION",
+                                            "KCACHE_REMOTE_S3_URL_STYLE",
+                                            "KCACHE_REMOTE_S3_CREDENTIALS_FILE",
+                                            "KCACHE_REMOTE_S3_PROFILE",
+                                            "AWS_ACCESS_KEY_ID",
+                                            "AWS_SECRET_ACCESS_KEY",
+                                            "AWS_SHARED_CREDENTIALS_FILE",
                                             "KCACHE_CONFIG"};
 
 class RemoteConfig : public TempDirTest {
@@ -135,6 +143,56 @@ TEST_F(RemoteConfig, TokenOverPlainHttpRefusesToOpen) {
     EXPECT_NE(o.message.find("plain http"), std::string::npos) << o.message;
     c.remote_allow_http_token = true;
     EXPECT_NE(Cache::open(c, &o), nullptr) << o.message;
+}
+
+TEST_F(RemoteConfig, S3SettingsFromTheFileAndTheEnvironment) {
+    std::filesystem::create_directories(dir() / "xdg/kcache");
+    std::ofstream(dir() / "xdg/kcache/config")
+        << "remote = s3://kcache-fleet/ci\nremote_s3_endpoint = https://s3.site:9000\n"
+           "remote_s3_url_style = virtual\nremote_s3_profile = ci\n";
+    ::setenv("KCACHE_REMOTE_S3_REGION", "eu-west-3", 1);
+    ::setenv("KCACHE_REMOTE_S3_CREDENTIALS_FILE", "/etc/kcache/aws", 1);
+    Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    const remote::S3Settings s = service::remote_settings(c).s3;
+    EXPECT_EQ(s.endpoint, "https://s3.site:9000");
+    EXPECT_EQ(s.region, "eu-west-3");
+    EXPECT_EQ(s.url_style, remote::S3UrlStyle::virtual_hosted);
+    EXPECT_EQ(s.credentials_file, "/etc/kcache/aws");
+    EXPECT_EQ(s.profile, "ci");
+    EXPECT_EQ(c.origins["remote_s3_region"].second, Source::environment);
+    EXPECT_EQ(c.origins["remote_s3_endpoint"].second, Source::config_file);
+}
+
+TEST_F(RemoteConfig, MalformedS3SettingsNameTheVariable) {
+    for (auto [var, value] : {std::pair{"KCACHE_REMOTE_S3_ENDPOINT", "s3.site:9000"},
+                              {"KCACHE_REMOTE_S3_ENDPOINT", "https://s3.site/bucket"},
+                              {"KCACHE_REMOTE_S3_REGION", "EU West"},
+                              {"KCACHE_REMOTE_S3_URL_STYLE", "subdomain"}}) {
+        ::setenv(var, value, 1);
+        Config c;
+        std::string err;
+        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
+        EXPECT_NE(err.find(var), std::string::npos) << err;
+        ::unsetenv(var);
+    }
+}
+
+TEST_F(RemoteConfig, AnS3RemoteWithoutCredentialsRefusesToOpenSayingWhy) {
+    ::setenv("HOME", dir().c_str(), 1);  // no ~/.aws/credentials
+    Config c;
+    c.dir = dir() / "store";
+    c.remote_urls = {"s3://kcache-fleet/ci"};
+    Outcome o;
+    EXPECT_EQ(Cache::open(c, &o), nullptr);
+    EXPECT_EQ(o.status, StatusCode::config_error);
+    EXPECT_NE(o.message.find("no S3 credentials"), std::string::npos) << o.message;
+    c.remote_urls = {"s3://Not_A_Bucket/ci"};
+    ::setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+    EXPECT_EQ(Cache::open(c, &o), nullptr);
+    EXPECT_NE(o.message.find("Not_A_Bucket"), std::string::npos) << o.message;
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ class CliTest : public TempDirTest {
     // fails (tests of inputs that once hung set a short one).
     std::chrono::seconds cli_deadline_ = std::chrono::minutes(3);
 
-  private:
+    // Runs `program args…` as kcache() runs the CLI (same defaults, same bound).
     CliRun run_cli(const std::string& program, const std::vector<std::string>& args,
                    const std::vector<std::string>& env);
 };
