@@ -1,5 +1,6 @@
 # A Debian package of the installed tree: library, headers, CMake and
-# pkg-config files, the CLI, kcache-jit, kcache-verify and (with
+# pkg-config files, the CLI, kcache-jit, kcache-verify, the OpenCL layer
+# (libkcache-layer.so, in the library directory) and (with
 # KCACHE_AOT_PACK) the pack, with its signature PACK.minisig beside it when
 # KCACHE_PACK_SIGNING_KEY is set (cmake/aot_pack.cmake installs both; minisign
 # verifies it without kcache).
