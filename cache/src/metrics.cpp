@@ -24,7 +24,11 @@ constexpr std::size_t kAnsweredHist = 0;  // + rung
 constexpr std::size_t kTimerHist = kAnsweredHist + kRungCount;
 constexpr std::size_t kHistograms = kTimerHist + 4;
 constexpr std::size_t kRequestCells = kHistograms * kHistCells;
-constexpr std::size_t kCells = kRequestCells + kRungCount * kStatusCount;
+// Requests that did not end ok, [rung][status]; the last column counts the
+// statuses CacheStats::requests has no column for. Those that ended ok are
+// the rest of the rung's histogram: the common case adds no cell of its own.
+constexpr std::size_t kStatusCols = kStatusCount + 1;
+constexpr std::size_t kCells = kRequestCells + kRungCount * kStatusCols;
 
 struct Cells {
     std::array<std::atomic<std::uint64_t>, kCells> v{};
@@ -82,7 +86,8 @@ Cells& mine() {
     return c != nullptr ? *c : first_cells();
 }
 
-void add_duration(Cells& c, std::size_t hist, std::chrono::nanoseconds d) noexcept {
+[[gnu::always_inline]] inline void add_duration(Cells& c, std::size_t hist,
+                                                std::chrono::nanoseconds d) noexcept {
     const std::size_t base = hist * kHistCells;
     c.add(base + bucket_of(d), 1);
     c.add(base + kLatencyBuckets, static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())));
@@ -114,10 +119,10 @@ void observe_request(Rung rung, StatusCode status, std::chrono::nanoseconds tota
     try {
         Cells& c = mine();
         const auto r = std::min<std::size_t>(static_cast<std::size_t>(rung), kRungCount - 1);
-        const auto s = std::min<std::size_t>(static_cast<std::size_t>(status), kStatusCount - 1);
         add_duration(c, kAnsweredHist + r, total);
-        if (static_cast<std::size_t>(status) < kStatusCount) {  // the matrix predates the rest
-            c.add(kRequestCells + r * kStatusCount + s, 1);
+        if (status != StatusCode::ok) {
+            const auto s = std::min<std::size_t>(static_cast<std::size_t>(status), kStatusCount);
+            c.add(kRequestCells + r * kStatusCols + s, 1);
         }
     } catch (...) {
         // Only the thread's first observation allocates; without memory it is lost.
@@ -152,9 +157,16 @@ void snapshot(CacheStats& out) noexcept {
         for (std::size_t b = 0; b < kLatencyBuckets; ++b) {
             out.request.buckets[b] += out.answered[r].buckets[b];
         }
-        for (std::size_t s = 0; s < kStatusCount; ++s) {
-            out.requests[r][s] = sum[kRequestCells + r * kStatusCount + s];
+        std::uint64_t not_ok = 0;
+        for (std::size_t s = 1; s < kStatusCols; ++s) {
+            const std::uint64_t n = sum[kRequestCells + r * kStatusCols + s];
+            not_ok += n;
+            if (s < kStatusCount) {
+                out.requests[r][s] = n;
+            }
         }
+        // A thread may be between its two adds: never below zero.
+        out.requests[r][0] = out.answered[r].count - std::min(not_ok, out.answered[r].count);
     }
     LatencyHistogram* timers[] = {&out.compile, &out.load, &out.remote_get, &out.remote_put};
     for (std::size_t t = 0; t < std::size(timers); ++t) {
