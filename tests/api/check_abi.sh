@@ -53,12 +53,12 @@ if ! gcc -std=c11 -fsyntax-only "${includes[@]}" "$work/check.c" 2>"$work/check.
 fi
 # Each baseline function is still exported.
 exported=$(nm -D --defined-only "$lib" | awk '{ sub(/@.*/, "", $3); print $3 }')
-for f in $(sed -E 's/^extern .*[ *](kcache_[a-z0-9_]+) \(.*$/\1/' "$base/functions.txt"); do
+while read -r f; do
   if ! grep -qx "$f" <<<"$exported"; then
     echo "$f is in the baseline but not exported by $lib" >&2
     failed=1
   fi
-done
+done < <(sed -E 's/^extern .*[ *](kcache_[a-z0-9_]+) \(.*$/\1/' "$base/functions.txt")
 # Types: appended fields under struct_size are suppressed; the rest fails.
 cat >"$work/suppressions" <<'SUPP'
 [suppress_type]
