@@ -29,6 +29,10 @@ test -x "$root$prefix/bin/kcache"
 test -x "$root$prefix/libexec/kcache/kcache-jit"
 test -f "$root$prefix/include/kcache/kcache.h"
 ls "$root$prefix"/lib/libkcache.so* >/dev/null
+# The launchers' library, its headers and pkg-config file ship too.
+ls "$root$prefix"/lib/libkcache-ops.so.* >/dev/null
+test -f "$root$prefix/include/kcache/cl/launch.hpp"
+test -f "$root$prefix/lib/pkgconfig/kcache-ops.pc"
 # Each shared library a program or library of the package loads comes with
 # the package itself or from a package its Depends names (this machine's
 # owner of the library; the install in a fresh root tests the same by apt).
