@@ -4,7 +4,8 @@
 // trace into a manifest; `kcache warm --manifest` on another empty store
 // builds both; the workload then compiles nothing there (0 JIT), and the
 // pack `kcache export --manifest` writes holds exactly those binaries, so a
-// third empty store with only the pack compiles nothing either.
+// third empty store with only the pack compiles nothing either. The first
+// run also writes its metrics file (KCACHE_METRICS_FILE) as it exits.
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,28 @@ namespace {
 
 class CliCapturePocl : public CliTest {
   protected:
+    // The workload's metrics file (m-PID.prom in dir()), written at its exit,
+    // parses in the Prometheus text format and counts its two compiles.
+    void expect_metrics_file_of_two_compiles() {
+        std::filesystem::path file;
+        for (const auto& e : std::filesystem::directory_iterator(dir())) {
+            if (e.path().filename().string().rfind("m-", 0) == 0) {
+                file = e.path();
+            }
+        }
+        ASSERT_FALSE(file.empty()) << "no metrics file";
+        const CliRun parsed =
+            run_cli("/bin/sh",
+                    {"-c", std::string("/usr/bin/python3 ") + KCACHE_CHECK_EXPOSITION +
+                               " prometheus < " + file.string()},
+                    {});
+        ASSERT_EQ(parsed.code, 0) << parsed.out << parsed.err;
+        EXPECT_NE(parsed.out.find("kcache_requests_total{result=\"ok\",rung=\"jit\"} 2.0"),
+                  std::string::npos)
+            << parsed.out;
+        EXPECT_NE(parsed.out.find("kcache_compile_duration_seconds_count{} 2.0"), std::string::npos)
+            << parsed.out;
+    }
     // Runs the workload on the store `store` with `env` added.
     CliRun workload(const std::filesystem::path& store, std::vector<std::string> env = {}) {
         env.push_back("KCACHE_DIR=" + store.string());
@@ -25,9 +48,12 @@ class CliCapturePocl : public CliTest {
 
 TEST_F(CliCapturePocl, ACapturedRunReplaysWithNoJitOnAFreshStore) {
     const auto trace = dir() / "trace.json";
-    const CliRun first = workload(dir() / "a", {"KCACHE_TRACE=" + trace.string()});
+    const CliRun first =
+        workload(dir() / "a", {"KCACHE_TRACE=" + trace.string(),
+                               "KCACHE_METRICS_FILE=" + (dir() / "m-%p.prom").string()});
     ASSERT_EQ(first.code, 0) << first.out << first.err;
     EXPECT_NE(first.out.find("jit_compiles 2"), std::string::npos) << first.out;
+    expect_metrics_file_of_two_compiles();
 
     const auto manifest = dir() / "captured" / "manifest.json";
     std::filesystem::create_directories(manifest.parent_path());
