@@ -232,9 +232,9 @@ typedef struct kcache_stats {
     uint64_t resident_hits, programs_released;
     uint64_t warmed_later;         /* JIT binaries replaced by their warmed build (CPU devices) */
     uint64_t store_write_failures; /* writes to the user store that failed */
-    /* The process's metrics (zeros where KCACHE_METRICS is off): latency
-     * histograms with fixed buckets (KCACHE_LATENCY_BOUNDS_NS) and request
-     * counts; see kcache_histogram. */
+    /* The process's metrics, recorded by its caches that keep them
+     * (KCACHE_METRICS, on by default): latency histograms with fixed buckets
+     * (KCACHE_LATENCY_BOUNDS_NS) and request counts; see kcache_histogram. */
     kcache_histogram request_latency;                     /* every request, call to answer */
     kcache_histogram answered_latency[KCACHE_RUNG_COUNT]; /* by the rung that answered */
     kcache_histogram compile_latency;                     /* compiles in the helper, once each */

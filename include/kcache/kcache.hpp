@@ -315,8 +315,8 @@ struct CacheStats {
     // binary not stored, a failure record or a removal not written); each
     // request it happened in names it in its misses (MissCause::not_stored).
     std::uint64_t store_write_failures = 0;
-    // The process's metrics, over every Cache of it that keeps them
-    // (Config::metrics; zeros otherwise): request latency, first check to
+    // The process's metrics, recorded by every Cache of it that keeps them
+    // (Config::metrics, on by default): request latency, first check to
     // answer, overall and by the rung that answered (index: Rung; a request
     // that failed counts under Rung::none); compiles in the helper (once per
     // compile, however many requests wait for it); the driver's loads of
