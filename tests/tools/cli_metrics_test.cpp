@@ -88,5 +88,21 @@ TEST_F(CliMetrics, PrometheusFormatParsesAndBadFormatsAreUsageErrors) {
     EXPECT_EQ(kcache({"stats", "--format", "json"}).json()["entries"], 1);
 }
 
+// doctor shows each observability setting's effective value and origin.
+TEST_F(CliMetrics, DoctorShowsTheObservabilitySettings) {
+    const CliRun r = kcache({"doctor", "--json"},
+                            {"KCACHE_METRICS_FILE=/var/lib/m-%p.prom", "KCACHE_TRACE_MAX_SIZE=1M"});
+    std::map<std::string, std::string> config;
+    for (const auto& f : r.json()) {
+        if (f["section"] == "config") {
+            config[f["name"].get<std::string>()] = f["value"].get<std::string>();
+        }
+    }
+    EXPECT_NE(config["metrics_file"].find("/var/lib/m-%p.prom"), std::string::npos) << r.out;
+    EXPECT_NE(config["trace_max_size"].find("1048576 (1.0 MiB)"), std::string::npos) << r.out;
+    EXPECT_NE(config["metrics"].find("true"), std::string::npos) << r.out;
+    EXPECT_NE(config["trace"].find("(off)"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace kcache::test

@@ -21,6 +21,7 @@
 #include "probe.hpp"
 #include "remote_cli.hpp"
 #include "run_layer.hpp"
+#include "stats_metrics.hpp"
 
 namespace kcache::cli {
 namespace {
@@ -72,6 +73,9 @@ std::string effective(const Config& c, const std::string& name) {
     }
     if (name.rfind("remote", 0) == 0) {
         return remote_effective(c, name);
+    }
+    if (name.rfind("metrics", 0) == 0 || name.rfind("trace", 0) == 0) {
+        return observe_effective(c, name);
     }
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;

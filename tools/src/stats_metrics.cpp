@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "cli.hpp"
 #include "kcache/cache/metrics.hpp"
 #include "kcache/remote/remote.hpp"
 #include "stats_metrics.hpp"
@@ -71,6 +72,22 @@ std::string node_metrics(store::Store& store, const store::Stats& stats,
     out.sample(label("result", "ok"), c.uploads);
     out.sample(label("result", "failed"), c.upload_failures);
     return out.finish();
+}
+
+std::string observe_effective(const Config& c, const std::string& name) {
+    if (name == "metrics") {
+        return c.metrics ? "true" : "false";
+    }
+    if (name == "metrics_file") {
+        return c.metrics_file.empty() ? "(none)" : c.metrics_file.string();
+    }
+    if (name == "metrics_interval_ms") {
+        return std::to_string(c.metrics_interval.count());
+    }
+    if (name == "trace") {
+        return c.trace.empty() ? "(off)" : c.trace;
+    }
+    return std::to_string(c.trace_max_bytes) + " (" + human_size(c.trace_max_bytes) + ")";
 }
 
 }  // namespace kcache::cli

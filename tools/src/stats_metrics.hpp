@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kcache/cache/metrics.hpp"
+#include "kcache/kcache.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {
@@ -13,5 +14,9 @@ namespace kcache::cli {
 // counters (`stats`), and the node's remote counters kept beside `store`.
 std::string node_metrics(store::Store& store, const store::Stats& stats,
                          const std::vector<store::EntryInfo>& entries, metrics::Format format);
+
+// For `kcache doctor`: the effective value of the observability setting
+// `name` (metrics, metrics_file, metrics_interval_ms, trace, trace_max_size).
+std::string observe_effective(const Config& c, const std::string& name);
 
 }  // namespace kcache::cli
