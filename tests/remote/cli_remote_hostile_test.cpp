@@ -9,6 +9,7 @@
 #include <map>
 
 #include "cli_runner.hpp"
+#include "kcache/remote/envelope.hpp"
 #include "kcache/store/key.hpp"
 #include "kcache/store/store.hpp"
 #include "remote_support.hpp"
@@ -153,6 +154,52 @@ TEST_F(RemoteCliHostile, DoctorCallsAServerThatServesPagesUnhealthy) {
     for (const auto& [name, line] : ok) {
         EXPECT_EQ(line.rfind("ok", 0), 0u) << name << ": " << line;
     }
+}
+
+// pull runs the known-answer test of what it fetches before storing it: with
+// signatures not required, a truncated binary and another variant's binary
+// (it loads, then computes wrong numbers) under the keys of dot's f32
+// variants are rejected, not stored, and pull never dies of the driver's signal.
+TEST_F(RemoteCliHostile, PullStoresNoBinaryThatFailsItsKnownAnswerTest) {
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32,f16", "--json"});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    auto built = store::Store::open(store_dir());
+    ASSERT_TRUE(built.ok());
+    auto listed = built->list();
+    ASSERT_TRUE(listed.ok());
+    std::vector<store::Entry> f32, f16;
+    for (const store::EntryInfo& info : *listed) {
+        auto entry = built->get(info.key);
+        ASSERT_TRUE(entry.ok());
+        const bool half = info.fields.kernel_name.find("dtype=f16") != std::string::npos;
+        (half ? f16 : f32).push_back(std::move(*entry));
+    }
+    ASSERT_EQ(f32.size(), 2u);
+    ASSERT_FALSE(f16.empty());
+    store::Bytes truncated = f32[0].bytes;
+    truncated.resize(truncated.size() / 2);
+    const std::vector<std::pair<const store::Entry*, store::Bytes>> forged{{&f32[0], truncated},
+                                                                           {&f32[1], f16[0].bytes}};
+    for (const auto& [entry, bytes] : forged) {
+        const auto object = server_->object_file(entry->info.key.hex());
+        std::filesystem::create_directories(object.parent_path());
+        const store::Bytes env =
+            remote::encode_envelope(entry->info.fields, bytes, entry->info.provenance);
+        std::ofstream(object, std::ios::binary)
+            .write(reinterpret_cast<const char*>(env.data()),
+                   static_cast<std::streamsize>(env.size()));
+    }
+    const auto fresh = dir() / "fresh";
+    const CliRun pull = kcache({"pull", "--kernels", "dot", "--dtypes", "f32", "--json"},
+                               {"KCACHE_REMOTE=" + server_->url(), "KCACHE_DIR=" + fresh.string(),
+                                "KCACHE_REMOTE_REQUIRE_SIGNED=0"});
+    EXPECT_EQ(pull.code, 1) << "exit code (-1: killed by a signal)\n" << pull.out << pull.err;
+    EXPECT_EQ(pull.json()["rejected"], 2) << pull.out << pull.err;
+    EXPECT_EQ(pull.json()["pulled"], 0) << pull.out;
+    EXPECT_NE(pull.err.find("known-answer test"), std::string::npos) << pull.err;
+    auto pulled = store::Store::open(fresh);
+    ASSERT_TRUE(pulled.ok());
+    EXPECT_TRUE(pulled->list()->empty()) << "a rejected binary was stored";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "cache_fixture.hpp"
 #include "child_process.hpp"
+#include "kcache/cl/kat.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/store/store.hpp"
 #include "remote_support.hpp"
@@ -391,6 +392,57 @@ TEST_F(RemoteLadder, AnUnsignedTruncatedBinaryIsAMissAndAJitNeverASignal) {
     EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("kcache-verify"), std::string::npos)
         << miss_of(p.outcome(), Rung::remote);
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 72.0f);
+}
+
+// With signatures not required, another variant's binary under the key of
+// the variant asked for (it loads, then computes wrong numbers) reaches the
+// client: its known-answer test runs in kcache-verify first, so the caller
+// gets a miss and a JIT whose program passes the test, and nothing is stored
+// from the remote.
+TEST_F(RemoteLadder, AnotherVariantsBinaryIsAMissAndAJitNeverWrongNumbers) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    const KernelRequest f32{"dot", {{"dtype", "f32"}}, {}, Mode::blocking};
+    const KernelRequest f16{"dot", {{"dtype", "f16"}}, {}, Mode::blocking};
+    std::string key, other_key;
+    {
+        auto builder = Cache::open(config("a"));
+        key = builder->program(context_, device_, f32).outcome().key;
+        other_key = builder->program(context_, device_, f16).outcome().key;
+    }
+    auto built = store::Store::open(dir() / "a");
+    ASSERT_TRUE(built);
+    store::Key k, other_k;
+    ASSERT_TRUE(k.parse_hex(key) && other_k.parse_hex(other_key));
+    auto asked = built->get(k);
+    auto other = built->get(other_k);
+    ASSERT_TRUE(asked && other);
+    const store::Bytes forged =
+        remote::encode_envelope(asked->info.fields, other->bytes, asked->info.provenance);
+    const auto object = server->object_file(key);
+    std::filesystem::create_directories(object.parent_path());
+    std::ofstream(object, std::ios::binary)
+        .write(reinterpret_cast<const char*>(forged.data()),
+               static_cast<std::streamsize>(forged.size()));
+
+    Config node = remote_config(config("b"), server->url());
+    node.remote_require_signed = false;
+    auto cache = Cache::open(node);
+    auto p = cache->program(context_, device_, f32);
+    ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
+    EXPECT_EQ(p.outcome().rung, Rung::jit);
+    EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("known-answer test"), std::string::npos)
+        << miss_of(p.outcome(), Rung::remote);
+    auto variant = kernels::make_variant("dot", {{"dtype", "f32"}});
+    ASSERT_TRUE(variant);
+    const cl::KatResult kat = cl::run_kat(context_, device_, p.get(), *variant);
+    EXPECT_EQ(kat.state, cl::KatState::passed) << kat.detail;
+    cache.reset();
+    auto stored = store::Store::open(node.dir);
+    ASSERT_TRUE(stored);
+    auto entry = stored->get(k);
+    ASSERT_TRUE(entry);
+    EXPECT_NE(entry->bytes, other->bytes) << "the other variant's binary was stored";
 }
 
 }  // namespace
