@@ -244,7 +244,9 @@ TEST_F(Store, ReadersOfHotCopiesSeeAWholeEntryOrNoneWhileOthersReplaceAndRemove)
             }
         }
     });
-    for (int i = 0; i < 150; ++i) {
+    // At least 150 rounds, and on until the reader has overlapped a copy (a
+    // loaded machine may not run its thread at all during the first ones).
+    for (int i = 0; i < 150 || (seen == 0 && i < 20000); ++i) {
         ASSERT_TRUE(
             writer.put(sample_fields(1), i % 2 ? a : b, test_provenance(), ks::PutMode::replace)
                 .ok());
@@ -252,6 +254,8 @@ TEST_F(Store, ReadersOfHotCopiesSeeAWholeEntryOrNoneWhileOthersReplaceAndRemove)
             ASSERT_TRUE(writer.remove(ks::make_key(sample_fields(1))).ok());
         }
     }
+    // The last state is a put, whichever round the loop stopped at.
+    ASSERT_TRUE(writer.put(sample_fields(1), a, test_provenance(), ks::PutMode::replace).ok());
     done = true;
     read.join();
     EXPECT_EQ(wrong, 0);
