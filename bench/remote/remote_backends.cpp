@@ -5,6 +5,7 @@
 
 #include "apache_server.hpp"
 #include "nginx_server.hpp"
+#include "redis_backends.hpp"
 #include "s3_server.hpp"
 
 namespace kcache::bench {
@@ -62,6 +63,8 @@ constexpr BenchBackend kBenchBackends[] = {
     {"nginx", start_nginx, hanging_http},
     {"Apache", start_apache, hanging_http},
     {"S3", start_s3, hanging_s3},
+    {"Redis", start_redis, hanging_redis},
+    {"RedisCluster", start_redis_cluster, hanging_redis_cluster},
 };
 
 }  // namespace
