@@ -22,10 +22,10 @@ constexpr int kNodeTimeoutMs = 1000;
 void write_conf(const std::filesystem::path& dir, int port, int bus_port, const RedisOptions& o) {
     const std::string d = dir.string();
     std::ofstream conf(dir / "redis.conf", std::ios::trunc);
-    conf << "port " << port << "\nbind 127.0.0.1\ndir " << d << "\ndaemonize no\n"
-         << "save \"\"\nappendonly no\nlogfile " << d << "/redis.log\n";
+    conf << "port " << port << "\nbind 127.0.0.1\ndir \"" << d << "\"\ndaemonize no\n"
+         << "save \"\"\nappendonly no\nlogfile \"" << d << "/redis.log\"\n";
     if (o.cluster) {
-        conf << "cluster-enabled yes\ncluster-config-file " << d << "/nodes.conf\n"
+        conf << "cluster-enabled yes\ncluster-config-file \"" << d << "/nodes.conf\"\n"
              << "cluster-node-timeout " << kNodeTimeoutMs << "\ncluster-port " << bus_port
              << "\ncluster-replica-validity-factor 0\n";
     }
