@@ -34,6 +34,7 @@ KCACHE_SAME(KCACHE_DEVICE_ERROR, kcache::StatusCode::device_error);
 KCACHE_SAME(KCACHE_STORE_ERROR, kcache::StatusCode::store_error);
 KCACHE_SAME(KCACHE_CONFIG_ERROR, kcache::StatusCode::config_error);
 KCACHE_SAME(KCACHE_INTERNAL_ERROR, kcache::StatusCode::internal_error);
+KCACHE_SAME(KCACHE_STATUS_DRIVER_SUSPECT, kcache::StatusCode::driver_suspect);
 KCACHE_SAME(KCACHE_MODE_BLOCKING, kcache::Mode::blocking);
 KCACHE_SAME(KCACHE_MODE_FAIL_FAST, kcache::Mode::fail_fast);
 KCACHE_SAME(KCACHE_MODE_BACKGROUND, kcache::Mode::background);
@@ -219,7 +220,7 @@ const char* kcache_status_name(kcache_status status) {
         "KCACHE_TIMEOUT",      "KCACHE_CRASHED",        "KCACHE_BUILD_ERROR",
         "KCACHE_UNSUPPORTED",  "KCACHE_UNKNOWN_KERNEL", "KCACHE_INVALID_ARGUMENT",
         "KCACHE_DISABLED",     "KCACHE_DEVICE_ERROR",   "KCACHE_STORE_ERROR",
-        "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR"};
+        "KCACHE_CONFIG_ERROR", "KCACHE_INTERNAL_ERROR", "KCACHE_STATUS_DRIVER_SUSPECT"};
     const long long i = value_of(status);
     return i >= 0 && i < static_cast<long long>(std::size(names)) ? names[i] : "KCACHE_UNKNOWN";
 }

@@ -214,6 +214,8 @@ std::vector<Record> load_records(const std::filesystem::path& dir) {
 }
 
 Status<std::string> save_record(const std::filesystem::path& dir, const Record& record) {
+    // The store's directory first (the CLI may run the canary before any store exists).
+    (void)::mkdir(dir.parent_path().c_str(), 0700);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         return fail(dir.string() + ": " + std::strerror(errno));
     }

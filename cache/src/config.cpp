@@ -10,7 +10,7 @@
 //              | remote_s3_endpoint | remote_s3_region | remote_s3_url_style
 //              | remote_s3_credentials_file | remote_s3_profile
 //              | max_programs | max_resident_bytes | max_hot_bytes
-//              | trusted_keys | require_signed_packs
+//              | trusted_keys | require_signed_packs | canary
 //              | metrics | metrics_file | metrics_interval_ms | trace | trace_max_size
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "canary_gate.hpp"
 #include "kcache/cache/metrics.hpp"
 #include "kcache/cache/quantity.hpp"
 #include "kcache/cache/remote_tier.hpp"
@@ -179,6 +180,9 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
     if (key.rfind("metrics_", 0) == 0 || key.rfind("trace", 0) == 0) {
         return metrics::apply_setting(c, key, value);
     }
+    if (key == "canary") {
+        return service::apply_canary_policy(c, value);
+    }
     if (key == "dir") {
         if (value.empty()) {
             return "must not be empty";
@@ -282,6 +286,7 @@ constexpr Setting kSettings[] = {
     {"max_hot_bytes", "KCACHE_MAX_HOT_BYTES"},
     {"trusted_keys", "KCACHE_TRUSTED_KEYS"},
     {"require_signed_packs", "KCACHE_REQUIRE_SIGNED_PACKS"},
+    {"canary", "KCACHE_CANARY"},
     {"metrics", "KCACHE_METRICS"},
     {"metrics_file", "KCACHE_METRICS_FILE"},
     {"metrics_interval_ms", "KCACHE_METRICS_INTERVAL_MS"},

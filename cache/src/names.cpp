@@ -33,6 +33,8 @@ const char* to_string(StatusCode s) noexcept {
             return "config_error";
         case StatusCode::internal_error:
             return "internal_error";
+        case StatusCode::driver_suspect:
+            return "driver_suspect";
     }
     return "unknown";
 }

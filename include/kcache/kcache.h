@@ -36,7 +36,11 @@ typedef enum kcache_status {
     KCACHE_STATUS_DEVICE_ERROR = 10,
     KCACHE_STATUS_STORE_ERROR = 11,
     KCACHE_STATUS_CONFIG_ERROR = 12,
-    KCACHE_STATUS_INTERNAL_ERROR = 13
+    KCACHE_STATUS_INTERNAL_ERROR = 13,
+    /* The driver canary found this driver computing wrong answers for the
+     * variant (KCACHE_CANARY=enforce): take the fallback path. Not counted in
+     * kcache_stats.requests (KCACHE_STATUS_COUNT keeps its value). */
+    KCACHE_STATUS_DRIVER_SUSPECT = 14
 } kcache_status;
 /* The names of 0.2, kept as aliases. */
 #define KCACHE_OK KCACHE_STATUS_OK
@@ -210,7 +214,7 @@ KCACHE_API void kcache_free(void* memory);
 /* clang-format on */
 #define KCACHE_LATENCY_BUCKETS 28 /* the 27 bounds and the rest */
 #define KCACHE_RUNG_COUNT 8
-#define KCACHE_STATUS_COUNT 14
+#define KCACHE_STATUS_COUNT 14 /* the statuses before KCACHE_STATUS_DRIVER_SUSPECT */
 
 /* Durations: how many, their total, and how many fell in each bucket
  * (buckets[i]: at most bound i and above bound i-1; not cumulative). */

@@ -59,6 +59,10 @@ enum class StatusCode {
     store_error,       // the store could not be opened or written
     config_error,      // a malformed configuration value
     internal_error,
+    // The driver canary found this driver computing wrong answers for the
+    // variant (KCACHE_CANARY=enforce): take the fallback path. Not counted in
+    // CacheStats::requests, whose layout predates it.
+    driver_suspect,
 };
 
 // Why a rung did not answer.
@@ -112,6 +116,14 @@ using LogHandler = std::function<void(LogLevel, std::string_view)>;
 // Routes the process's kcache diagnostics to `handler`; an empty handler
 // restores the default (one line on stderr).
 KCACHE_API void set_log_handler(LogHandler handler) noexcept;
+
+// What a request for a registry kernel does about the driver canary (the
+// known-answer tests run once per driver before its binaries are served).
+enum class CanaryPolicy {
+    off,      // no canary runs
+    warn,     // a variant the canary found suspect is served, with a logged warning
+    enforce,  // a variant the canary found suspect is answered StatusCode::driver_suspect
+};
 
 // Effective configuration. Resolved from KCACHE_* environment variables,
 // then the config file ($KCACHE_CONFIG, else $XDG_CONFIG_HOME/kcache/config,
@@ -201,6 +213,7 @@ struct Config {
     std::vector<std::filesystem::path> trusted_keys;      // KCACHE_TRUSTED_KEYS (':'-separated)
     std::vector<std::filesystem::path> trusted_key_dirs;  // not a setting: see above
     bool require_signed_packs = false;                    // KCACHE_REQUIRE_SIGNED_PACKS
+    CanaryPolicy canary = CanaryPolicy::warn;  // KCACHE_CANARY: off, warn or enforce
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 

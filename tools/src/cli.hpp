@@ -52,6 +52,7 @@ Command get_command();
 Command ls_command();
 Command stats_command();
 Command verify_command();
+Command canary_command();
 Command explain_command();
 Command gc_command();
 Command export_command();

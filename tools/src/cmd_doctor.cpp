@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary_report.hpp"
 #include "cli.hpp"
 #include "kcache/cache/install_paths.hpp"
 #include "kcache/cache/pack_trust.hpp"
@@ -292,6 +293,10 @@ int run_doctor(const ParsedArgs& args) {
     check_layer(findings);
     check_ocloc(findings, *config);
     check_drivers(findings, *config, timeout->value_or(kDefaultProbeTimeout));
+    for (const CanaryLine& line : canary_summary(*config)) {
+        findings.push_back(
+            {"canary", "verdicts", line.text, line.suspect ? Level::problem : Level::ok});
+    }
     for (const RemoteCheck& r : remote_checks(*config)) {
         findings.push_back({"remote", r.name, r.detail, r.ok ? Level::ok : Level::problem});
     }

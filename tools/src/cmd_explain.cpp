@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary_report.hpp"
 #include "cli.hpp"
 #include "entries.hpp"
 #include "kcache/cache/keys.hpp"
@@ -80,6 +81,13 @@ json explain_device(store::Store& store, const device_db::DeviceDb& db,
 void print_text(const json& d) {
     std::cout << d["device"].get<std::string>() << ": " << d["state"].get<std::string>() << " (key "
               << d["key"].get<std::string>().substr(0, 16) << ")\n";
+    const json& c = d["canary"];
+    std::cout << "  driver canary: " << c["state"].get<std::string>();
+    if (c.contains("check") && !c["check"].get<std::string>().empty()) {
+        std::cout << " (" << c["check"].get<std::string>() << ", seed " << c["seed"] << ", "
+                  << c["variant"].get<std::string>() << ")";
+    }
+    std::cout << ", policy " << c["policy"].get<std::string>() << "\n";
     if (d["state"] == "hit") {
         return;
     }
@@ -149,6 +157,7 @@ int run_explain(const ParsedArgs& args) {
     for (const device_db::DeviceIdentity& id : *devices) {
         out.push_back(explain_device(*store, *db, id, *rendered, limit->value_or(kDefaultLimit),
                                      remote->get()));
+        out.back()["canary"] = canary_verdict(*config, id, *variant);
         if (!args.has("json")) {
             print_text(out.back());
         }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary_report.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 #include "remote_cli.hpp"
@@ -238,6 +239,17 @@ int run_warm(const ParsedArgs& args) {
                                  exists ? store::OpenMode::read_only : store::OpenMode::read_write);
     if (!store) {
         return code;
+    }
+    if (config->canary != CanaryPolicy::off) {  // the driver's verdicts before its binaries
+        std::vector<device_db::DeviceIdentity> ids;
+        for (const OpenedDevice& d : *devices) {
+            ids.push_back(d.identity);
+        }
+        for (const canary::Record& r : run_canaries(*config, ids, canary::fresh_seed(), true)) {
+            std::cerr << "warm: driver canary on " << r.identity.describe() << ": "
+                      << (r.suspect() ? "SUSPECT (see kcache canary --show)" : "no suspect verdict")
+                      << " (" << r.wall_ms << " ms)\n";
+        }
     }
     const std::size_t parallel =
         jobs->value_or(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxJobs));

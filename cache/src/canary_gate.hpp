@@ -1,0 +1,29 @@
+#pragma once
+// The runtime's side of the driver canary: before a registry kernel's binary
+// is served on a driver, that driver's verdicts are known (kept for the
+// process, read from <store>/canary/, or got by running the canary once,
+// the first request for the driver waiting for it), and the policy decides
+// what a suspect variant gets.
+
+#include <string>
+
+#include "kcache/device_db/identity.hpp"
+#include "kcache/kcache.hpp"
+#include "kcache/kernels/registry.hpp"
+
+namespace kcache::service {
+
+// Applies the setting "canary" (KCACHE_CANARY) to `c`; returns "" or what is
+// wrong with `value`.
+std::string apply_canary_policy(Config& c, const std::string& value);
+// "off", "warn" or "enforce".
+const char* to_string(CanaryPolicy policy) noexcept;
+
+// What the request for `variant` on `device` may do under `config.canary`:
+// ok, or (enforce, a suspect verdict) driver_suspect with the verdict in the
+// message. Under warn a suspect verdict is ok with one logged warning per
+// driver and variant in the process. Throws only std::bad_alloc.
+Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
+                    const kernels::Variant& variant);
+
+}  // namespace kcache::service

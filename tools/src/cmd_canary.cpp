@@ -1,0 +1,202 @@
+// kcache canary: runs the driver canary (the known-answer tests of the
+// registry kernels, built by each device's driver) and keeps its verdicts
+// where the runtime reads them (<store>/canary/).
+
+#include <iostream>
+#include <sstream>
+
+#include "canary_report.hpp"
+#include "cli.hpp"
+#include "kat.hpp"
+#include "opencl_devices.hpp"
+
+namespace kcache::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string number(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+int run_canary_command(const ParsedArgs& args) {
+    auto seed = args.uint_value("seed", 0, UINT32_MAX);
+    if (!seed) {
+        return report(Exit::usage, "canary", seed.error().message);
+    }
+    int code = 0;
+    auto config = load_cli_config("canary", code);
+    if (!config) {
+        return code;
+    }
+    if (args.has("show")) {
+        if (args.has("device") || seed->has_value()) {
+            return report(Exit::usage, "canary", "--show prints the stored verdicts only");
+        }
+        const auto records = canary::load_records(canary::canary_dir(config->dir));
+        json all = json::array();
+        for (const canary::Record& r : records) {
+            args.has("json") ? all.push_back(canary_json(r)) : print_canary(std::cout, r);
+        }
+        if (args.has("json")) {
+            std::cout << all.dump(2) << "\n";
+        } else if (records.empty()) {
+            std::cout << "no canary verdicts in " << canary::canary_dir(config->dir).string()
+                      << "\n";
+        }
+        return 0;
+    }
+    auto devices = probe_selected("canary", args.value("device"), code);
+    if (!devices) {
+        return code;
+    }
+    const auto records =
+        run_canaries(*config, *devices, seed->value_or(canary::fresh_seed()), args.has("json"));
+    json all = json::array();
+    bool suspect = false;
+    for (const canary::Record& r : records) {
+        all.push_back(canary_json(r));
+        suspect = suspect || r.suspect();
+    }
+    if (args.has("json")) {
+        std::cout << all.dump(2) << "\n";
+    }
+    return suspect ? static_cast<int>(Exit::action_needed) : 0;
+}
+
+}  // namespace
+
+json canary_json(const canary::Record& r) {
+    json verdicts = json::array();
+    for (const canary::Verdict& v : r.verdicts) {
+        verdicts.push_back({{"variant", v.variant},
+                            {"state", canary::to_string(v.state)},
+                            {"check", v.check},
+                            {"seed", v.seed},
+                            {"max_error", v.max_error ? json(*v.max_error) : json(nullptr)},
+                            {"detail", v.detail}});
+    }
+    return {{"identity",
+             {{"id", r.identity.id()},
+              {"vendor_id", r.identity.vendor_id},
+              {"vendor", r.identity.vendor},
+              {"device_id", r.identity.device_id},
+              {"device", r.identity.device},
+              {"platform", r.identity.platform},
+              {"driver", r.identity.driver},
+              {"compiler", r.identity.compiler}}},
+            {"seed", r.seed},
+            {"run_at", r.run_at},
+            {"wall_ms", r.wall_ms},
+            {"suspect", r.suspect()},
+            {"verdicts", std::move(verdicts)}};
+}
+
+void print_canary(std::ostream& out, const canary::Record& r) {
+    out << r.identity.describe() << ": " << (r.suspect() ? "SUSPECT" : "no suspect verdict")
+        << " (seed " << r.seed << ", " << r.wall_ms << " ms)\n";
+    for (const canary::Verdict& v : r.verdicts) {
+        out << "  " << v.variant << "  " << canary::to_string(v.state);
+        if (!v.check.empty()) {
+            out << " (" << v.check << ")";
+        }
+        if (v.max_error) {
+            out << "  max error " << number(*v.max_error);
+        }
+        if (v.state != canary::VerdictState::validated && !v.detail.empty()) {
+            out << "\n      " << v.detail;
+        }
+        out << "\n";
+    }
+}
+
+std::vector<CanaryLine> canary_summary(const Config& config) {
+    std::vector<CanaryLine> lines;
+    for (const canary::Record& r : canary::load_records(canary::canary_dir(config.dir))) {
+        int counts[3] = {0, 0, 0};
+        std::string suspects;
+        for (const canary::Verdict& v : r.verdicts) {
+            ++counts[static_cast<int>(v.state)];
+            if (v.state == canary::VerdictState::suspect) {
+                suspects += (suspects.empty() ? "" : ", ") + v.variant + ": " + v.check;
+            }
+        }
+        lines.push_back({r.identity.describe() + ": " + std::to_string(counts[0]) + " validated, " +
+                             std::to_string(counts[1]) + " suspect" +
+                             (suspects.empty() ? "" : " (" + suspects + ")") + ", " +
+                             std::to_string(counts[2]) + " not run",
+                         r.suspect()});
+    }
+    return lines;
+}
+
+json canary_verdict(const Config& config, const device_db::DeviceIdentity& device,
+                    const kernels::Variant& variant) {
+    const char* policy = config.canary == CanaryPolicy::off       ? "off"
+                         : config.canary == CanaryPolicy::enforce ? "enforce"
+                                                                  : "warn";
+    json out{{"state", "none"}, {"policy", policy}};
+    auto record =
+        canary::load_record(canary::canary_dir(config.dir), canary::driver_identity(device));
+    const canary::Verdict* v = record ? canary::verdict_for(*record, variant) : nullptr;
+    if (v != nullptr) {
+        out = {{"state", canary::to_string(v->state)},
+               {"check", v->check},
+               {"seed", v->seed},
+               {"variant", v->variant},
+               {"detail", v->detail},
+               {"policy", policy}};
+    }
+    return out;
+}
+
+std::vector<canary::Record> run_canaries(const Config& config,
+                                         const std::vector<device_db::DeviceIdentity>& devices,
+                                         std::uint32_t seed, bool quiet) {
+    std::vector<canary::Record> records;
+    for (const device_db::DeviceIdentity& d : devices) {
+        canary::RunOptions options;
+        options.helper = verify_helper_path();
+        options.seed = seed;
+        records.push_back(canary::run_canary(d, canary::default_set(d), options));
+        if (!config.read_only) {
+            if (auto saved = canary::save_record(canary::canary_dir(config.dir), records.back());
+                !saved) {
+                std::cerr << "kcache canary: verdicts not stored: " << saved.error() << "\n";
+            }
+        }
+        if (!quiet) {
+            print_canary(std::cout, records.back());
+        }
+    }
+    return records;
+}
+
+Command canary_command() {
+    return {{"canary",
+             "[options]",
+             "run the driver canary: known-answer tests on each device's driver",
+             "Builds the default set (the default variant of every registry kernel the\n"
+             "device supports) with each selected device's driver, loads the binary the\n"
+             "driver produced and runs the kernel's known-answer test on inputs drawn\n"
+             "from a seed (random unless --seed; recorded), each in the kcache-verify\n"
+             "helper under a 20 s deadline. Verdicts per driver and variant: validated,\n"
+             "suspect (the failing check, the seed and the largest error; a test that\n"
+             "hangs is suspect 'timeout', one that crashes the helper 'crashed') or\n"
+             "not_run. They are stored under <store>/canary/ (not with KCACHE_READONLY),\n"
+             "where the runtime reads them before serving a driver's binaries\n"
+             "(KCACHE_CANARY). --show prints the stored verdicts without running.\n",
+             {{"device", Arity::value, "SEL", "only this device (index or name substring)"},
+              {"seed", Arity::value, "N", "seed of the inputs (default: random)"},
+              {"show", Arity::flag, "", "print the stored verdicts, run nothing"},
+              {"json", Arity::flag, "", "print JSON"}},
+             0,
+             0,
+             std::string(kExitOk) + "  1  a verdict is suspect\n" + kExitUsage + kExitNotFound +
+                 kExitEnvironment},
+            run_canary_command};
+}
+
+}  // namespace kcache::cli
