@@ -213,7 +213,7 @@ struct Config {
     std::vector<std::filesystem::path> trusted_keys;      // KCACHE_TRUSTED_KEYS (':'-separated)
     std::vector<std::filesystem::path> trusted_key_dirs;  // not a setting: see above
     bool require_signed_packs = false;                    // KCACHE_REQUIRE_SIGNED_PACKS
-    CanaryPolicy canary = CanaryPolicy::warn;  // KCACHE_CANARY: off, warn or enforce
+    CanaryPolicy canary = CanaryPolicy::warn;             // KCACHE_CANARY: off, warn or enforce
     std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
 };
 

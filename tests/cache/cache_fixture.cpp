@@ -49,6 +49,7 @@ Config CacheTest::config(const std::string& name) const {
     c.dir = dir() / name;
     c.jit_helper = jit_helper_path();
     c.jit_timeout = std::chrono::milliseconds(60'000);
+    c.canary = CanaryPolicy::off;  // the driver canary has tests of its own
     return c;
 }
 

@@ -1,0 +1,190 @@
+// The driver canary at run time, on PoCL under the test layer: the first
+// request on a driver with no verdict runs the canary before anything is
+// served; a miscompiled kernel is answered driver_suspect under enforce,
+// served with a warning under warn, and nothing runs under off. Through the
+// C++ API, the C API and the CLI.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "canary_support.hpp"
+#include "jit_support.hpp"
+#include "kcache/cache/canary.hpp"
+#include "kcache/compiler/subprocess.hpp"
+#include "kcache/kcache.h"
+#include "kcache/kcache.hpp"
+#include "temp_dir.hpp"
+
+namespace kcache::test {
+namespace {
+
+// dot's partial sums subtract instead of add: dot's KAT fails, the others pass.
+const std::vector<std::string> kDotMiscompiled = {"KCACHE_FAULT_MATCH=dot_partial",
+                                                  "KCACHE_FAULT_SOURCE_FROM=acc += KC_PRODUCT",
+                                                  "KCACHE_FAULT_SOURCE_TO=acc -= KC_PRODUCT"};
+
+KernelRequest request(const std::string& kernel, std::map<std::string, std::string> params = {}) {
+    KernelRequest r;
+    r.kernel = kernel;
+    r.params = std::move(params);
+    return r;
+}
+
+class CanaryRuntime : public TempDirTest {
+  protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        use_fault_layer();  // before this process's first OpenCL call
+        cl_platform_id platforms[8] = {};
+        cl_uint n = 0;
+        ASSERT_EQ(clGetPlatformIDs(8, platforms, &n), CL_SUCCESS);
+        ASSERT_GT(n, 0u);
+        ASSERT_EQ(clGetDeviceIDs(platforms[0], CL_DEVICE_TYPE_ALL, 1, &device_, nullptr),
+                  CL_SUCCESS);
+        cl_int err = CL_SUCCESS;
+        context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+        ASSERT_EQ(err, CL_SUCCESS);
+    }
+    void TearDown() override {
+        if (context_ != nullptr) {
+            clReleaseContext(context_);
+        }
+        TempDirTest::TearDown();
+    }
+
+    Config config(CanaryPolicy policy) const {
+        Config c;
+        c.dir = dir() / "store";
+        c.jit_helper = jit_helper_path();
+        c.canary = policy;
+        return c;
+    }
+
+    // The stored verdicts of the driver `driver` of the test device.
+    std::optional<canary::Record> record(const std::string& driver) const {
+        device_db::DeviceIdentity d = test_device();
+        d.driver_version = driver;
+        return canary::load_record(canary::canary_dir(dir() / "store"), canary::driver_identity(d));
+    }
+
+    cl_device_id device_ = nullptr;
+    cl_context context_ = nullptr;
+};
+
+// Collects the process's log lines while alive.
+class LogLines {
+  public:
+    LogLines() {
+        set_log_handler([this](LogLevel, std::string_view line) {
+            std::lock_guard g(mu_);
+            text_ += std::string(line) + "\n";
+        });
+    }
+    ~LogLines() { set_log_handler({}); }
+    std::string text() {
+        std::lock_guard g(mu_);
+        return text_;
+    }
+
+  private:
+    std::mutex mu_;
+    std::string text_;
+};
+
+TEST_F(CanaryRuntime, EnforceAnswersTheMiscompiledKernelDriverSuspectAndServesTheRest) {
+    std::vector<std::string> env = kDotMiscompiled;
+    env.push_back("KCACHE_FAULT_DRIVER=9.1-enforce");
+    ScopedEnv faults(env);
+    auto cache = Cache::open(config(CanaryPolicy::enforce));
+    ASSERT_TRUE(cache);
+    Program dot = cache->program(context_, device_, request("dot"));
+    EXPECT_EQ(dot.outcome().status, StatusCode::driver_suspect) << dot.outcome().message;
+    EXPECT_EQ(dot.get(), nullptr);
+    EXPECT_NE(dot.outcome().message.find("suspect for dot:"), std::string::npos)
+        << dot.outcome().message;
+    // Another variant of dot is covered by its kernel's verdict.
+    Program dot16 = cache->program(context_, device_, request("dot", {{"dtype", "f16"}}));
+    EXPECT_EQ(dot16.outcome().status, StatusCode::driver_suspect);
+    Program conv = cache->program(context_, device_, request("conv2d"));
+    EXPECT_EQ(conv.outcome().status, StatusCode::ok) << conv.outcome().message;
+    EXPECT_EQ(to_string(StatusCode::driver_suspect), std::string("driver_suspect"));
+    auto stored = record("9.1-enforce");
+    ASSERT_TRUE(stored);
+    EXPECT_TRUE(stored->suspect());
+}
+
+TEST_F(CanaryRuntime, WarnServesTheMiscompiledKernelWithOneWarning) {
+    std::vector<std::string> env = kDotMiscompiled;
+    env.push_back("KCACHE_FAULT_DRIVER=9.1-warn");
+    ScopedEnv faults(env);
+    LogLines log;
+    auto cache = Cache::open(config(CanaryPolicy::warn));
+    ASSERT_TRUE(cache);
+    Program dot = cache->program(context_, device_, request("dot"));
+    EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
+    EXPECT_NE(log.text().find("served anyway"), std::string::npos) << log.text();
+    EXPECT_NE(log.text().find("SUSPECT"), std::string::npos) << log.text();
+}
+
+TEST_F(CanaryRuntime, OffRunsNoCanary) {
+    std::vector<std::string> env = kDotMiscompiled;
+    env.push_back("KCACHE_FAULT_DRIVER=9.1-off");
+    ScopedEnv faults(env);
+    auto cache = Cache::open(config(CanaryPolicy::off));
+    ASSERT_TRUE(cache);
+    Program dot = cache->program(context_, device_, request("dot"));
+    EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
+    EXPECT_FALSE(std::filesystem::exists(dir() / "store" / "canary"));
+}
+
+TEST_F(CanaryRuntime, TheCApiAnswersKcacheStatusDriverSuspect) {
+    std::vector<std::string> env = kDotMiscompiled;
+    env.push_back("KCACHE_FAULT_DRIVER=9.1-c");
+    env.push_back("KCACHE_CANARY=enforce");
+    env.push_back("KCACHE_DIR=" + (dir() / "store").string());
+    env.push_back(std::string("KCACHE_JIT_PATH=") + jit_helper_path());
+    ScopedEnv faults(env);
+    kcache_cache* cache = nullptr;
+    ASSERT_EQ(kcache_open(&cache), KCACHE_STATUS_OK) << kcache_last_error();
+    kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
+    r.kernel = "dot";
+    cl_program p = nullptr;
+    EXPECT_EQ(kcache_get_kernel_program(cache, context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_DRIVER_SUSPECT);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_NE(std::string(kcache_last_error()).find("suspect"), std::string::npos);
+    EXPECT_STREQ(kcache_status_name(KCACHE_STATUS_DRIVER_SUSPECT), "KCACHE_STATUS_DRIVER_SUSPECT");
+    kcache_close(cache);
+}
+
+TEST_F(CanaryRuntime, TheCliRunsTheCanaryAndShowsTheVerdicts) {
+    std::vector<std::string> env = kDotMiscompiled;
+    env.push_back("KCACHE_FAULT_DRIVER=9.1-cli");
+    env.push_back("KCACHE_DIR=" + (dir() / "store").string());
+    compiler::SpawnSpec spec;
+    spec.program = KCACHE_CLI_PATH;
+    spec.args = {"canary", "--seed", "17", "--json"};
+    spec.env_overrides = env;
+    auto r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // a suspect verdict
+    EXPECT_NE(r.out.find("\"suspect\": true"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"seed\": 17"), std::string::npos) << r.out;
+    spec.args = {"canary", "--show"};
+    r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("dot:dtype=f32,arith=f32,ls=256  suspect"), std::string::npos) << r.out;
+    spec.args = {"doctor"};
+    r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(60));
+    EXPECT_NE(r.out.find("PROBLEM canary.verdicts"), std::string::npos) << r.out;
+    spec.args = {"explain", "dot"};
+    r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(60));
+    EXPECT_NE(r.out.find("driver canary: suspect"), std::string::npos) << r.out;
+    spec.args = {"canary", "--seed", "x"};
+    r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+}  // namespace
+}  // namespace kcache::test
