@@ -6,6 +6,7 @@
 // here throws outward.
 
 #include "cache_impl.hpp"
+#include "canary_gate.hpp"
 #include "kcache/cache/parts.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -269,7 +270,7 @@ Program Cache::program(cl_context context, cl_device_id device,
                               rendered->entry_points};
                 plan.warmup_local_size = rendered->local_size;
                 finish(plan, id);
-                return ok;
+                return service::canary_gate(impl_->config, id, *variant);
             });
     });
     observed(*impl_, device, request, took, traced, p.outcome_);
