@@ -68,8 +68,8 @@ struct Settings {
     PlainHttpToken plain_http_token = PlainHttpToken::refuse;
     std::chrono::milliseconds breaker_window{30'000};  // how long a failed server is skipped
     std::chrono::milliseconds ttl{0};  // Redis: an object expires this long after upload; 0: never
-    std::filesystem::path state_dir;                   // the user store's directory
-    std::uint64_t max_object_bytes = 64ull << 20;      // a larger object is refused
+    std::filesystem::path state_dir;   // the user store's directory
+    std::uint64_t max_object_bytes = 64ull << 20;  // a larger object is refused
     long max_redirects = 3;
     std::size_t queue_capacity = 256;  // background uploads waiting; more are dropped
     // Objects must carry a signature by one of `trusted_keys` (envelope.hpp).
