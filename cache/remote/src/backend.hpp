@@ -21,6 +21,12 @@ namespace kcache::remote {
 
 enum class Op { get, head, put, remove };
 
+// A setting that cannot work (a backend's maker, the signing key): the client
+// does not open, and the message says what to change.
+inline Unexpected<RemoteError> config_error(std::string message) {
+    return fail(RemoteError{RemoteErrc::config, std::move(message)});
+}
+
 // A request that succeeded.
 struct Reply {
     long status = 0;    // the server's own code (an HTTP status); 0 for a backend without one

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backend.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::remote {

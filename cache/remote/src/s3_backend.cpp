@@ -18,10 +18,6 @@
 namespace kcache::remote {
 namespace {
 
-Unexpected<RemoteError> config_error(std::string message) {
-    return fail(RemoteError{RemoteErrc::config, std::move(message)});
-}
-
 bool lower_or_digit(char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }

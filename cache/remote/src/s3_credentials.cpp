@@ -30,10 +30,6 @@ std::string trim(const std::string& s) {
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-Unexpected<RemoteError> config_error(std::string message) {
-    return fail(RemoteError{RemoteErrc::config, std::move(message)});
-}
-
 // The keys of `profile` in the credentials file `file`; nullopt when the
 // file has no such profile.
 Result<std::optional<S3Credentials>, RemoteError> read_profile(const std::filesystem::path& file,

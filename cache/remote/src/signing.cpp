@@ -8,10 +8,6 @@
 namespace kcache::remote {
 namespace {
 
-Unexpected<RemoteError> config_error(std::string message) {
-    return fail(RemoteError{RemoteErrc::config, std::move(message)});
-}
-
 // True when `url` names credentials: "scheme://user[:password]@host…".
 bool has_credentials(const std::string& url) {
     const auto scheme_end = url.find("://");
