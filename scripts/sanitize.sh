@@ -47,14 +47,14 @@ if [ "$mode" = address ]; then
   # end of its own copy of it, and ASan's memcpy ends kcache-verify there
   # (exit 1, not a signal); hiding that would take a suppression of every
   # interceptor PoCL calls (the test runs in build/).
-  default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'GPU|python|install'
+  default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'GPU|python|install|api'
     -E '^(Pocl[.]AddressSpaceCapIsAppliedToTheHelper|CliLoadCheck[.]VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt)$')
 else
   dir=build-tsan
   flags=thread
   targets="cache_concurrency_test cache_api_test cache_ladder_test cache_pool_test cache_context_test
     cache_context_cycle_test compiler_pool_test kcache-jit"
-  default_args=(-L pocl -LE 'GPU|python|install' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
+  default_args=(-L pocl -LE 'GPU|python|install|api' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
 fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
 [ $# -gt 0 ] || set -- "${default_args[@]}"
