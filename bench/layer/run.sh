@@ -23,6 +23,10 @@ helper=${KCACHE_BENCH_APPS:-$build/bench/layer/layer_bench_apps}
 repeats=${1:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Applications write files where they run (CLBlast's tuner its JSON results):
+# run them in the temporary directory, never in the caller's.
+kcache=$(realpath -m "$kcache") helper=$(realpath -m "$helper")
+cd "$work"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Total milliseconds of the layer's build lines in the file $1.
