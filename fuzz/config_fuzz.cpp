@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "fuzz_support.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 
 namespace {
 

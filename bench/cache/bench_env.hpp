@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kcache/cache/service_api.hpp"
 #include "kcache/cl/handles.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::bench {

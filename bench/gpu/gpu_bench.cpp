@@ -25,9 +25,9 @@
 
 #include "gpu_common.hpp"
 #include "jit_support.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/cl/program.hpp"
 #include "kcache/device_db/identity.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace {

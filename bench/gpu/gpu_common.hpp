@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 
 namespace gpu_bench {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::bench {

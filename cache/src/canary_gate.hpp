@@ -7,8 +7,9 @@
 
 #include <string>
 
+#include "errata_gate.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/identity.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::service {
@@ -20,10 +21,12 @@ std::string apply_canary_policy(Config& c, const std::string& value);
 const char* to_string(CanaryPolicy policy) noexcept;
 
 // What the request for `variant` on `device` may do under `config.canary`:
-// ok, or (enforce, a suspect verdict) driver_suspect with the verdict in the
-// message. Under warn a suspect verdict is ok with one logged warning per
-// driver and variant in the process. Throws only std::bad_alloc.
+// ok, or (enforce, a suspect verdict, or an erratum of `sources` covering
+// the variant on the driver: errata_gate.hpp) driver_suspect with the
+// verdict or erratum in the message. Under warn a suspect variant is ok with
+// one logged warning per driver and variant in the process. Throws only
+// std::bad_alloc.
 Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
-                    const kernels::Variant& variant);
+                    const kernels::Variant& variant, const ErrataSources& sources);
 
 }  // namespace kcache::service

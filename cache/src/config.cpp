@@ -7,6 +7,7 @@
 //              | remote_token_file | remote_netrc | remote_ca | remote_required
 //              | remote_breaker_ms | remote_allow_http_token
 //              | remote_require_signed | remote_signing_key | remote_ttl
+//              | remote_trusted_builders
 //              | remote_s3_endpoint | remote_s3_region | remote_s3_url_style
 //              | remote_s3_credentials_file | remote_s3_profile
 //              | max_programs | max_resident_bytes | max_hot_bytes
@@ -23,9 +24,9 @@
 #include "kcache/cache/metrics.hpp"
 #include "kcache/cache/quantity.hpp"
 #include "kcache/cache/remote_tier.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/remote/schemes.hpp"
 
 namespace kcache {
@@ -153,6 +154,9 @@ std::string apply_remote(Config& c, const std::string& key, const std::string& v
         c.remote_ca = value;
     } else if (key == "remote_signing_key") {
         c.remote_signing_key = value;
+    } else if (key == "remote_trusted_builders") {
+        // No field of Config: the value is read from Config::origins
+        // (service::trusted_builder_files).
     } else if (key == "remote_ttl") {
         auto ttl = service::parse_duration(value.empty() ? "0" : value, service::BareUnit::seconds);
         if (!ttl || ttl->count() < 0) {
@@ -276,6 +280,7 @@ constexpr Setting kSettings[] = {
     {"remote_require_signed", "KCACHE_REMOTE_REQUIRE_SIGNED"},
     {"remote_signing_key", "KCACHE_REMOTE_SIGNING_KEY"},
     {"remote_ttl", "KCACHE_REMOTE_TTL"},
+    {"remote_trusted_builders", "KCACHE_REMOTE_TRUSTED_BUILDERS"},
     {"remote_s3_endpoint", "KCACHE_REMOTE_S3_ENDPOINT"},
     {"remote_s3_region", "KCACHE_REMOTE_S3_REGION"},
     {"remote_s3_url_style", "KCACHE_REMOTE_S3_URL_STYLE"},

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "counters.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/identity.hpp"
-#include "kcache/kcache.hpp"
 #include "plan.hpp"
 #include "publish.hpp"
 #include "stored_tiers.hpp"

@@ -1,5 +1,5 @@
+#include "kcache/cache/service_api.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/kcache.hpp"
 
 namespace kcache {
 

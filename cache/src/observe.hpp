@@ -8,8 +8,8 @@
 #include <string>
 
 #include "kcache/cache/metrics.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/cache/trace.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::service {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kcache/cache/keys.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::service {

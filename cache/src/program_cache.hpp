@@ -50,7 +50,7 @@
 
 #include "cl_util.hpp"
 #include "kcache/cache/loader.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/store/key.hpp"
 #include "releaser.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "counters.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/remote/remote.hpp"
 #include "plan.hpp"
 #include "resident_bytes.hpp"

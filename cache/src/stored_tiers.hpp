@@ -8,8 +8,9 @@
 #include <mutex>
 #include <vector>
 
+#include "kcache/cache/errata.hpp"
 #include "kcache/cache/pack_trust.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/store/pack.hpp"
 
 namespace kcache::service {
@@ -29,6 +30,9 @@ class StoredTiers {
     store::Store* writable_user();
     // Packs the signature policy kept out, once with_packs() ran.
     const std::vector<RefusedPack>& refused_packs() const { return refused_; }
+    // The errata the admitted packs carry, once with_packs() ran (a pack whose
+    // errata do not parse is used without them, with a logged warning).
+    const std::vector<errata::Erratum>& pack_errata() const { return errata_; }
     // Where good load checks of binaries built elsewhere are kept for the
     // node (binary_vouch.hpp): beside a writable user store; empty without one.
     std::filesystem::path vouched_dir();
@@ -38,6 +42,7 @@ class StoredTiers {
     store::TieredStore tiers_;
     std::once_flag packs_opened_;
     std::vector<RefusedPack> refused_;
+    std::vector<errata::Erratum> errata_;
 };
 
 }  // namespace kcache::service

@@ -12,9 +12,9 @@
 #include "canary_support.hpp"
 #include "jit_support.hpp"
 #include "kcache/cache/canary.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/kcache.h"
-#include "kcache/kcache.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "kcache/cache/remote_tier.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

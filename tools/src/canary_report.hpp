@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kcache/cache/canary.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 
 namespace kcache::cli {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/store/signature.hpp"
 
 namespace kcache::cli {

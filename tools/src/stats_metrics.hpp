@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kcache/cache/metrics.hpp"
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/database.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/store.hpp"
 #include "manifest.hpp"

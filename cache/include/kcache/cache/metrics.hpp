@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 
 namespace kcache::metrics {
 

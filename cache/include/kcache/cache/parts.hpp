@@ -8,9 +8,9 @@
 #include <string>
 
 #include "kcache/cache/loader.hpp"
+#include "kcache/cache/service_api.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/database.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"

@@ -2,11 +2,13 @@
 // How the service configures the remote tier from kcache::Config; shared by
 // the runtime (Cache::open) and the CLI (push, pull, warm, doctor).
 
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "kcache/cache/service_api.hpp"
 #include "kcache/common/result.hpp"
-#include "kcache/kcache.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::service {
@@ -14,6 +16,13 @@ namespace kcache::service {
 // The client settings of `config`; the breaker mark and the counters live in
 // the user store's directory.
 remote::Settings remote_settings(const Config& config);
+
+// The public key files of `config`'s trusted builders
+// (KCACHE_REMOTE_TRUSTED_BUILDERS, ':'-separated; docs/remote.md, "Trusted
+// builders"). The setting has no field of Config: load_config keeps its
+// value in Config::origins["remote_trusted_builders"], read here; empty
+// when unset.
+std::vector<std::filesystem::path> trusted_builder_files(const Config& config);
 
 // The remote_s3_* settings (remote_s3_config.cpp): applies `key` = `value`
 // to `c`, returning "" or what is wrong; the S3 part of remote_settings();

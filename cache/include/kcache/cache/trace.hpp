@@ -43,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-#include "kcache/kcache.hpp"
+#include "kcache/cache/service_api.hpp"
 
 namespace kcache::trace {
 
