@@ -101,27 +101,16 @@ void check_training(DType dtype, float offset) {
     }
 }
 
-TEST_F(Pocl, BatchnormInferenceF32) {
-    check_inference(DType::f32);
+class Batchnorm : public PoclByDType {};
+
+TEST_P(Batchnorm, Inference) {
+    check_inference(GetParam());
 }
-TEST_F(Pocl, BatchnormInferenceF16) {
-    check_inference(DType::f16);
+TEST_P(Batchnorm, Training) {
+    check_training(GetParam(), 0.0f);
+    check_training(GetParam(), 100.0f);
 }
-TEST_F(Pocl, BatchnormInferenceBf16) {
-    check_inference(DType::bf16);
-}
-TEST_F(Pocl, BatchnormTrainingF32) {
-    check_training(DType::f32, 0.0f);
-    check_training(DType::f32, 100.0f);
-}
-TEST_F(Pocl, BatchnormTrainingF16) {
-    check_training(DType::f16, 0.0f);
-    check_training(DType::f16, 100.0f);
-}
-TEST_F(Pocl, BatchnormTrainingBf16) {
-    check_training(DType::bf16, 0.0f);
-    check_training(DType::bf16, 100.0f);
-}
+INSTANTIATE_TEST_SUITE_P(Pocl, Batchnorm, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
 }  // namespace
 }  // namespace kcache::test

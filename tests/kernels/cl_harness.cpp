@@ -186,6 +186,10 @@ std::vector<float> random_values(kernels::DType dtype, std::size_t count, std::u
     return out;
 }
 
+std::string dtype_name(const ::testing::TestParamInfo<kernels::DType>& info) {
+    return std::string(kernels::to_string(info.param));
+}
+
 void expect_close(kernels::DType dtype, const std::vector<float>& got,
                   const std::vector<kernels::RefValue>& want, const std::string& what) {
     ASSERT_EQ(got.size(), want.size()) << what;

@@ -86,6 +86,15 @@ std::vector<float> random_values(kernels::DType dtype, std::size_t count, std::u
 inline constexpr kernels::DType kAllDTypes[] = {kernels::DType::f32, kernels::DType::f16,
                                                 kernels::DType::bf16};
 
+// Fixture of the known-answer tests that run once per element type
+// (GetParam()). A suite derives from it and instantiates itself as
+// `INSTANTIATE_TEST_SUITE_P(Pocl, Suite, ::testing::ValuesIn(kAllDTypes), dtype_name)`,
+// so its tests are named `Pocl/Suite.Test/f16`.
+class PoclByDType : public Pocl, public ::testing::WithParamInterface<kernels::DType> {};
+
+// The test-name suffix of an element-type parameter: "f32", "f16" or "bf16".
+std::string dtype_name(const ::testing::TestParamInfo<kernels::DType>& info);
+
 // Expects each `got[i]` within tolerance(dtype) of `want[i]`; reports the first few misses.
 void expect_close(kernels::DType dtype, const std::vector<float>& got,
                   const std::vector<kernels::RefValue>& want, const std::string& what);

@@ -81,15 +81,12 @@ void check_cases(DType dtype) {
     }
 }
 
-TEST_F(Pocl, Conv2dF32Shapes) {
-    check_cases(DType::f32);
+class Conv2d : public PoclByDType {};
+
+TEST_P(Conv2d, Shapes) {
+    check_cases(GetParam());
 }
-TEST_F(Pocl, Conv2dF16Shapes) {
-    check_cases(DType::f16);
-}
-TEST_F(Pocl, Conv2dBf16Shapes) {
-    check_cases(DType::bf16);
-}
+INSTANTIATE_TEST_SUITE_P(Pocl, Conv2d, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
 // Empty outputs (no images, no filters, filter not fitting): a launch of one
 // padding work-group must leave the output buffer untouched.

@@ -109,18 +109,16 @@ void check_widen_all_patterns(DType dtype) {
     }
 }
 
-TEST_F(Pocl, F16StoreMatchesHostRounding) {
-    check_narrow(DType::f16);
+// The conversions of the two 16-bit element types (f32 needs none).
+class Convert : public PoclByDType {};
+
+TEST_P(Convert, StoreMatchesHostRounding) {
+    check_narrow(GetParam());
 }
-TEST_F(Pocl, Bf16StoreMatchesHostRounding) {
-    check_narrow(DType::bf16);
+TEST_P(Convert, LoadMatchesHostForEveryPattern) {
+    check_widen_all_patterns(GetParam());
 }
-TEST_F(Pocl, F16LoadMatchesHostForEveryPattern) {
-    check_widen_all_patterns(DType::f16);
-}
-TEST_F(Pocl, Bf16LoadMatchesHostForEveryPattern) {
-    check_widen_all_patterns(DType::bf16);
-}
+INSTANTIATE_TEST_SUITE_P(Pocl, Convert, ::testing::Values(DType::f16, DType::bf16), dtype_name);
 
 }  // namespace
 }  // namespace kcache::test

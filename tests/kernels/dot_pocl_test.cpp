@@ -52,15 +52,12 @@ void check_lengths(DType dtype) {
         check_dot(dtype, 64, n, 3, seed += 2);
 }
 
-TEST_F(Pocl, DotF32Lengths) {
-    check_lengths(DType::f32);
+class Dot : public PoclByDType {};
+
+TEST_P(Dot, Lengths) {
+    check_lengths(GetParam());
 }
-TEST_F(Pocl, DotF16Lengths) {
-    check_lengths(DType::f16);
-}
-TEST_F(Pocl, DotBf16Lengths) {
-    check_lengths(DType::bf16);
-}
+INSTANTIATE_TEST_SUITE_P(Pocl, Dot, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
 TEST_F(Pocl, DotF32Length2Pow24) {
     check_dot(DType::f32, 256, std::size_t{1} << 24, 1, 99);
