@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "cl_harness.hpp"
+#include "random_floats.hpp"
 
 namespace kcache::test {
 namespace {
@@ -48,16 +48,8 @@ std::vector<float> probe_floats() {
                                0x3f803000u, 0x7f7fffffu, 0x00000001u, 0x807fffffu}) {
         v.push_back(std::bit_cast<float>(bits));
     }
-    std::mt19937 rng(5);
-    std::uniform_int_distribution<std::uint32_t> any;
-    for (int i = 0; i < 20000; ++i) {
-        std::uint32_t u = any(rng);
-        if (i % 2 == 0)
-            u = (u & 0x807fffffu) | ((95u + u % 60u) << 23);  // around half's range
-        const float f = std::bit_cast<float>(u);
-        if (!std::isnan(f))
-            v.push_back(f);
-    }
+    const auto random = random_floats(5, 20000, 95, 60);  // exponents around half's range
+    v.insert(v.end(), random.begin(), random.end());
     return v;
 }
 

@@ -5,9 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "kcache/kernels/numeric.hpp"
+#include "random_floats.hpp"
 
 namespace kcache::kernels {
 namespace {
@@ -25,15 +25,7 @@ TEST(Kernels, F16RoundTripsEveryBitPattern) {
 
 // GCC's _Float16 conversion rounds to nearest even: compare on many floats.
 TEST(Kernels, F16MatchesCompilerConversion) {
-    std::mt19937 rng(7);
-    std::uniform_int_distribution<std::uint32_t> bits;
-    for (int i = 0; i < 200000; ++i) {
-        std::uint32_t u = bits(rng);
-        if (i % 2 == 0)
-            u = (u & 0x807fffffu) | ((100u + u % 50u) << 23);  // near half's range
-        const float f = std::bit_cast<float>(u);
-        if (std::isnan(f))
-            continue;
+    for (const float f : test::random_floats(7, 200000, 100, 50)) {  // near half's range
         const auto want = std::bit_cast<std::uint16_t>(static_cast<_Float16>(f));
         ASSERT_EQ(f32_to_f16(f), want) << std::hexfloat << f;
     }
