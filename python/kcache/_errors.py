@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Optional, Type
+from typing import TYPE_CHECKING, Any, Dict, Optional, Type
 
 if TYPE_CHECKING:
     from ._kcache import Outcome
@@ -18,6 +18,16 @@ class Error(Exception):
 
     status: str = "internal_error"
 
+    def __init_subclass__(cls, status: Optional[str] = None, **kwargs: Any) -> None:
+        """``class X(Error, status="name")`` makes X the exception of that
+        failure status (error_for); a subclass without one only inherits."""
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            if status in _BY_STATUS:
+                raise TypeError(f"{_BY_STATUS[status].__name__} is already the {status} exception")
+            cls.status = status
+            _BY_STATUS[status] = cls
+
     def __init__(self, message: str, outcome: Optional[Outcome] = None) -> None:
         super().__init__(message)
         self.outcome = outcome
@@ -25,26 +35,24 @@ class Error(Exception):
             self.status = outcome.status
 
 
-class Timeout(Error):
+# The exception class of each failure status, filled as the classes below are defined.
+_BY_STATUS: Dict[str, Type[Error]] = {}
+
+
+class Timeout(Error, status="timeout"):
     """The compile did not finish by the deadline (now, or a recorded failure).
 
     The helper was killed; the caller should use its fallback path. A later
     call answers from the failure record at once until the record expires.
     """
 
-    status = "timeout"
 
-
-class Crashed(Error):
+class Crashed(Error, status="crashed"):
     """The driver's compiler crashed in the helper process (now, or recorded)."""
 
-    status = "crashed"
 
-
-class BuildError(Error):
+class BuildError(Error, status="build_error"):
     """The source did not build. ``log`` holds the compiler's build log."""
-
-    status = "build_error"
 
     @property
     def log(self) -> str:
@@ -52,77 +60,40 @@ class BuildError(Error):
         return self.outcome.message if self.outcome is not None else ""
 
 
-class Unsupported(Error):
+class Unsupported(Error, status="unsupported"):
     """The device lacks what the variant needs (e.g. cl_khr_fp16); nothing was compiled."""
 
-    status = "unsupported"
 
-
-class UnknownKernel(Error, LookupError):
+class UnknownKernel(Error, LookupError, status="unknown_kernel"):
     """No registry kernel or alias has that name."""
 
-    status = "unknown_kernel"
 
-
-class NotCached(Error):
+class NotCached(Error, status="not_cached"):
     """mode='fail_fast' and nothing is stored for the request."""
 
-    status = "not_cached"
 
-
-class NotReady(Error):
+class NotReady(Error, status="not_ready"):
     """mode='background': a compile was started (or ran and failed); ask again."""
 
-    status = "not_ready"
 
-
-class StoreError(Error):
+class StoreError(Error, status="store_error"):
     """The store could not be opened or written (unsafe or unwritable directory, ...)."""
 
-    status = "store_error"
 
-
-class ConfigError(Error):
+class ConfigError(Error, status="config_error"):
     """A malformed configuration value (KCACHE_* variable or config file line)."""
 
-    status = "config_error"
 
-
-class InvalidArgument(Error, ValueError):
+class InvalidArgument(Error, ValueError, status="invalid_argument"):
     """A bad argument: null handle, device not in the context, bad variant parameter."""
 
-    status = "invalid_argument"
 
-
-class Disabled(Error):
+class Disabled(Error, status="disabled"):
     """KCACHE_DISABLE is set: the caller should build the program itself."""
 
-    status = "disabled"
 
-
-class DeviceError(Error):
+class DeviceError(Error, status="device_error"):
     """An OpenCL call failed."""
-
-    status = "device_error"
-
-
-_BY_STATUS: Dict[str, Type[Error]] = {
-    cls.status: cls
-    for cls in (
-        Timeout,
-        Crashed,
-        BuildError,
-        Unsupported,
-        UnknownKernel,
-        NotCached,
-        NotReady,
-        StoreError,
-        ConfigError,
-        InvalidArgument,
-        Disabled,
-        DeviceError,
-    )
-}
 
 
 def error_for(what: str, outcome: Outcome) -> Error:
