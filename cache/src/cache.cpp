@@ -237,69 +237,70 @@ cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
     return program;
 }
 
+// A public request from start to end: answer() under guarded() (timed; an
+// exception becomes the outcome), then observed(). Fills `program` (the
+// caller's reference, or null) and `out`.
+template <class Request, class Resolve>
+void serve(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
+           cl_program& program, Outcome& out, Resolve&& resolve) noexcept {
+    trace::Request traced;
+    const auto took =
+        guarded(out, [&] { program = answer(impl, context, device, request, out, resolve); });
+    observed(impl, device, request, took, traced, out);
+}
+
 }  // namespace
 
 Program Cache::program(cl_context context, cl_device_id device,
                        const KernelRequest& request) noexcept {
     Program p;
-    trace::Request traced;
-    const auto took = guarded(p.outcome_, [&] {
-        p.program_ =
-            answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
-                kernels::Params params(request.params.begin(), request.params.end());
-                auto variant = kernels::make_variant(request.kernel, params);
-                if (!variant) {
-                    auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
-                                    ? StatusCode::unknown_kernel
-                                    : StatusCode::invalid_argument;
-                    return failed(code, variant.error().message);
-                }
-                device_db::DeviceIdentity id;
-                auto ok = prepare(*impl_, context, device, plan, id);
-                if (ok.status != StatusCode::ok) {
-                    return ok;
-                }
-                if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
-                    return failed(StatusCode::unsupported, sup.error().message);
-                }
-                auto rendered = kernels::render(*variant);
-                if (!rendered) {
-                    return failed(StatusCode::invalid_argument, rendered.error().message);
-                }
-                plan.input = {variant->id(), rendered->source, rendered->options,
-                              rendered->entry_points};
-                plan.warmup_local_size = rendered->local_size;
-                finish(plan, id);
-                return service::canary_gate(impl_->config, id, *variant);
-            });
+    serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
+        kernels::Params params(request.params.begin(), request.params.end());
+        auto variant = kernels::make_variant(request.kernel, params);
+        if (!variant) {
+            auto code = variant.error().code == kernels::KernelErrc::unknown_kernel
+                            ? StatusCode::unknown_kernel
+                            : StatusCode::invalid_argument;
+            return failed(code, variant.error().message);
+        }
+        device_db::DeviceIdentity id;
+        auto ok = prepare(*impl_, context, device, plan, id);
+        if (ok.status != StatusCode::ok) {
+            return ok;
+        }
+        if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
+            return failed(StatusCode::unsupported, sup.error().message);
+        }
+        auto rendered = kernels::render(*variant);
+        if (!rendered) {
+            return failed(StatusCode::invalid_argument, rendered.error().message);
+        }
+        plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
+        plan.warmup_local_size = rendered->local_size;
+        finish(plan, id);
+        return service::canary_gate(impl_->config, id, *variant);
     });
-    observed(*impl_, device, request, took, traced, p.outcome_);
     return p;
 }
 
 Program Cache::program(cl_context context, cl_device_id device,
                        const SourceRequest& request) noexcept {
     Program p;
-    trace::Request traced;
-    const auto took = guarded(p.outcome_, [&] {
-        p.program_ =
-            answer(*impl_, context, device, request, p.outcome_, [&](Plan& plan) -> Outcome {
-                if (request.source.empty()) {
-                    return failed(StatusCode::invalid_argument, "empty kernel source");
-                }
-                device_db::DeviceIdentity id;
-                auto ok = prepare(*impl_, context, device, plan, id);
-                if (ok.status != StatusCode::ok) {
-                    return ok;
-                }
-                plan.input = {request.name, request.source, request.options, request.entry_points};
-                plan.warmup_local_size = request.warmup_local_size;
-                plan.aot_target.reset();  // AOT packs hold registry kernels only
-                finish(plan, id);
-                return ok;
-            });
+    serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
+        if (request.source.empty()) {
+            return failed(StatusCode::invalid_argument, "empty kernel source");
+        }
+        device_db::DeviceIdentity id;
+        auto ok = prepare(*impl_, context, device, plan, id);
+        if (ok.status != StatusCode::ok) {
+            return ok;
+        }
+        plan.input = {request.name, request.source, request.options, request.entry_points};
+        plan.warmup_local_size = request.warmup_local_size;
+        plan.aot_target.reset();  // AOT packs hold registry kernels only
+        finish(plan, id);
+        return ok;
     });
-    observed(*impl_, device, request, took, traced, p.outcome_);
     return p;
 }
 
