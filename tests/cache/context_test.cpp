@@ -28,7 +28,21 @@ class Pocl : public CacheTest {
         ASSERT_TRUE(key.parse_hex(key_hex));
         ASSERT_TRUE(st->remove(key));
     }
+    // A cache that keeps no binaries in memory: a new context must read the store.
+    std::unique_ptr<Cache> open_without_resident_bytes() const {
+        auto c = config();
+        c.max_resident_bytes = 0;
+        return open(c);
+    }
 };
+
+// The end of a test's second context `ctx`: the caller's `program` goes,
+// then the cache's programs for it, then the test's own reference.
+void let_go(Cache& cache, cl_context ctx, Program& program) {
+    program = Program();
+    cache.forget(ctx);
+    clReleaseContext(ctx);
+}
 
 KernelRequest dot_f32(Mode mode = Mode::blocking) {
     return KernelRequest{"dot", {{"dtype", "f32"}}, {}, mode};
@@ -138,9 +152,8 @@ TEST_F(Pocl, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
 TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
     auto c = config();
     c.max_programs = 2;
-    Outcome o;
-    auto cache = Cache::open(c, &o);
-    ASSERT_TRUE(cache) << o.message;
+    auto cache = open(c);
+    ASSERT_TRUE(cache);
     auto a = cache->program(context_, device_, scale_request(21));
     auto b = cache->program(context_, device_, scale_request(22));
     ASSERT_TRUE(a.ok() && b.ok());
@@ -181,9 +194,7 @@ TEST_F(Pocl, NewContextLoadsFromMemoryWithoutReadingTheStore) {
     auto fresh = open();  // another process would miss: the row is really gone
     auto miss = fresh->program(other, device_, dot_f32(Mode::fail_fast));
     EXPECT_EQ(miss.outcome().status, StatusCode::not_cached);
-    p = Program();
-    cache->forget(other);
-    clReleaseContext(other);
+    let_go(*cache, other, p);
     EXPECT_EQ(gone.load(), 1);
 }
 
@@ -191,11 +202,8 @@ TEST_F(Pocl, NewContextLoadsFromMemoryWithoutReadingTheStore) {
 // (no quirks, rendering or hashing again), but never the request's mode or
 // deadline: those are each request's own.
 TEST_F(Pocl, PlanReusedForANewContextKeepsEachRequestsModeAndDeadline) {
-    auto c = config();
-    c.max_resident_bytes = 0;  // so that the removed row cannot be answered from memory
-    Outcome o;
-    auto cache = Cache::open(c, &o);
-    ASSERT_TRUE(cache) << o.message;
+    auto cache = open_without_resident_bytes();  // the removed row is gone for good
+    ASSERT_TRUE(cache);
     auto first = cache->program(context_, device_, scale_request(41));
     ASSERT_TRUE(first.ok()) << first.outcome().message;
     remove_row(first.outcome().key);
@@ -216,18 +224,13 @@ TEST_F(Pocl, PlanReusedForANewContextKeepsEachRequestsModeAndDeadline) {
     ASSERT_TRUE(built.ok()) << built.outcome().message;
     EXPECT_EQ(built.outcome().rung, Rung::jit);
     EXPECT_EQ(built.outcome().key, first.outcome().key);
-    built = Program();
-    cache->forget(other);
-    clReleaseContext(other);
+    let_go(*cache, other, built);
     EXPECT_EQ(gone.load(), 1);
 }
 
 TEST_F(Pocl, ResidentBytesOffReadsTheStore) {
-    auto c = config();
-    c.max_resident_bytes = 0;
-    Outcome o;
-    auto cache = Cache::open(c, &o);
-    ASSERT_TRUE(cache) << o.message;
+    auto cache = open_without_resident_bytes();
+    ASSERT_TRUE(cache);
     ASSERT_TRUE(cache->program(context_, device_, scale_request(31)).ok());
     std::atomic<int> gone{0};
     cl_context other = watched_context(device_, gone);
@@ -236,9 +239,7 @@ TEST_F(Pocl, ResidentBytesOffReadsTheStore) {
     EXPECT_FALSE(p.outcome().resident);
     EXPECT_EQ(p.outcome().rung, Rung::user_store);
     EXPECT_EQ(cache->stats().store_hits, 1u);
-    p = Program();
-    cache->forget(other);
-    clReleaseContext(other);
+    let_go(*cache, other, p);
 }
 
 }  // namespace
