@@ -17,10 +17,7 @@ using std::chrono::milliseconds;
 TEST_F(Pocl, HugeDeadlineMeansNoPracticalLimit) {
     auto cache = open();
     ASSERT_TRUE(cache);
-    SourceRequest r;
-    r.name = "scale";
-    r.source = scale_source(41);
-    r.entry_points = {"scale"};
+    SourceRequest r = scale_request(41);
     r.deadline = milliseconds::max();
     auto p = cache->program(context_, device_, r);
     ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;

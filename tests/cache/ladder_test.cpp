@@ -139,25 +139,40 @@ void build_pack(std::unique_ptr<Cache> cache, cl_context context, cl_device_id d
     ASSERT_EQ(*exported, 1u);
 }
 
-// A cache of `c` that reads the pack `pack`; null (a test failure) when it does not open.
-std::unique_ptr<Cache> open_with_pack(Config c, const std::filesystem::path& pack) {
-    c.packs = {pack};
-    Outcome o;
-    auto cache = Cache::open(c, &o);
-    EXPECT_TRUE(cache) << o.message;
-    return cache;
-}
+// What a fresh cache (store dir()/fresh) that reads a pack answers for
+// scale_request(3), as the pack tests check it.
+struct PackAnswer {
+    Outcome outcome;
+    std::uint64_t jit_compiles = 0;
+};
 
-TEST_F(Pocl, PackAnswersAfterTheUserStore) {
+class PoclPack : public CacheTest {
+  protected:
+    // Asks a fresh cache reading the pack dir()/`pack` for scale_request(3);
+    // fails the test unless it opens and answers with a program that computes
+    // what scale_source(3) says.
+    PackAnswer ask_with_pack(const std::string& pack) const {
+        auto c = config("fresh");
+        c.packs = {dir() / pack};
+        auto cache = open(c);
+        if (!cache) {
+            return {};
+        }
+        auto p = cache->program(context_, device_, scale_request(3));
+        EXPECT_TRUE(p.ok()) << p.outcome().message;
+        if (p.ok()) {
+            EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+        }
+        return {p.outcome(), cache->stats().jit_compiles};
+    }
+};
+
+TEST_F(PoclPack, PackAnswersAfterTheUserStore) {
     build_pack(open("builder"), context_, device_, dir(), "system.kcpack");
-    auto cache = open_with_pack(config("fresh"), dir() / "system.kcpack");
-    ASSERT_TRUE(cache);
-    auto p = cache->program(context_, device_, scale_request(3));
-    ASSERT_TRUE(p.ok()) << p.outcome().message;
-    EXPECT_EQ(p.outcome().rung, Rung::pack);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::answered_below));
-    EXPECT_EQ(cache->stats().jit_compiles, 0u);
-    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+    const PackAnswer answer = ask_with_pack("system.kcpack");
+    EXPECT_EQ(answer.outcome.rung, Rung::pack);
+    EXPECT_TRUE(missed_with(answer.outcome, Rung::user_store, MissCause::answered_below));
+    EXPECT_EQ(answer.jit_compiles, 0u);
     // Its load check in kcache-verify is kept for the node beside the user store.
     std::size_t vouched = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir() / "fresh" / "vouched")) {
@@ -169,7 +184,7 @@ TEST_F(Pocl, PackAnswersAfterTheUserStore) {
 // A pack's binary is loaded in kcache-verify before this process loads it:
 // a truncated one (PoCL asserts in its loader: it would abort this test) with
 // its checksum recomputed is a miss and a JIT.
-TEST_F(Pocl, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
+TEST_F(PoclPack, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
     build_pack(
         open("builder"), context_, device_, dir(), "damaged.kcpack", [](store::Store& builder) {
             auto listed = builder.list();
@@ -180,14 +195,10 @@ TEST_F(Pocl, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
             ASSERT_TRUE(builder.remove(entry->info.key));
             ASSERT_TRUE(builder.put(entry->info.fields, half, entry->info.provenance));
         });
-    auto cache = open_with_pack(config("fresh"), dir() / "damaged.kcpack");
-    ASSERT_TRUE(cache);
-    auto p = cache->program(context_, device_, scale_request(3));
-    ASSERT_TRUE(p.ok()) << p.outcome().message;
-    EXPECT_EQ(p.outcome().rung, Rung::jit);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::pack, MissCause::rejected_by_driver));
-    EXPECT_EQ(cache->stats().jit_compiles, 1u);
-    EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 5.0f);
+    const PackAnswer answer = ask_with_pack("damaged.kcpack");
+    EXPECT_EQ(answer.outcome.rung, Rung::jit);
+    EXPECT_TRUE(missed_with(answer.outcome, Rung::pack, MissCause::rejected_by_driver));
+    EXPECT_EQ(answer.jit_compiles, 1u);
 }
 
 TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
