@@ -184,14 +184,7 @@ const char* kcache_version(void) {
 }
 
 void kcache_set_log_handler(kcache_log_handler handler, void* user) {
-    if (handler == nullptr) {
-        kcache::set_log_handler({});
-        return;
-    }
-    kcache::set_log_handler([handler, user](kcache::LogLevel level, std::string_view message) {
-        const std::string text(message);  // NUL-terminated for C
-        handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(), user);
-    });
+    kcache_set_log_handler_v2(handler, user, nullptr);
 }
 
 kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, size_t* dropped) try {

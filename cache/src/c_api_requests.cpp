@@ -66,18 +66,6 @@ void fill_info(kcache_info* info, const Outcome& o) {
     }
 }
 
-// The checks every request shares: the handle, the output pointer and the
-// caller's kcache_info. Returns "" or what is wrong.
-std::string check_common(const kcache_cache* cache, const void* out, const kcache_info* info) {
-    if (cache == nullptr || out == nullptr) {
-        return "cache and out must not be NULL";
-    }
-    if (info != nullptr && (info->struct_size == 0 || info->struct_size > kMaxStructSize)) {
-        return "set info->struct_size (KCACHE_INFO_INIT)";
-    }
-    return {};
-}
-
 // The C++ request of a C kernel request; "" or what is wrong.
 std::string to_kernel_request(const kcache_kernel_request* in, KernelRequest& out) {
     kcache_kernel_request r;
@@ -125,14 +113,6 @@ std::string to_source_request(const kcache_source_request* in, SourceRequest& ou
     return {};
 }
 
-kcache_status deliver(Program p, cl_program* out, kcache_info* info) {
-    fill_info(info, p.outcome());
-    if (p.ok()) {
-        *out = p.release();
-    }
-    return report(p.outcome().status, p.outcome().message);
-}
-
 // The request of the 0.2 entry points' parameters.
 kcache_kernel_request kernel_request_of(const char* kernel, const char* params,
                                         uint32_t deadline_ms, const kcache_mode& mode) {
@@ -144,9 +124,87 @@ kcache_kernel_request kernel_request_of(const char* kernel, const char* params,
     return r;
 }
 
-// "function: what" as an invalid-argument status.
-kcache_status refuse(const char* function, const std::string& what) {
-    return invalid(std::string(function) + ": " + what);
+// An invalid-argument outcome "function: what".
+Outcome refused(const char* function, const std::string& what) {
+    Outcome o;
+    o.status = StatusCode::invalid_argument;
+    o.message = std::string(function) + ": " + what;
+    return o;
+}
+
+// A program for a registry kernel: its outcome, `*out` set on ok.
+Outcome kernel_program(const char* fn, kcache_cache* cache, cl_context context, cl_device_id device,
+                       const kcache_kernel_request* request, cl_program* out) {
+    if (cache == nullptr || out == nullptr) {
+        return refused(fn, "cache and out must not be NULL");
+    }
+    *out = nullptr;
+    KernelRequest req;
+    if (auto e = to_kernel_request(request, req); !e.empty()) {
+        return refused(fn, e);
+    }
+    auto p = cache->cache->program(context, device, req);
+    *out = p.ok() ? p.release() : nullptr;
+    return p.outcome();
+}
+
+Outcome source_program(const char* fn, kcache_cache* cache, cl_context context, cl_device_id device,
+                       const kcache_source_request* request, cl_program* out) {
+    if (cache == nullptr || out == nullptr) {
+        return refused(fn, "cache and out must not be NULL");
+    }
+    *out = nullptr;
+    SourceRequest req;
+    if (auto e = to_source_request(request, req); !e.empty()) {
+        return refused(fn, e);
+    }
+    auto p = cache->cache->program(context, device, req);
+    *out = p.ok() ? p.release() : nullptr;
+    return p.outcome();
+}
+
+// A registry kernel's binary: its outcome, `*out` (malloc: kcache_get_binary's
+// callers of 0.2 free() it) and `*size` set on ok.
+Outcome kernel_binary(const char* fn, kcache_cache* cache, cl_context context, cl_device_id device,
+                      const kcache_kernel_request* request, unsigned char** out, size_t* size) {
+    if (size != nullptr) {
+        *size = 0;
+    }
+    if (out != nullptr) {
+        *out = nullptr;
+    }
+    if (cache == nullptr || out == nullptr || size == nullptr) {
+        return refused(fn, "cache, out and size must not be NULL");
+    }
+    KernelRequest req;
+    if (auto e = to_kernel_request(request, req); !e.empty()) {
+        return refused(fn, e);
+    }
+    auto b = cache->cache->binary(context, device, req);
+    if (b.outcome.status == StatusCode::ok) {
+        auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.empty() ? 1 : b.bytes.size()));
+        if (mem == nullptr) {
+            b.outcome.status = StatusCode::internal_error;
+            b.outcome.message = std::string(fn) + ": out of memory";
+            return b.outcome;
+        }
+        std::memcpy(mem, b.bytes.data(), b.bytes.size());
+        *out = mem;
+        *size = b.bytes.size();
+    }
+    return b.outcome;
+}
+
+// The answer of a request with a kcache_info: the caller's info checked
+// first, then filled from the outcome.
+template <class Request>
+kcache_status with_info(const char* fn, kcache_info* info, Request request) {
+    if (info != nullptr && (info->struct_size == 0 || info->struct_size > kMaxStructSize)) {
+        return invalid(std::string(fn) + ": set info->struct_size (KCACHE_INFO_INIT)");
+    }
+    Outcome o = request();
+    fill_info(info, o);
+    return report(o.status, o.message);
 }
 
 }  // namespace
@@ -160,15 +218,11 @@ kcache_status kcache_get_kernel_program(kcache_cache* cache, cl_context context,
                                         cl_device_id device, const kcache_kernel_request* request,
                                         cl_program* out, kcache_info* info) try {
     constexpr const char* fn = "kcache_get_kernel_program";
-    if (auto e = check_common(cache, out, info); !e.empty()) {
-        return refuse(fn, e);
+    if (out != nullptr) {
+        *out = nullptr;
     }
-    *out = nullptr;
-    kcache::KernelRequest req;
-    if (auto e = to_kernel_request(request, req); !e.empty()) {
-        return refuse(fn, e);
-    }
-    return deliver(cache->cache->program(context, device, req), out, info);
+    return with_info(fn, info,
+                     [&] { return kernel_program(fn, cache, context, device, request, out); });
 } catch (...) {
     return escaped("kcache_get_kernel_program");
 }
@@ -177,15 +231,11 @@ kcache_status kcache_get_source_program(kcache_cache* cache, cl_context context,
                                         cl_device_id device, const kcache_source_request* request,
                                         cl_program* out, kcache_info* info) try {
     constexpr const char* fn = "kcache_get_source_program";
-    if (auto e = check_common(cache, out, info); !e.empty()) {
-        return refuse(fn, e);
+    if (out != nullptr) {
+        *out = nullptr;
     }
-    *out = nullptr;
-    kcache::SourceRequest req;
-    if (auto e = to_source_request(request, req); !e.empty()) {
-        return refuse(fn, e);
-    }
-    return deliver(cache->cache->program(context, device, req), out, info);
+    return with_info(fn, info,
+                     [&] { return source_program(fn, cache, context, device, request, out); });
 } catch (...) {
     return escaped("kcache_get_source_program");
 }
@@ -197,32 +247,55 @@ kcache_status kcache_get_kernel_binary(kcache_cache* cache, cl_context context, 
     if (size != nullptr) {
         *size = 0;
     }
-    if (auto e = check_common(cache, out, info); !e.empty()) {
-        return refuse(fn, e);
+    if (out != nullptr) {
+        *out = nullptr;
     }
-    *out = nullptr;
-    if (size == nullptr) {
-        return refuse(fn, "size must not be NULL");
-    }
-    kcache::KernelRequest req;
-    if (auto e = to_kernel_request(request, req); !e.empty()) {
-        return refuse(fn, e);
-    }
-    auto b = cache->cache->binary(context, device, req);
-    fill_info(info, b.outcome);
-    if (b.outcome.status == kcache::StatusCode::ok) {
-        // malloc (not new): kcache_get_binary's callers of 0.2 free() it.
-        auto* mem = static_cast<unsigned char*>(std::malloc(b.bytes.empty() ? 1 : b.bytes.size()));
-        if (mem == nullptr) {
-            return report(kcache::StatusCode::internal_error, std::string(fn) + ": out of memory");
-        }
-        std::memcpy(mem, b.bytes.data(), b.bytes.size());
-        *out = mem;
-        *size = b.bytes.size();
-    }
-    return report(b.outcome.status, b.outcome.message);
+    return with_info(fn, info,
+                     [&] { return kernel_binary(fn, cache, context, device, request, out, size); });
 } catch (...) {
     return escaped("kcache_get_kernel_binary");
+}
+
+kcache_status kcache_get_kernel_program_v2(kcache_cache* cache, cl_context context,
+                                           cl_device_id device,
+                                           const kcache_kernel_request* request, cl_program* out,
+                                           kcache_outcome** outcome) try {
+    if (outcome != nullptr) {
+        *outcome = nullptr;
+    }
+    return answer(
+        kernel_program("kcache_get_kernel_program_v2", cache, context, device, request, out),
+        outcome);
+} catch (...) {
+    return escaped("kcache_get_kernel_program_v2");
+}
+
+kcache_status kcache_get_source_program_v2(kcache_cache* cache, cl_context context,
+                                           cl_device_id device,
+                                           const kcache_source_request* request, cl_program* out,
+                                           kcache_outcome** outcome) try {
+    if (outcome != nullptr) {
+        *outcome = nullptr;
+    }
+    return answer(
+        source_program("kcache_get_source_program_v2", cache, context, device, request, out),
+        outcome);
+} catch (...) {
+    return escaped("kcache_get_source_program_v2");
+}
+
+kcache_status kcache_get_kernel_binary_v2(kcache_cache* cache, cl_context context,
+                                          cl_device_id device, const kcache_kernel_request* request,
+                                          unsigned char** out, size_t* size,
+                                          kcache_outcome** outcome) try {
+    if (outcome != nullptr) {
+        *outcome = nullptr;
+    }
+    return answer(
+        kernel_binary("kcache_get_kernel_binary_v2", cache, context, device, request, out, size),
+        outcome);
+} catch (...) {
+    return escaped("kcache_get_kernel_binary_v2");
 }
 
 void kcache_free(void* memory) {

@@ -15,6 +15,14 @@ struct kcache_cache {
     std::unique_ptr<kcache::Cache> cache;
 };
 
+struct kcache_config {
+    kcache::Config config;
+};
+
+struct kcache_outcome {
+    kcache::Outcome outcome;
+};
+
 namespace kcache::c_api {
 
 // Sets this thread's last message ("" for ok) and returns `s` as a C status.
@@ -24,6 +32,12 @@ kcache_status invalid(const std::string& what);
 // Inside a catch block: KCACHE_STATUS_INTERNAL_ERROR naming `function` and
 // the exception's text.
 kcache_status escaped(const char* function);
+
+// A new C outcome holding `o`, or nullptr when it cannot be allocated.
+kcache_outcome* new_outcome(Outcome o) noexcept;
+// Hands `o` to the caller's `*out` (`out` may be NULL: nothing) and returns
+// its status, with its message as this thread's last.
+kcache_status answer(Outcome o, kcache_outcome** out);
 
 // A C caller may pass any int where a kcache enum is declared; C++ may not
 // even load a value outside the enumerators' range, so the argument's bytes

@@ -28,6 +28,7 @@
 #include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/remote/schemes.hpp"
+#include "settings.hpp"
 
 namespace kcache {
 namespace {
@@ -428,6 +429,19 @@ bool load_config(Config& out, std::string& error) noexcept {
         error = "cannot read the configuration: unexpected exception";
     }
     return false;
+}
+
+std::string service::apply_setting(Config& config, const std::string& key,
+                                   const std::string& value) {
+    if (key == kTrustedKeyDirsKey) {
+        config.trusted_key_dirs = split_paths(value);
+        return {};
+    }
+    return apply(config, key, value);
+}
+
+const char* service::setting_key(std::size_t index) noexcept {
+    return index < std::size(kSettings) ? kSettings[index].key : nullptr;
 }
 
 }  // namespace kcache

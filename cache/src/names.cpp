@@ -81,6 +81,8 @@ const char* to_string(Source s) noexcept {
             return "environment";
         case Source::config_file:
             return "config file";
+        case Source::api:
+            return "api";
     }
     return "unknown";
 }

@@ -292,4 +292,7 @@ inline kcache_info kcache_info_init_() {
 }
 #endif
 
+/* The opaque configuration and outcome, and the entry points that use them. */
+#include "kcache/kcache_objects.h"
+
 #endif /* KCACHE_KCACHE_H */

@@ -101,7 +101,7 @@ KCACHE_API const char* to_string(Mode m) noexcept;
 KCACHE_API const char* to_string(MissCause c) noexcept;
 
 // Where an effective configuration value came from.
-enum class Source { default_value, environment, config_file };
+enum class Source { default_value, environment, config_file, api };  // api: kcache_config_set
 KCACHE_API const char* to_string(Source s) noexcept;
 
 // Returns the library's version (KCACHE_VERSION_STRING of the build).

@@ -11,6 +11,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-abi-self-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/include/kcache" "$work/tests/api"
 ln -s "$src/common" "$work/common"
+cp "$src"/include/kcache/*.h "$work/include/kcache/"  # kcache.h is replaced by each edit
 ln -s "$src/tests/api/abi" "$work/tests/api/abi"
 failed=0
 # verdict EXPECTED NAME PYTHON-EDIT: applies the edit to a copy of the header
