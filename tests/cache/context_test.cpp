@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "c_program.hpp"
 #include "cache_fixture.hpp"
 #include "context_support.hpp"
 #include "kcache/kcache.h"
@@ -84,12 +85,7 @@ TEST_F(Pocl, ForgetThroughTheCApi) {
 
     std::atomic<int> destroyed{0};
     cl_context ctx = watched_context(device_, destroyed);
-    cl_program prog = nullptr;
-    ASSERT_EQ(kcache_get_program(cache, ctx, device_, "dot", nullptr, 0, KCACHE_MODE_BLOCKING,
-                                 &prog, nullptr),
-              KCACHE_OK)
-        << kcache_last_error();
-    clReleaseProgram(prog);
+    ASSERT_NO_FATAL_FAILURE(get_and_release_program(cache, ctx, device_, "dot"));
     clReleaseContext(ctx);
     EXPECT_EQ(destroyed.load(), 0);  // kept alive by the cache's program
     ASSERT_EQ(kcache_forget_context(cache, ctx, &dropped), KCACHE_OK);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "c_program.hpp"
 #include "cache_fixture.hpp"
 #include "kcache/kcache.h"
 
@@ -45,12 +46,7 @@ TEST_F(PoclPublish, TheCStatsCarryFailedWrites) {
     const kcache_status opened = kcache_open(&cache);
     ::unsetenv("KCACHE_MAX_SIZE");
     ASSERT_EQ(opened, KCACHE_OK) << kcache_last_error();
-    cl_program prog = nullptr;
-    ASSERT_EQ(kcache_get_program(cache, context_, device_, "dot", nullptr, 0, KCACHE_MODE_BLOCKING,
-                                 &prog, nullptr),
-              KCACHE_OK)
-        << kcache_last_error();
-    clReleaseProgram(prog);
+    ASSERT_NO_FATAL_FAILURE(get_and_release_program(cache, context_, device_, "dot"));
     kcache_stats st = KCACHE_STATS_INIT;
     ASSERT_EQ(kcache_get_stats(cache, &st), KCACHE_OK);
     EXPECT_EQ(st.store_write_failures, 1u);
