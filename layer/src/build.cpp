@@ -206,13 +206,14 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
     target().clGetProgramInfo(w->active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
                               &driver_count, nullptr);
     const bool kernels_attached = driver_count != w->app_references;
-    std::string_view why = cache == nullptr
-                               ? "the cache is not open"
-                               : pass_reason(*w, program_devices(w->source), num_devices,
-                                             device_list, options, kernels_attached);
+    const std::vector<cl_device_id> devices =
+        cache == nullptr ? std::vector<cl_device_id>() : program_devices(w->source);
+    std::string_view why = cache == nullptr ? "the cache is not open"
+                                            : pass_reason(*w, devices, num_devices, device_list,
+                                                          options, kernels_attached);
     Answer a;
     if (why.empty()) {
-        a = ask_cache(*cache, *w, program_devices(w->source), options);
+        a = ask_cache(*cache, *w, devices, options);
         why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
     }
     if (!why.empty()) {

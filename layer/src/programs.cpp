@@ -136,7 +136,9 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
                                                   cl_int* errcode_ret) {
     const cl_program source =
         target().clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    if (source == nullptr || inside_cache() || service() == nullptr) {
+    // The cache opens at the first build, not here: a program that is never
+    // built costs no cache, and the first build's time includes the opening.
+    if (source == nullptr || inside_cache()) {
         return source;
     }
     auto* w = new (std::nothrow) LayerProgram;

@@ -1,6 +1,6 @@
 #pragma once
 // The layer's service: the process's one kcache Cache (opened at the first
-// program the application creates from source), and what the layer reports
+// build of a program the application created from source), and what the layer reports
 // about each program: a trace line (KCACHE_TRACE) and the counters file that
 // `kcache stats` reads.
 
@@ -32,7 +32,8 @@ inline void note_pass(std::string_view why) {
 
 // The counters file of the store directory `dir`: one line `NAME COUNT` per
 // verdict (hit, jit, fail, pass), updated under an exclusive lock by every
-// process the layer runs in. Returns them for `kcache stats`.
+// process the layer runs in (every 16 builds and at exit). Returns its path
+// for `kcache stats`.
 std::string counters_path(const std::string& dir);
 
 }  // namespace kcache::layer

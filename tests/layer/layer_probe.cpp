@@ -230,6 +230,14 @@ int entry() {
     return 0;
 }
 
+// A program created and queried but never built.
+int unbuilt() {
+    cl_program p = from_source(kSource);
+    dump_program("unbuilt", p);
+    put("unbuilt.release", clReleaseProgram(p));
+    return 0;
+}
+
 int slow() {
     cl_program p = from_source(kcache::test::nested_macro_kernel(17));
     const auto start = std::chrono::steady_clock::now();
@@ -269,11 +277,14 @@ bool open_context() {
 
 int main(int argc, char** argv) {
     if (argc != 2 || !open_context()) {
-        std::fprintf(stderr, "usage: layer_probe entry|slow (needs an OpenCL device)\n");
+        std::fprintf(stderr, "usage: layer_probe entry|unbuilt|slow (needs an OpenCL device)\n");
         return 2;
     }
     const std::string mode = argv[1];
-    const int rc = mode == "entry" ? entry() : mode == "slow" ? slow() : 2;
+    const int rc = mode == "entry"     ? entry()
+                   : mode == "unbuilt" ? unbuilt()
+                   : mode == "slow"    ? slow()
+                                       : 2;
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);
     return rc;

@@ -1,12 +1,14 @@
 // The layer (label layer): an application's program and kernel queries answer
 // the same with and without it, a second process's builds are store hits,
-// a store that cannot open passes everything through, and a compile past the
-// deadline fails the build at the deadline and is answered at once next time.
+// a program never built opens no cache, a store that cannot open passes
+// everything through, and a compile past the deadline fails the build at the
+// deadline and is answered at once next time.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -84,6 +86,18 @@ TEST_F(Layer, AStoreThatCannotOpenPassesEveryCallThroughAndSaysSoOnce) {
     ASSERT_EQ(lines.size(), 1u) << layered.err;
     EXPECT_NE(lines[0].find("could not be opened"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("straight to the driver"), std::string::npos) << lines[0];
+}
+
+// The cache opens at a program's first build: an application that only
+// creates and queries programs gets the driver's answers and no store.
+TEST_F(Layer, AProgramThatIsNeverBuiltOpensNoCache) {
+    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"unbuilt"});
+    const auto layered = run(With::layer, KCACHE_TEST_PROBE_PATH, {"unbuilt"});
+    ASSERT_EQ(driver.exit_code, 0) << driver.err;
+    EXPECT_EQ(value_of(driver.out, "unbuilt.release"), "0") << driver.out;
+    EXPECT_EQ(layered.out, driver.out) << layered.err;
+    EXPECT_TRUE(trace_lines(layered.err).empty()) << layered.err;
+    EXPECT_FALSE(std::filesystem::exists(store_dir())) << "the cache was opened";
 }
 
 // The slow kernel compiles for minutes on PoCL: the build fails at the 2 s
