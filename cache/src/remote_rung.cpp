@@ -3,6 +3,8 @@
 // next process hits locally. Writers share what they build through the
 // client's background queue.
 
+#include <algorithm>
+
 #include "binary_vouch.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
@@ -29,10 +31,26 @@ remote::Settings remote_settings(const Config& config) {
     s.signatures = config.remote_require_signed ? remote::ObjectSignatures::require
                                                 : remote::ObjectSignatures::accept_unsigned;
     s.trusted_keys = trusted_keys(config);  // the same sources as packs
+    // Read as trusted keys are: a file others could replace is left out.
+    s.trusted_builders = store::TrustedKeys::load({}, trusted_builder_files(config));
     s.signing_key_file = config.remote_signing_key;
     s.s3 = remote_s3_settings(config);
     s.observe = remote_observer(config.metrics);  // get/put times and spans (observe.hpp)
     return s;
+}
+
+std::vector<std::filesystem::path> trusted_builder_files(const Config& config) {
+    std::vector<std::filesystem::path> out;
+    const auto it = config.origins.find("remote_trusted_builders");
+    const std::string value = it == config.origins.end() ? "" : it->second.first;
+    for (std::size_t pos = 0; pos < value.size();) {
+        const std::size_t end = std::min(value.find(':', pos), value.size());
+        if (end > pos) {
+            out.emplace_back(value.substr(pos, end - pos));
+        }
+        pos = end + 1;
+    }
+    return out;
 }
 
 Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config) {
@@ -102,11 +120,15 @@ Step RemoteRung::attempt(Ask& ask) {
         return fetch_failed(parts_.config, ask, got.error());
     }
     // Built elsewhere: loaded in the helper first (the user store's backfilled
-    // copy is the node's verdict, so no vouched/ record is kept).
-    if (auto bad = vouch_for_binary(verify_helper_beside(parts_.config.jit_helper), {}, plan.fields,
-                                    got->bytes, plan.input.options)) {
-        ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
-        return Step::miss();
+    // copy is the node's verdict, so no vouched/ record is kept), unless a
+    // builder the operator trusts signed it (docs/design.md, "Binaries built
+    // elsewhere").
+    if (got->load_check == remote::LoadCheck::required) {
+        if (auto bad = vouch_for_binary(verify_helper_beside(parts_.config.jit_helper), {},
+                                        plan.fields, got->bytes, plan.input.options)) {
+            ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
+            return Step::miss();
+        }
     }
     auto prog = parts_.loader.load(ask.context, ask.device, got->bytes, plan.input.options);
     if (!prog) {

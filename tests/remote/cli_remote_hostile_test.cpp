@@ -112,7 +112,9 @@ TEST_F(RemoteCliHostile, PushReplacesWhatOnlyLooksLikeTheObject) {
 TEST_F(RemoteCliHostile, PushStopsAtAServerThatAsksToBeLeftAlone) {
     fill(3);
     for (const std::string& base : {server_->busy_url(), server_->denied_url()}) {
-        std::filesystem::remove(store_dir() / "remote-down");
+        for (const auto& mark : down_marks(store_dir())) {
+            std::filesystem::remove(mark);
+        }
         const std::size_t before = server_->requests().size();
         const CliRun r = push(base);
         EXPECT_EQ(r.code, 1) << r.out << r.err;

@@ -138,7 +138,7 @@ TEST_F(RemoteWebDav, AReadOnlyLocationRefusesPutsClearlyAndNothingStoredIsLost) 
     EXPECT_EQ(server_->count("PUT", 403), static_cast<std::size_t>(built));
     EXPECT_EQ(server_->count("MKCOL"), 0u);  // a refusal is not a missing collection
     // A refused write says nothing about the server being down.
-    EXPECT_FALSE(std::filesystem::exists(store_dir() / "remote-down"));
+    EXPECT_TRUE(down_marks(store_dir()).empty());
 
     const CliRun again =
         kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {remote()});

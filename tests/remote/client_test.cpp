@@ -113,7 +113,8 @@ TEST_F(RemoteClient, ServerErrorIsCountedAndOpensTheBreaker) {
     EXPECT_EQ(c->counters().errors, 1u);
     EXPECT_EQ(fetch_error(*c, 11), RemoteErrc::breaker_open);  // no request sent
     EXPECT_EQ(server_->requests().size(), 1u);
-    EXPECT_TRUE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(
+        std::filesystem::exists(breaker_file(dir() / "state", "down", server_->broken_url())));
 }
 
 TEST_F(RemoteClient, RedirectLoopIsCutShort) {

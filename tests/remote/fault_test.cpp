@@ -109,8 +109,8 @@ TEST_F(RemoteFault, AnsweringServerIsConfirmedForTheWindow) {
     s.breaker_window = Millis(60'000);
     auto c = open_client(s);
     EXPECT_EQ(c->fetch(made_up_fields(1)).error().code, RemoteErrc::not_found);
-    EXPECT_TRUE(std::filesystem::exists(dir() / "state" / "remote-up"));
-    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(std::filesystem::exists(breaker_file(dir() / "state", "up", server->url())));
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
     ASSERT_TRUE(c->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
     EXPECT_TRUE(c->fetch(made_up_fields(1)));
 }
@@ -130,7 +130,7 @@ TEST_F(RemoteFault, StoppedServerIsSkippedForTheWindowThenTriedAgain) {
     ASSERT_TRUE(server->restart());
     std::this_thread::sleep_for(Millis(400));  // the window passes: one trial request
     EXPECT_TRUE(c->fetch(made_up_fields(1)));
-    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
     EXPECT_TRUE(c->fetch(made_up_fields(1)));
     const auto n = c->counters();
     EXPECT_EQ(n.hits, 2u);

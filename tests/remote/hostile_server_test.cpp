@@ -34,7 +34,8 @@ class RemoteHostile : public TempDirTest {
     }
     // The breaker mark's expiry (ms since the epoch), 0 without one.
     long long marked_until() const {
-        std::ifstream in(dir() / "state" / "remote-down");
+        const auto marks = down_marks(dir() / "state");
+        std::ifstream in(marks.empty() ? dir() / "state" / "none" : marks.front());
         long long until = 0;
         return in >> until ? until : 0;
     }

@@ -162,7 +162,7 @@ TEST_F(RedisTest, AclUsersLogInAndAReaderMayNotWrite) {
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("NOPERM"), std::string::npos) << refused.error().message;
     // A refused write leaves the breaker closed: reads go on.
-    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
     EXPECT_TRUE(reader->fetch(made_up_fields(1)));
 }
 
@@ -181,7 +181,7 @@ TEST_F(RedisTest, AWrongPasswordIsAClearErrorAndAMissThatNamesNoSecret) {
         EXPECT_NE(got.error().message.find("WRONGPASS"), std::string::npos);
         EXPECT_EQ(got.error().message.find("not-the-password"), std::string::npos);
     }
-    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
     EXPECT_EQ(c->counters().errors, 2u);
 }
 
@@ -235,7 +235,7 @@ TEST_F(RedisTest, ValuesThatAreNotTheObjectAreCountedCorruptMisses) {
     };
     EXPECT_LT(output(cli({"INFO", "stats"})) - output(sent_before), 2u << 20);
     EXPECT_EQ(c->counters().corrupt, 4u);
-    EXPECT_FALSE(std::filesystem::exists(dir() / "state" / "remote-down"));
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
     EXPECT_TRUE(c->fetch(made_up_fields(1)));
 }
 

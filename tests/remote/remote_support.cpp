@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "backend.hpp"
+#include "breaker.hpp"
 #include "kcache/store/signature.hpp"
 
 namespace kcache::test {
@@ -89,6 +91,23 @@ remote::Settings test_settings(const std::string& url, const std::filesystem::pa
     s.connect_timeout = std::chrono::milliseconds(1000);
     s.state_dir = state_dir;
     return s;
+}
+
+std::filesystem::path breaker_file(const std::filesystem::path& state_dir, const std::string& kind,
+                                   const std::string& url) {
+    return state_dir / ("remote-" + kind + "." + remote::breaker_tag(remote::server_name(url)));
+}
+
+std::vector<std::filesystem::path> down_marks(const std::filesystem::path& state_dir) {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(state_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("remote-down.", 0) == 0 && name.find(".tmp.") == std::string::npos) {
+            out.push_back(e.path());
+        }
+    }
+    return out;
 }
 
 store::KeyFields made_up_fields(int n) {

@@ -47,6 +47,14 @@ std::vector<std::string> signing_env(const std::filesystem::path& dir);
 // uploads signed with test_signing_key(), which is the one key trusted.
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir);
 
+// The breaker's file `kind` ("down", "up") in `state_dir` for the server of
+// `url` (breaker.hpp's grammar).
+std::filesystem::path breaker_file(const std::filesystem::path& state_dir, const std::string& kind,
+                                   const std::string& url);
+
+// The breaker's down marks in `state_dir`, one per server marked down.
+std::vector<std::filesystem::path> down_marks(const std::filesystem::path& state_dir);
+
 // Key fields of made-up entry `n` (distinct per `n`).
 store::KeyFields made_up_fields(int n);
 // `size` bytes of made-up binary for entry `n` (partly compressible).

@@ -49,38 +49,62 @@ struct PushCounts {
     int uploaded = 0, present = 0, replaced = 0, failed = 0;
 };
 
-// Uploads entry `e` unless the server gives back its verified object; what
-// answers 200 but is not the object (an HTML page, a truncated or flipped
-// object) is replaced and counted so.
-void push_one(remote::Client& client, store::Store& store, const store::EntryInfo& e,
-              PushCounts& n) {
-    auto held = client.held(e.fields);
-    if (held && held->holding == remote::Holding::verified) {
-        ++n.present;
-        return;
+// Objects asked of the remote at once by push and pull: one batch, which a
+// Redis backend pipelines (one round trip per server).
+constexpr std::size_t kBatch = 32;
+
+// Uploads each entry of `batch` unless the server gives back its verified
+// object; what answers 200 but is not the object (an HTML page, a truncated
+// or flipped object) is replaced and counted so.
+void push_batch(remote::Client& client, store::Store& store,
+                const std::vector<store::EntryInfo>& batch, PushCounts& n) {
+    std::vector<store::KeyFields> fields;
+    for (const store::EntryInfo& e : batch) {
+        fields.push_back(e.fields);
     }
-    auto entry = held ? store.get(e.fields) : Result<store::Entry, store::Miss>(store::Entry{});
-    Status<remote::RemoteError> up = Ok{};
-    if (held && entry) {
-        up = client.upload(e.fields, entry->bytes, entry->info.provenance);
+    const auto held = client.held_many(fields);
+    std::vector<store::Entry> entries;  // read first: items point into them
+    std::vector<std::size_t> sent;      // indices into `batch`
+    auto fails = [&](const store::EntryInfo& e, const std::string& why) {
+        ++n.failed;
+        std::cerr << "push: " << e.key.hex().substr(0, 16) << " (" << e.fields.kernel_name
+                  << "): " << why << "\n";
+    };
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!held[i]) {
+            fails(batch[i], held[i].error().message);
+            continue;
+        }
+        if (held[i]->holding == remote::Holding::verified) {
+            ++n.present;
+            continue;
+        }
+        auto entry = store.get(batch[i].fields);
+        if (!entry) {
+            fails(batch[i], "local entry unreadable: " + entry.error().detail);
+            continue;
+        }
+        entries.push_back(std::move(*entry));
+        sent.push_back(i);
     }
-    const std::string what =
-        "push: " + e.key.hex().substr(0, 16) + " (" + e.fields.kernel_name + "): ";
-    if (held && entry && up) {
-        if (held->holding == remote::Holding::unusable) {
+    std::vector<remote::Client::UploadItem> items;
+    for (const store::Entry& e : entries) {
+        items.push_back({&e.info.fields, e.bytes, &e.info.provenance});
+    }
+    const auto up = client.upload_many(items);
+    for (std::size_t k = 0; k < sent.size(); ++k) {
+        const std::size_t i = sent[k];
+        if (!up[k]) {
+            fails(batch[i], up[k].error().message);
+        } else if (held[i]->holding == remote::Holding::unusable) {
             ++n.replaced;
-            std::cerr << what << "replaced what the server held: " << held->detail << "\n";
+            std::cerr << "push: " << batch[i].key.hex().substr(0, 16) << " ("
+                      << batch[i].fields.kernel_name
+                      << "): replaced what the server held: " << held[i]->detail << "\n";
         } else {
             ++n.uploaded;
         }
-        return;
     }
-    ++n.failed;
-    std::cerr << what
-              << (!held    ? held.error().message
-                  : !entry ? "local entry unreadable: " + entry.error().detail
-                           : up.error().message)
-              << "\n";
 }
 
 int run_push(const ParsedArgs& args) {
@@ -106,9 +130,14 @@ int run_push(const ParsedArgs& args) {
         return store ? report(exit_for(listed.error()), "push", listed.error().message) : code;
     }
     PushCounts n;
-    for (const store::EntryInfo& e : *listed) {
-        if (selected(e, args.value("kernel"))) {
-            push_one(**client, *store, e, n);
+    std::vector<store::EntryInfo> batch;
+    for (std::size_t i = 0; i < listed->size(); ++i) {
+        if (selected((*listed)[i], args.value("kernel"))) {
+            batch.push_back((*listed)[i]);
+        }
+        if (batch.size() == kBatch || (i + 1 == listed->size() && !batch.empty())) {
+            push_batch(**client, *store, batch, n);
+            batch.clear();
         }
     }
     print_counts("push",
@@ -124,36 +153,47 @@ struct PullCounts {
     int pulled = 0, local = 0, absent = 0, unsupported = 0, rejected = 0, failed = 0;
 };
 
-void pull_one(remote::Client& client, store::Store& store, const store::KeyFields& fields,
-              PullCounts& n) {
-    if (auto info = store.info(store::make_key(fields)); info && *info) {
-        ++n.local;
-        return;
-    }
-    auto got = client.fetch(fields);
-    if (!got) {
-        if (got.error().code == remote::RemoteErrc::not_found) {
-            ++n.absent;
-            return;
+// Fetches the keys of `batch` that the store does not hold, checks and stores each.
+void pull_batch(remote::Client& client, store::Store& store,
+                const std::vector<store::KeyFields>& batch, PullCounts& n) {
+    std::vector<store::KeyFields> wanted;
+    for (const store::KeyFields& fields : batch) {
+        if (auto info = store.info(store::make_key(fields)); info && *info) {
+            ++n.local;
+        } else {
+            wanted.push_back(fields);
         }
-        ++n.failed;
-        std::cerr << "pull: " << fields.kernel_name << ": " << got.error().message << "\n";
-        return;
     }
-    // Built elsewhere: checked in kcache-verify (its known-answer test, as a
-    // remote hit is) before it is stored, since the store trusts what it holds.
-    if (auto bad = service::vouch_for_binary(verify_helper_path(), {}, fields, got->bytes,
-                                             fields.build_options)) {
-        ++n.rejected;
-        std::cerr << "pull: " << fields.kernel_name << ": not stored: " << *bad << "\n";
-        return;
+    auto got = client.fetch_many(wanted);
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        const store::KeyFields& fields = wanted[i];
+        if (!got[i]) {
+            const bool absent = got[i].error().code == remote::RemoteErrc::not_found;
+            ++(absent ? n.absent : n.failed);
+            if (!absent) {
+                std::cerr << "pull: " << fields.kernel_name << ": " << got[i].error().message
+                          << "\n";
+            }
+            continue;
+        }
+        // Built elsewhere: checked in kcache-verify (its known-answer test, as
+        // a remote hit is) before it is stored, since the store trusts what it
+        // holds; unless a builder the operator trusts signed it.
+        if (got[i]->load_check == remote::LoadCheck::required) {
+            if (auto bad = service::vouch_for_binary(verify_helper_path(), {}, fields,
+                                                     got[i]->bytes, fields.build_options)) {
+                ++n.rejected;
+                std::cerr << "pull: " << fields.kernel_name << ": not stored: " << *bad << "\n";
+                continue;
+            }
+        }
+        if (auto put = store.put(fields, got[i]->bytes, got[i]->provenance); !put) {
+            ++n.failed;
+            std::cerr << "pull: " << fields.kernel_name << ": " << put.error().message << "\n";
+            continue;
+        }
+        ++n.pulled;
     }
-    if (auto put = store.put(fields, got->bytes, got->provenance); !put) {
-        ++n.failed;
-        std::cerr << "pull: " << fields.kernel_name << ": " << put.error().message << "\n";
-        return;
-    }
-    ++n.pulled;
 }
 
 int run_pull(const ParsedArgs& args) {
@@ -176,6 +216,7 @@ int run_pull(const ParsedArgs& args) {
         return code;
     }
     PullCounts n;
+    std::vector<store::KeyFields> batch;
     for (const device_db::DeviceIdentity& id : *devices) {
         for (const kernels::Variant& v : *variants) {
             auto rendered = kernels::render(v);
@@ -185,9 +226,14 @@ int run_pull(const ParsedArgs& args) {
             }
             const service::CompileInput input{v.id(), rendered->source, rendered->options,
                                               rendered->entry_points};
-            pull_one(**client, *store, service::jit_key_fields(id, input), n);
+            batch.push_back(service::jit_key_fields(id, input));
+            if (batch.size() == kBatch) {
+                pull_batch(**client, *store, batch, n);
+                batch.clear();
+            }
         }
     }
+    pull_batch(**client, *store, batch, n);
     print_counts("pull",
                  {{"pulled", n.pulled},
                   {"already local", n.local},

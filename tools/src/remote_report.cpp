@@ -18,7 +18,8 @@ nlohmann::json remote_stats_json(const std::filesystem::path& store_dir) {
             {"timeouts", c.timeouts},
             {"corrupt", c.corrupt},
             {"uploads", c.uploads},
-            {"upload_failures", c.upload_failures}};
+            {"upload_failures", c.upload_failures},
+            {"builder_hits", c.builder_hits}};
 }
 
 std::string remote_effective(const Config& c, const std::string& name) {
@@ -65,6 +66,14 @@ std::string remote_effective(const Config& c, const std::string& name) {
     if (name.rfind("remote_s3_", 0) == 0) {
         return service::remote_s3_effective(c, name);
     }
+    if (name == "remote_trusted_builders") {
+        const auto files = service::trusted_builder_files(c);
+        std::string shown;
+        for (const auto& f : files) {
+            shown += (shown.empty() ? "" : ":") + f.string();
+        }
+        return files.empty() ? "(none: every remote object is load-checked)" : shown;
+    }
     if (name == "remote_signing_key") {
         return c.remote_signing_key.empty() ? "(none: uploads are not signed)"
                                             : c.remote_signing_key.string();
@@ -85,6 +94,14 @@ RemoteCheck signature_check(const Config& config) {
         std::string(required ? "required" : "not required (unsigned objects used)") + "; " +
         std::to_string(trusted) + " trusted key(s)";
     bool ok = !required || trusted > 0;
+    if (const std::size_t builders = s.trusted_builders.keys().size(); builders > 0) {
+        detail += "; " + std::to_string(builders) +
+                  " trusted builder key(s): objects they sign skip the load check";
+    }
+    for (const std::string& problem : s.trusted_builders.problems()) {
+        detail += "; builder key left out: " + problem;
+        ok = false;
+    }
     if (s.signing_key_file.empty()) {
         detail += "; uploads ";
         detail += required ? "off: no signing key (KCACHE_REMOTE_SIGNING_KEY)" : "unsigned";
@@ -116,6 +133,32 @@ std::optional<RemoteCheck> s3_credentials_check(const Config& config) {
                        static_cast<bool>(origin)};
 }
 
+// One line per server whose breaker is open (a `remote-down.<server>` mark
+// in `store_dir` whose time has not passed).
+std::vector<RemoteCheck> open_breakers(const std::filesystem::path& store_dir) {
+    std::vector<RemoteCheck> out;
+    std::error_code ec;
+    const std::string prefix = "remote-down.";
+    for (const auto& e : std::filesystem::directory_iterator(store_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0 || name.find(".tmp.") != std::string::npos) {
+            continue;
+        }
+        auto text = read_regular_file(e.path(), 4096);  // FIFO, device: no mark
+        std::istringstream mark(text ? std::move(*text) : std::string());
+        long long until = 0;
+        std::string why;
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        if (mark >> until && std::getline(mark, why) && until > now) {
+            out.push_back({"breaker " + name.substr(prefix.size()),
+                           "open for " + std::to_string(until - now) + " ms more:" + why, false});
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::optional<std::string> no_signed_uploads(const Config& config) {
@@ -135,18 +178,8 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
     if (auto s3 = s3_credentials_check(config)) {
         out.push_back(std::move(*s3));
     }
-    auto text = read_regular_file(config.dir / "remote-down", 4096);  // FIFO, device: no mark
-    std::istringstream mark(text ? std::move(*text) : std::string());
-    long long until = 0;
-    std::string why;
-    if (mark >> until && std::getline(mark, why)) {
-        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-        if (until > now) {
-            out.push_back(
-                {"breaker", "open for " + std::to_string(until - now) + " ms more:" + why, false});
-        }
+    for (auto& b : open_breakers(config.dir)) {
+        out.push_back(std::move(b));
     }
     for (const std::string& url : config.remote_urls) {
         // Passwords in URLs are never printed.

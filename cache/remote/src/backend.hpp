@@ -42,9 +42,33 @@ struct Failure {
     std::chrono::seconds retry_after{0};  // how long the server asked to be left alone; 0 if not
 };
 
+// `scheme://host[:port]` of `url`, without credentials or path: what a
+// message may name, and the default server of a URL.
+std::string server_name(const std::string& url);
+
+// One object of a put_many.
+struct PutItem {
+    std::string url;
+    std::span<const std::uint8_t> object;
+};
+
 class Backend {
   public:
     virtual ~Backend() = default;
+    // The server that answers for `url`, as the client's breakers tell
+    // servers apart (a name without credentials): by default
+    // `scheme://host[:port]` of the URL (server_name()).
+    virtual std::string server_of(const std::string& url) { return server_name(url); }
+    // get() of each of `urls`, the answers in the same order. The default
+    // sends them one after another; a backend that can, pipelines them (Redis:
+    // one round trip per server).
+    virtual std::vector<Result<Reply, Failure>> get_many(const std::vector<std::string>& urls);
+    // put() of each of `items`, the answers in the same order (see get_many).
+    virtual std::vector<Result<Reply, Failure>> put_many(const std::vector<PutItem>& items);
+    // The most requests the client hands get_many or put_many at once: 1
+    // for a backend that sends them one after another, so that each passes
+    // the breaker on its own (a server that fails is not asked again).
+    virtual std::size_t batch_limit() const { return 1; }
     // The object at `url`, whole and within Settings::max_object_bytes.
     virtual Result<Reply, Failure> get(const std::string& url) = 0;
     // Whether the object at `url` is there: a reply, or not_found.

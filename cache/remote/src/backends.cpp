@@ -106,6 +106,33 @@ Result<Reply, Failure> request(Backend& backend, Op op, const std::string& url,
     return backend.get(url);
 }
 
+std::vector<Result<Reply, Failure>> Backend::get_many(const std::vector<std::string>& urls) {
+    std::vector<Result<Reply, Failure>> out;
+    for (const std::string& url : urls) {
+        out.push_back(get(url));
+    }
+    return out;
+}
+
+std::vector<Result<Reply, Failure>> Backend::put_many(const std::vector<PutItem>& items) {
+    std::vector<Result<Reply, Failure>> out;
+    for (const PutItem& item : items) {
+        out.push_back(put(item.url, item.object));
+    }
+    return out;
+}
+
+std::string server_name(const std::string& url) {
+    const auto scheme_end = url.find("://");
+    const std::size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+    const std::size_t host_end = std::min(url.find('/', host_start), url.size());
+    std::string host = url.substr(host_start, host_end - host_start);
+    if (const auto at = host.rfind('@'); at != std::string::npos) {
+        host.erase(0, at + 1);
+    }
+    return url.substr(0, host_start) + host;
+}
+
 std::optional<Reply> answered(const Result<Reply, Failure>& r) {
     if (r) {
         return *r;

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -49,14 +51,43 @@ std::int64_t wall_ms() {
         .count();
 }
 
-Breaker::Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window,
-                 std::chrono::milliseconds trial_wait)
+std::string breaker_tag(const std::string& server) {
+    constexpr std::size_t kMaxTag = 100;
+    std::string tag;
+    for (char c : server) {
+        const bool kept = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+        tag += kept ? c : '_';
+    }
+    if (tag.size() <= kMaxTag) {
+        return tag;
+    }
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+    for (char c : server) {
+        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return tag.substr(0, kMaxTag) + "~" + hex;
+}
+
+Breaker::Breaker(const std::filesystem::path& state_dir, const std::string& server,
+                 std::chrono::milliseconds window, std::chrono::milliseconds trial_wait)
     : window_(window), trial_wait_(trial_wait) {
     if (!state_dir.empty()) {
-        mark_ = state_dir / "remote-down";
-        up_ = state_dir / "remote-up";
-        lock_ = state_dir / "remote-down.lock";
+        const std::string tag = breaker_tag(server);
+        mark_ = state_dir / ("remote-down." + tag);
+        up_ = state_dir / ("remote-up." + tag);
+        lock_ = state_dir / ("remote-lock." + tag);
     }
+}
+
+Breaker& Breakers::of(const std::string& server) {
+    std::lock_guard g(mu_);
+    auto& b = by_server_[server];
+    if (!b) {
+        b = std::make_unique<Breaker>(state_dir_, server, window_, trial_wait_);
+    }
+    return *b;
 }
 
 UniqueFd Breaker::take_lock(std::chrono::milliseconds wait) const {

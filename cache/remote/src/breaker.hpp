@@ -1,11 +1,16 @@
 #pragma once
-// The circuit breaker, shared by the node's processes through a small file in
-// the user store's directory:
+// The circuit breaker of one server, shared by the node's processes through
+// small files in the user store's directory; a client keeps one per server
+// (Breakers: each HTTP or S3 endpoint, each Redis server or cluster node),
+// so a server that fails is skipped while the others are still asked:
 //
-//   <state_dir>/remote-down        "<until_ms> <reason>\n", replaced by rename
-//   <state_dir>/remote-up          "<until_ms>\n": the server answered within
+//   <state_dir>/remote-down.<tag>  "<until_ms> <reason>\n", replaced by rename
+//   <state_dir>/remote-up.<tag>    "<until_ms>\n": the server answered within
 //                                  the window before until_ms, replaced by rename
-//   <state_dir>/remote-down.lock   flock'ed by the one process trying the server
+//   <state_dir>/remote-lock.<tag>  flock'ed by the one process trying the server
+//   tag := the server's name ("redis://127.0.0.1:7001") with every byte but
+//          [A-Za-z0-9.-] made '_'; a longer one than 100 bytes is cut there and
+//          ends in '~' and 16 hex digits of its FNV-1a hash
 //
 // A down mark whose time has not passed: every process skips the server
 // without a request. A down mark that has expired: the one process that
@@ -21,6 +26,9 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "kcache/common/unique_fd.hpp"
@@ -40,11 +48,12 @@ class Breaker {
         UniqueFd trial_lock;
     };
 
-    // An empty `state_dir` keeps the mark in this process only. `trial_wait`
-    // bounds how long a request waits for another process's trial (the
-    // request timeout).
-    Breaker(std::filesystem::path state_dir, std::chrono::milliseconds window,
-            std::chrono::milliseconds trial_wait);
+    // The breaker of `server` (its files named by breaker_tag). An empty
+    // `state_dir` keeps the mark in this process only. `trial_wait` bounds
+    // how long a request waits for another process's trial (the request
+    // timeout).
+    Breaker(const std::filesystem::path& state_dir, const std::string& server,
+            std::chrono::milliseconds window, std::chrono::milliseconds trial_wait);
 
     // Whether a request may go out now.
     Ticket allow();
@@ -70,6 +79,26 @@ class Breaker {
     std::atomic<std::int64_t> up_until_ms_{0};     // the up mark as last read or written
     std::atomic<std::int64_t> local_until_ms_{0};  // used when there is no state_dir
 };
+
+// The breakers of one client, by server name; made at a server's first
+// request. Thread-safe; a breaker lives as long as this.
+class Breakers {
+  public:
+    Breakers(std::filesystem::path state_dir, std::chrono::milliseconds window,
+             std::chrono::milliseconds trial_wait)
+        : state_dir_(std::move(state_dir)), window_(window), trial_wait_(trial_wait) {}
+    Breaker& of(const std::string& server);
+
+  private:
+    std::filesystem::path state_dir_;
+    std::chrono::milliseconds window_;
+    std::chrono::milliseconds trial_wait_;
+    std::mutex mu_;
+    std::map<std::string, std::unique_ptr<Breaker>> by_server_;
+};
+
+// The file-name tag of `server` (see the grammar above).
+std::string breaker_tag(const std::string& server);
 
 // Milliseconds since the Unix epoch (the mark is shared across processes).
 std::int64_t wall_ms();

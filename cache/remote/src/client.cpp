@@ -12,19 +12,6 @@
 namespace kcache::remote {
 namespace {
 
-// `scheme://host[:port]` of `url`, without credentials or path: what a
-// message may name.
-std::string server_of(const std::string& url) {
-    const auto scheme_end = url.find("://");
-    const std::size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-    const std::size_t host_end = std::min(url.find('/', host_start), url.size());
-    std::string host = url.substr(host_start, host_end - host_start);
-    if (const auto at = host.rfind('@'); at != std::string::npos) {
-        host.erase(0, at + 1);
-    }
-    return url.substr(0, host_start) + host;
-}
-
 // The longest a Retry-After keeps the node away (the breaker window's own limit).
 constexpr std::chrono::milliseconds kMaxRetryAfter = std::chrono::hours(1);
 
@@ -63,7 +50,7 @@ Result<std::string, RemoteError> read_token(const std::filesystem::path& file) {
 
 Client::Impl::Impl(Settings s)
     : settings(std::move(s)),
-      breaker(settings.state_dir, settings.breaker_window, settings.timeout) {}
+      breakers(settings.state_dir, settings.breaker_window, settings.timeout) {}
 
 Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (settings.base_urls.empty()) {
@@ -106,17 +93,30 @@ Client::~Client() {
 
 Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
                                           std::span<const std::uint8_t> body) {
+    Backend& backend = backends.of(url);
+    const std::string server = backend.server_of(url);
+    Breaker& breaker = breakers.of(server);
     Breaker::Ticket ticket = breaker.allow();
     if (!ticket.allowed) {
-        return fail(Failure{RemoteError{RemoteErrc::breaker_open, ticket.why_not}});
+        return fail(Failure{RemoteError{RemoteErrc::breaker_open, server + ": " + ticket.why_not}});
     }
-    auto r = request(backends.of(url), op, url, body);
-    // A server that answered has a status (a refusal with its code and
-    // Retry-After); a failure without one is the transport's.
-    const long status = r ? r->status : r.error().status;
-    const RemoteErrc code = status != 0 ? RemoteErrc::http_status : r.error().error.code;
-    const std::chrono::seconds retry_after = r ? std::chrono::seconds(0) : r.error().retry_after;
-    if (trips_breaker(code, status, retry_after.count() > 0)) {
+    auto r = request(backend, op, url, body);
+    judge(breaker, ticket, server, {&r, 1});
+    return r;
+}
+
+void Client::Impl::judge(Breaker& breaker, Breaker::Ticket& ticket, const std::string& server,
+                         std::span<const Result<Reply, Failure>> answers) {
+    for (const Result<Reply, Failure>& r : answers) {
+        // A server that answered has a status (a refusal with its code and
+        // Retry-After); a failure without one is the transport's.
+        const long status = r ? r->status : r.error().status;
+        const RemoteErrc code = status != 0 ? RemoteErrc::http_status : r.error().error.code;
+        const std::chrono::seconds retry_after =
+            r ? std::chrono::seconds(0) : r.error().retry_after;
+        if (!trips_breaker(code, status, retry_after.count() > 0)) {
+            continue;
+        }
         // A server that says when to come back (Retry-After) is left alone
         // that long, at most an hour; otherwise for the breaker's window.
         const std::chrono::milliseconds window =
@@ -130,12 +130,11 @@ Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
                                    : "")
                         : r.error().error.message;
         breaker.failed(ticket, why, window);
-        logging::warning("remote server " + server_of(url) + " is down (" + why +
+        logging::warning("remote server " + server + " is down (" + why +
                          "): skipped by this node for " + std::to_string(window.count()) + " ms");
-    } else {
-        breaker.succeeded(ticket);
+        return;
     }
-    return r;
+    breaker.succeeded(ticket);
 }
 
 void Client::Impl::count_error(const RemoteError& e) {
@@ -159,11 +158,16 @@ void Client::Impl::count_error(const RemoteError& e) {
 
 Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
                                                        const std::string& url) {
-    auto r = send(Op::get, url);
-    if (!r) {
-        return fail(r.error().error);
+    return decode_object(key, url, send(Op::get, url));
+}
+
+Result<Envelope, RemoteError> Client::Impl::decode_object(const store::Key& key,
+                                                          const std::string& url,
+                                                          Result<Reply, Failure> answer) {
+    if (!answer) {
+        return fail(std::move(answer.error().error));
     }
-    auto env = decode_envelope(r->body, key, settings.max_object_bytes, trust());
+    auto env = decode_envelope(answer->body, key, settings.max_object_bytes, trust());
     if (!env) {
         const RemoteErrc code = env.error().code == EnvelopeErrc::wrong_key ? RemoteErrc::wrong_key
                                 : env.error().code == EnvelopeErrc::too_large
@@ -174,6 +178,21 @@ Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
     return std::move(env).value();
 }
 
+Result<Fetched, RemoteError> Client::Impl::fetched(Result<Envelope, RemoteError> env) {
+    if (!env) {
+        counters.misses++;
+        count_error(env.error());
+        return fail(std::move(env.error()));
+    }
+    counters.hits++;
+    const LoadCheck check = env->by_builder ? LoadCheck::skip_trusted_builder : LoadCheck::required;
+    if (check == LoadCheck::skip_trusted_builder) {
+        counters.builder_hits++;
+    }
+    return Fetched{std::move(env->fields), std::move(env->provenance), std::move(env->bytes),
+                   check};
+}
+
 Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
     const store::Key key = store::make_key(fields);
     const auto start = std::chrono::steady_clock::now();
@@ -181,18 +200,15 @@ Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
     if (impl_->settings.observe) {
         impl_->settings.observe(RemoteOp::get, start, env.ok());
     }
-    if (!env) {
-        impl_->counters.misses++;
-        impl_->count_error(env.error());
-        return fail(env.error());
-    }
-    impl_->counters.hits++;
-    return Fetched{std::move(env->fields), std::move(env->provenance), std::move(env->bytes)};
+    return impl_->fetched(std::move(env));
 }
 
 Result<Held, RemoteError> Client::held(const store::KeyFields& fields) {
     const store::Key key = store::make_key(fields);
-    auto env = impl_->get_object(key, object_url(key));
+    return impl_->held_of(impl_->get_object(key, object_url(key)));
+}
+
+Result<Held, RemoteError> Client::Impl::held_of(Result<Envelope, RemoteError> env) {
     if (env) {
         return Held{Holding::verified, ""};
     }
@@ -202,10 +218,10 @@ Result<Held, RemoteError> Client::held(const store::KeyFields& fields) {
         case RemoteErrc::corrupt:
         case RemoteErrc::wrong_key:
         case RemoteErrc::too_large:
-            impl_->count_error(env.error());
+            count_error(env.error());
             return Held{Holding::unusable, env.error().message};
         default:
-            impl_->count_error(env.error());
+            count_error(env.error());
             return fail(env.error());
     }
 }
@@ -241,7 +257,16 @@ Status<RemoteError> Client::Impl::upload_one(const store::KeyFields& fields,
 Status<RemoteError> Client::Impl::upload_unobserved(const store::KeyFields& fields,
                                                     std::span<const std::uint8_t> bytes,
                                                     const store::Provenance& provenance) {
-    const store::Key key = store::make_key(fields);
+    auto object = prepare_upload(fields, bytes, provenance);
+    if (!object) {
+        return fail(std::move(object.error()));
+    }
+    return uploaded(send(Op::put, url_of(settings, store::make_key(fields)), *object));
+}
+
+Result<store::Bytes, RemoteError> Client::Impl::prepare_upload(
+    const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
+    const store::Provenance& provenance) {
     if (settings.access == Access::read_only) {
         return error(RemoteErrc::read_only, "read-only remote: nothing uploaded");
     }
@@ -250,20 +275,21 @@ Status<RemoteError> Client::Impl::upload_unobserved(const store::KeyFields& fiel
         counters.upload_failures++;
         return fail(signed_object.error());
     }
-    const store::Bytes& object = *signed_object;
-    if (object.size() > settings.max_object_bytes) {
+    if (signed_object->size() > settings.max_object_bytes) {
         counters.upload_failures++;
-        return error(RemoteErrc::too_large, "object of " + std::to_string(object.size()) +
+        return error(RemoteErrc::too_large, "object of " + std::to_string(signed_object->size()) +
                                                 " bytes over the size cap; not uploaded");
     }
-    const std::string url = url_of(settings, key);
-    auto r = send(Op::put, url, object);
+    return std::move(*signed_object);
+}
+
+Status<RemoteError> Client::Impl::uploaded(Result<Reply, Failure> r) {
     if (r) {
         counters.uploads++;
         return Ok{};
     }
     counters.upload_failures++;
-    RemoteError e = r.error().error;
+    RemoteError e = std::move(r.error().error);
     if (e.code == RemoteErrc::timeout) {
         counters.timeouts++;
     }
@@ -353,7 +379,8 @@ std::vector<ProbeLine> Client::probe() {
 
 Counters Client::counters() const {
     const AtomicCounters& a = impl_->counters;
-    return {a.hits, a.misses, a.errors, a.timeouts, a.corrupt, a.uploads, a.upload_failures};
+    return {a.hits,    a.misses,  a.errors,          a.timeouts,
+            a.corrupt, a.uploads, a.upload_failures, a.builder_hits};
 }
 
 const Settings& Client::settings() const {

@@ -16,6 +16,7 @@ namespace kcache::remote {
 struct AtomicCounters {
     std::atomic<std::uint64_t> hits{0}, misses{0}, errors{0}, timeouts{0}, corrupt{0};
     std::atomic<std::uint64_t> uploads{0}, upload_failures{0};
+    std::atomic<std::uint64_t> builder_hits{0};
 };
 
 struct Upload {
@@ -27,7 +28,7 @@ struct Upload {
 struct Client::Impl {
     Settings settings;
     Backends backends;  // by URL scheme (backends.cpp), opened by Client::open
-    Breaker breaker;
+    Breakers breakers;  // one per server (Backend::server_of)
     AtomicCounters counters;
     std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
 
@@ -41,11 +42,42 @@ struct Client::Impl {
 
     explicit Impl(Settings s);
 
-    // One request through the breaker, to the backend of `url`; a
-    // server-side failure (transport, timeout, 5xx) marks the server down,
-    // other answers close the mark.
+    // One request through the breaker of its server, to the backend of
+    // `url`; a server-side failure (transport, timeout, 5xx) marks that
+    // server down, other answers close its mark.
     Result<Reply, Failure> send(Op op, const std::string& url,
                                 std::span<const std::uint8_t> body = {});
+    // Gets (`bodies` empty) or puts (one body per URL) of `urls`, answers in
+    // order: grouped by server, each group in batches of the backend's
+    // batch_limit (Backend::get_many, put_many: Redis pipelines them), each
+    // batch through the server's breaker.
+    std::vector<Result<Reply, Failure>> send_many(
+        Op op, const std::vector<std::string>& urls,
+        const std::vector<std::span<const std::uint8_t>>& bodies = {});
+    // One batch of send_many (`indices` into `urls`, at most the backend's
+    // batch_limit), its answers into `answers`.
+    void send_batch(Op op, Backend& backend, const std::string& server,
+                    const std::vector<std::string>& urls,
+                    const std::vector<std::span<const std::uint8_t>>& bodies,
+                    const std::vector<std::size_t>& indices,
+                    std::vector<std::optional<Result<Reply, Failure>>>& answers);
+    // Marks `server` down when one of `answers` (to the request or batch
+    // `ticket` let through) says it is failing; else closes its mark.
+    void judge(Breaker& breaker, Breaker::Ticket& ticket, const std::string& server,
+               std::span<const Result<Reply, Failure>> answers);
+    // `env`, the answer to a GET of `url` for `key`, decoded and verified.
+    Result<Envelope, RemoteError> decode_object(const store::Key& key, const std::string& url,
+                                                Result<Reply, Failure> answer);
+    // Counts a fetch's outcome and turns it into fetch()'s answer.
+    Result<Fetched, RemoteError> fetched(Result<Envelope, RemoteError> env);
+    // Counts a held()'s outcome and turns it into its answer.
+    Result<Held, RemoteError> held_of(Result<Envelope, RemoteError> env);
+    // The signed object for an upload, or why none goes out (counted).
+    Result<store::Bytes, RemoteError> prepare_upload(const store::KeyFields& fields,
+                                                     std::span<const std::uint8_t> bytes,
+                                                     const store::Provenance& provenance);
+    // Counts the answer to an upload's PUT.
+    Status<RemoteError> uploaded(Result<Reply, Failure> r);
     // GET of `url`, decoded and verified as the object of `key`; a typed
     // error otherwise (not counted: the caller decides what it was).
     Result<Envelope, RemoteError> get_object(const store::Key& key, const std::string& url);

@@ -204,10 +204,17 @@ struct SignatureBlock {
     std::span<const std::uint8_t, store::kSignatureBytes> signature;
 };
 
+// Who signed an object: the trusted key whose signature verified, and
+// whether it is a builder's.
+struct Signer {
+    store::KeyId id{};
+    bool builder = false;
+};
+
 // Checks the signature (`block`, over `body`) against `trust`; returns the
-// signer's key id when a trusted key's signature verified, nullopt for an
-// object used unsigned (only under ObjectSignatures::accept_unsigned).
-Result<std::optional<store::KeyId>, EnvelopeError> check_signature(
+// signer when a trusted key's signature verified, nullopt for an object
+// used unsigned (only under ObjectSignatures::accept_unsigned).
+Result<std::optional<Signer>, EnvelopeError> check_signature(
     std::span<const std::uint8_t> body, const std::optional<SignatureBlock>& block,
     const ObjectTrust& trust) {
     const bool required = trust.policy == ObjectSignatures::require;
@@ -219,11 +226,17 @@ Result<std::optional<store::KeyId>, EnvelopeError> check_signature(
                           "KCACHE_REMOTE_SIGNING_KEY, readers trust its .pub (trusted.d or "
                           "KCACHE_TRUSTED_KEYS)");
         }
-        return std::optional<store::KeyId>();
+        return std::optional<Signer>();
     }
     const std::string signer = store::key_id_hex(block->key_id);
-    const auto keys =
-        trust.keys ? trust.keys->matching(block->key_id) : std::vector<const store::TrustedKey*>{};
+    // Builders first: a key named both ways is a builder's.
+    std::vector<std::pair<const store::TrustedKey*, bool>> keys;
+    for (const auto& [set, builder] : {std::pair{trust.builders, true}, {trust.keys, false}}) {
+        for (const store::TrustedKey* k :
+             set ? set->matching(block->key_id) : std::vector<const store::TrustedKey*>{}) {
+            keys.emplace_back(k, builder);
+        }
+    }
     if (keys.empty()) {
         if (required) {
             return refuse(EnvelopeErrc::untrusted_key,
@@ -231,11 +244,11 @@ Result<std::optional<store::KeyId>, EnvelopeError> check_signature(
                               ", which this node does not trust (put its .pub in trusted.d or "
                               "KCACHE_TRUSTED_KEYS)");
         }
-        return std::optional<store::KeyId>();
+        return std::optional<Signer>();
     }
-    for (const store::TrustedKey* k : keys) {
+    for (const auto& [k, builder] : keys) {
         if (store::verify_message(k->key, body, block->signature)) {
-            return std::optional<store::KeyId>(block->key_id);
+            return std::optional<Signer>(Signer{block->key_id, builder});
         }
     }
     return refuse(EnvelopeErrc::bad_signature,
@@ -333,7 +346,10 @@ Result<Envelope, EnvelopeError> decode_envelope(std::span<const std::uint8_t> ob
     if (!signer) {
         return fail(signer.error());
     }
-    env.signer = *signer;
+    if (*signer) {
+        env.signer = (*signer)->id;
+        env.by_builder = (*signer)->builder;
+    }
     auto bytes =
         store::decode_verified(static_cast<store::Codec>(codec), payload, raw_size, checksum);
     if (!bytes) {

@@ -42,6 +42,7 @@ constexpr Fields kFields[] = {
     {"corrupt", &Counters::corrupt},
     {"uploads", &Counters::uploads},
     {"upload_failures", &Counters::upload_failures},
+    {"builder_hits", &Counters::builder_hits},
 };
 
 }  // namespace

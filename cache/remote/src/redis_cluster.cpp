@@ -125,6 +125,14 @@ std::optional<RedisNode> SlotMap::node_for(int slot) {
     return nodes_[slots_[slot] - 1];
 }
 
+std::optional<RedisNode> SlotMap::last_known(int slot) {
+    std::lock_guard g(mu_);
+    if (slots_[slot] == 0) {
+        return std::nullopt;
+    }
+    return nodes_[slots_[slot] - 1];
+}
+
 void SlotMap::load(const std::vector<SlotRange>& ranges) {
     std::lock_guard g(mu_);
     nodes_.clear();

@@ -60,6 +60,9 @@ class SlotMap {
 
     // The node serving `slot`; nullopt when the map must be (re)loaded first.
     std::optional<RedisNode> node_for(int slot);
+    // The node that served `slot` when the map was last known, stale or
+    // not; nullopt before the first load.
+    std::optional<RedisNode> last_known(int slot);
     // Replaces the map with `ranges` (a CLUSTER SLOTS answer).
     void load(const std::vector<SlotRange>& ranges);
     // `slot` moved to `node` (MOVED): served there from now on, and the

@@ -68,7 +68,7 @@ Result<std::optional<store::SecretKey>, RemoteError> load_signing_key(const Sett
 }
 
 ObjectTrust Client::Impl::trust() const {
-    return ObjectTrust{settings.signatures, &settings.trusted_keys};
+    return ObjectTrust{settings.signatures, &settings.trusted_keys, &settings.trusted_builders};
 }
 
 Result<store::Bytes, RemoteError> Client::Impl::object_for_upload(

@@ -25,6 +25,7 @@ struct Envelope {
     store::Provenance provenance;
     store::Bytes bytes;
     std::optional<store::KeyId> signer;  // the trusted key whose signature verified
+    bool by_builder = false;             // that key is one of ObjectTrust::builders
 };
 
 // Whether objects must carry a signature by a trusted key. Under both, a
@@ -38,6 +39,9 @@ enum class ObjectSignatures {
 struct ObjectTrust {
     ObjectSignatures policy = ObjectSignatures::require;
     const store::TrustedKeys* keys = nullptr;  // nullptr: no key is trusted
+    // Keys trusted as builders (Settings::trusted_builders): trusted for
+    // signatures as `keys` are, and named in Envelope::by_builder.
+    const store::TrustedKeys* builders = nullptr;
 };
 
 // Why an object was refused.

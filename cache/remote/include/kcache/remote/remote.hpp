@@ -75,6 +75,11 @@ struct Settings {
     // Objects must carry a signature by one of `trusted_keys` (envelope.hpp).
     ObjectSignatures signatures = ObjectSignatures::require;
     store::TrustedKeys trusted_keys;
+    // Keys the operator names as trusted builders (docs/remote.md, "Trusted
+    // builders"): trusted for signatures too, and an object one of them
+    // signed is used without the load check of binaries built elsewhere.
+    // Empty (the default): every object is checked.
+    store::TrustedKeys trusted_builders;
     // The minisign secret key (`kcache keygen`) that signs uploads; empty:
     // uploads go unsigned, and under ObjectSignatures::require none are sent.
     std::filesystem::path signing_key_file;
@@ -108,9 +113,18 @@ struct RemoteError {
 };
 
 // Counters of one client (this process); persisted by add_to_stats_file.
+// `builder_hits`: hits of objects signed by a trusted builder (also in `hits`).
 struct Counters {
     std::uint64_t hits = 0, misses = 0, errors = 0, timeouts = 0, corrupt = 0;
     std::uint64_t uploads = 0, upload_failures = 0;
+    std::uint64_t builder_hits = 0;
+};
+
+// Whether a download must pass the load check of binaries built elsewhere
+// before the process loads it (cache/include/kcache/cache/binary_vouch.hpp).
+enum class LoadCheck {
+    required,              // every object, unless…
+    skip_trusted_builder,  // …signed by a key of Settings::trusted_builders
 };
 
 // A verified download: the entry's fields, provenance and raw bytes.
@@ -118,6 +132,7 @@ struct Fetched {
     store::KeyFields fields;
     store::Provenance provenance;
     store::Bytes bytes;
+    LoadCheck load_check = LoadCheck::required;
 };
 
 // What the server holds under an entry's key, by a GET verified as a download is.
@@ -163,6 +178,23 @@ class Client {
     // read-only client without sending anything (counted either way).
     Status<RemoteError> upload(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                                const store::Provenance& provenance);
+
+    // One object of upload_many (the pointed-to parts outlive the call).
+    struct UploadItem {
+        const store::KeyFields* fields;
+        std::span<const std::uint8_t> bytes;
+        const store::Provenance* provenance;
+    };
+    // fetch(), held() and upload() of many objects at once (kcache pull and
+    // push): the answers in order, each checked and counted as the single
+    // call does; requests to one server go out as one batch, which Redis
+    // pipelines (one round trip per server and batch), other backends send
+    // one after another.
+    std::vector<Result<Fetched, RemoteError>> fetch_many(
+        const std::vector<store::KeyFields>& fields);
+    std::vector<Result<Held, RemoteError>> held_many(const std::vector<store::KeyFields>& fields);
+    std::vector<Status<RemoteError>> upload_many(const std::vector<UploadItem>& items);
+
     // Queues an upload for the background thread (no-op when read-only; a
     // full queue drops it and counts an upload failure). Never blocks on I/O.
     void enqueue(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
