@@ -18,6 +18,13 @@ for b in bench/gpu/gpu_bench bench/gpu/ops_dump bench/layer/layer_bench_apps ben
          tests/ops/ops_test; do
   [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
 done
+# The applications of bench/layer/run_gpu.sh (Debian's; that machine has
+# none) and Debian's ICD loader, which reads OPENCL_LAYERS, in a folder of
+# its own that only that script puts first.
+for app in clpeak clblast_tuner_xdot; do
+  if p=$(command -v "$app"); then cp "$p" "$stage/bin/"; fi
+done
+mkdir -p "$stage/ocl-icd" && cp -L /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 "$stage/ocl-icd/"
 # Every shared library the staged programs load, but the C and C++ runtimes
 # and the OpenCL ICD loader, which that machine has (its own driver is there).
 for f in "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* \

@@ -2,19 +2,30 @@
 # bench/layer/run.sh [REPEATS]: the OpenCL layer on real applications, side
 # by side in one run, medians of REPEATS runs (default 5). For each
 # application found (a pyopencl script, clpeak, a CLBlast tuner), the time
-# spent in clBuildProgram:
-#   driver        the driver alone, its own cache off (POCL_KERNEL_CACHE=0)
-#   driver-cache  the driver alone, second run with its cache on
-#   layer-first   under the layer, empty store (the compiles)
-#   layer-second  under the layer, second run (store hits)
-#   floor         the driver loading the same binaries directly
-# Build times come from the layer's trace (one line per build, with its
-# milliseconds); the driver-alone runs go through the layer with
-# KCACHE_DISABLE=1, where every build is the driver's and only timed.
+# spent in clBuildProgram, ms per run:
+#   driver         the driver alone, its own cache off
+#   driver-cache   the driver alone, second run, its own cache warm
+#   layer-first    under the layer, empty store (the compiles)
+#   layer-second   under the layer, second run (store hits), the driver's
+#                  cache warm as in driver-cache (what a user has: PoCL's and
+#                  NVIDIA's caches are on by default)
+#   floor          the driver loading the same binaries directly, same cache
+#   read+flr       the same with the files read first
+#   own            kcache's own part of layer-2nd: its build time less the
+#                  driver's loads inside it, taken in the same runs
+#   2nd-cold, floor-cold   layer-second and floor with the driver's cache off
+# The second-run columns are taken in turn within each repeat, so that the
+# noise of a shared machine falls on all of them alike. Build times come
+# from the layer's trace (one line per build, its milliseconds; the first
+# build of a process includes opening the cache); the driver-alone runs go
+# through the layer with KCACHE_DISABLE=1, where every build is the
+# driver's and only timed. "The driver's cache" is PoCL's kernel cache
+# (POCL_KERNEL_CACHE, POCL_CACHE_DIR) and NVIDIA's ComputeCache
+# (CUDA_CACHE_DISABLE, CUDA_CACHE_PATH): both are set, each driver reads its own.
 # Then the enqueue loop (calls the layer does not take), with and without it.
 # Runs from the build tree (KCACHE_BUILD_DIR, default build/) or, on the GPU
-# machine, with the staged prefix's kcache first in PATH (bench/gpu/run.sh's
-# setup): KCACHE_BENCH_CLI and KCACHE_BENCH_APPS name the two programs.
+# machine, through bench/layer/run_gpu.sh: KCACHE_BENCH_CLI and
+# KCACHE_BENCH_APPS name the two programs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KCACHE_BUILD_DIR:-$root/build}
@@ -32,14 +43,45 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if
 # Total milliseconds of the layer's build lines in the file $1.
 build_ms() { awk '/^kcache layer: (HIT|JIT|FAIL|PASS) / { for (i = 1; i < NF; i++) if ($(i + 1) == "ms") s += $i } END { printf "%.2f\n", s }' "$1"; }
 builds() { grep -cE '^kcache layer: (HIT|JIT|FAIL|PASS) ' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (b > 0) printf f, a / b; else print "nan" }'; }
 
-# run_app NAME STORE POCL_CACHE(0|1) EXTRA_ENV... -- : one run under the layer; prints build ms.
+# cache_env on|off DIR: the driver's own cache, on (in DIR) or off.
+cache_env() {
+  local on=$([ "$1" = on ] && echo 1 || echo 0) off=$([ "$1" = on ] && echo 0 || echo 1)
+  echo "POCL_KERNEL_CACHE=$on POCL_CACHE_DIR=$2/pocl CUDA_CACHE_DISABLE=$off CUDA_CACHE_PATH=$2/nv"
+}
+
+# run_app NAME STORE CACHE(on|off) CACHE_DIR EXTRA_ENV...: one run under the
+# layer; prints its build ms.
 run_app() {
-  local name=$1 store=$2 pocl=$3; shift 3
-  env KCACHE_DIR="$store" POCL_KERNEL_CACHE="$pocl" POCL_CACHE_DIR="$work/$name/pocl" \
-      KCACHE_TRACE=1 PYOPENCL_NO_CACHE=1 "$@" "$kcache" run -- "${app[@]}" \
-      >"$work/$name/out" 2>"$work/$name/err" || { echo "nan"; return; }
+  local name=$1 store=$2 cache=$3 dir=$4; shift 4
+  # shellcheck disable=SC2046
+  env KCACHE_DIR="$store" $(cache_env "$cache" "$dir") KCACHE_TRACE=1 PYOPENCL_NO_CACHE=1 \
+      "$@" "$kcache" run -- "${app[@]}" >"$work/$name/out" 2>"$work/$name/err" || { echo "nan"; return; }
   build_ms "$work/$name/err"
+}
+
+# floor NAME CACHE(on|off) CACHE_DIR: the stored binaries loaded directly;
+# prints "LOAD_MS READ_LOAD_MS".
+floor() {
+  # shellcheck disable=SC2046
+  env $(cache_env "$2" "$3") "$helper" load "$work/$1"/bin/* | awk '{ print $2, $4 }'
+}
+
+# own NAME STORE CACHE_DIR: kcache's own part of one warm second run, ms:
+# the layer's build time less the driver's loads inside it (the library's
+# trace spans, KCACHE_TRACE=FILE), so the driver's noise cancels out.
+own() {
+  local t="$work/$1/trace.json" ms
+  rm -f "$t"
+  ms=$(run_app "$1" "$2" on "$3" KCACHE_TRACE="$t")
+  python3 - "$t" "$ms" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read().rstrip().rstrip(",")
+events = json.loads(text if text.endswith("]") else text + "]")
+loads = sum(e.get("dur", 0) for e in events if e.get("name") == "load" and e.get("ph") == "X")
+print("%.2f" % (float(sys.argv[2]) - loads / 1000.0))
+PY
 }
 
 bench_app() {
@@ -47,39 +89,58 @@ bench_app() {
   app=("$@")
   command -v "${app[0]}" >/dev/null || { printf '%-10s not installed: skipped\n' "$name"; return; }
   mkdir -p "$work/$name"
-  local s="$work/$name/store" d c f l floor n i
-  d=$(for i in $(seq "$repeats"); do run_app "$name" "$work/$name/none" 0 KCACHE_DISABLE=1; done | median)
+  local s="$work/$name/store" none="$work/$name/none" dd="$work/$name/driver" ld="$work/$name/layer"
+  local d n c f i
+  d=$(for i in $(seq "$repeats"); do run_app "$name" "$none" off "$dd" KCACHE_DISABLE=1; done | median)
   n=$(builds "$work/$name/err")
-  run_app "$name" "$work/$name/none" 1 KCACHE_DISABLE=1 >/dev/null  # fills PoCL's cache
-  c=$(for i in $(seq "$repeats"); do run_app "$name" "$work/$name/none" 1 KCACHE_DISABLE=1; done | median)
-  rm -rf "$work/$name/pocl"
-  f=$(run_app "$name" "$s" 0)
-  l=$(for i in $(seq "$repeats"); do run_app "$name" "$s" 0; done | median)
+  run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1 >/dev/null  # fills the driver's cache
+  f=$(run_app "$name" "$s" on "$ld")                             # fills the store and ld
   mkdir -p "$work/$name/bin"
   KCACHE_DIR="$s" "$kcache" ls --json | python3 -c 'import json,sys; print("\n".join(e["key"] for e in json.load(sys.stdin)))' |
     while read -r key; do KCACHE_DIR="$s" "$kcache" get "$key" --output "$work/$name/bin/$key"; done
-  # PoCL's cache off here too, as in the layer's runs: with it on, PoCL
-  # answers the load from the code it generated in an earlier run.
-  floor=$(for i in $(seq "$repeats"); do POCL_KERNEL_CACHE=0 "$helper" load "$work/$name"/bin/* | awk '{ print $2 }'; done | median)
-  printf '%-10s %6s %10s %12s %11s %12s %9s %14s %16s\n' "$name" "$n" "$d" "$c" "$f" "$l" "$floor" \
-    "$(awk -v a="$l" -v b="$floor" 'BEGIN { printf "%.2fx", a / b }')" \
-    "$(awk -v a="$c" -v b="$l" 'BEGIN { printf "%.1fx", a / b }')"
+  floor "$name" on "$ld" >/dev/null  # the first load of these binaries with the cache on
+  for i in $(seq "$repeats"); do
+    echo "c $(run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1)"
+    echo "l $(run_app "$name" "$s" on "$ld")"
+    echo "f $(floor "$name" on "$ld")"
+    echo "L $(run_app "$name" "$s" off "$ld")"
+    echo "F $(floor "$name" off "$ld")"
+    echo "o $(own "$name" "$s" "$ld")"
+  done >"$work/$name/second"
+  col() { awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$work/$name/second" | median; }
+  local c l fl rf L F o
+  c=$(col c 2) l=$(col l 2) fl=$(col f 2) rf=$(col f 3) L=$(col L 2) F=$(col F 2) o=$(col o 2)
+  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s\n' "$name" "$n" "$d" "$c" \
+    "$f" "$l" "$fl" "$rf" "$o" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" "$(ratio "$c" "$l" %.1fx)" \
+    "$(ratio "$L" "$F" %.2fx)" "$(ratio "$c" "$L" %.1fx)"
 }
 
 echo "program-build time per run, ms (medians of $repeats; $(date -u +%F), $(uname -n))"
-printf '%-10s %6s %10s %12s %11s %12s %9s %14s %16s\n' app builds driver driver-cache layer-first \
-  layer-second floor second/floor driver-cache/second
-bench_app pyopencl /usr/bin/python3 "$root/tests/layer/pyopencl_app.py"
+printf '%-9s %6s %8s %8s %9s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s\n' app builds driver \
+  drv-cache layer-1st layer-2nd floor read+flr own 2nd-cold flr-cold 2nd/flr cache/2nd \
+  cold/flr cache/cold
+# The system's Python first (Debian's pyopencl and numpy are for it).
+python=$(for p in /usr/bin/python3 python3; do
+  "$p" -c 'import pyopencl, numpy' 2>/dev/null && { command -v "$p"; break; }
+done)
+if [ -n "$python" ]; then
+  bench_app pyopencl "$python" "$root/tests/layer/pyopencl_app.py"
+else
+  printf '%-9s pyopencl or numpy not importable: skipped\n' pyopencl
+fi
 bench_app clpeak clpeak --kernel-latency
 bench_app clblast clblast_tuner_xdot -runs 1 -n 4096
 
-# The enqueue loop: 200000 enqueues, alternating without and with the layer.
+# The enqueue loop: enqueues of one kernel (a finish every 64), alternating
+# without and with the layer; medians and minimums of the runs.
 loops=${KCACHE_BENCH_ENQUEUES:-200000}
-for i in $(seq "$repeats"); do
+enqueue_repeats=${KCACHE_BENCH_ENQUEUE_REPEATS:-$((repeats < 9 ? 9 : repeats))}
+for i in $(seq "$enqueue_repeats"); do
   KCACHE_DIR="$work/enq" "$helper" enqueue "$loops" | awk '{ print "driver", $2 }'
   KCACHE_DIR="$work/enq" "$kcache" run -- "$helper" enqueue "$loops" | awk '{ print "layer", $2 }'
 done >"$work/enqueue"
-without=$(awk '$1 == "driver" { print $2 }' "$work/enqueue" | median)
-with=$(awk '$1 == "layer" { print $2 }' "$work/enqueue" | median)
-awk -v a="$with" -v b="$without" -v n="$loops" \
-  'BEGIN { printf "enqueue loop (%d enqueues): driver %.1f ms, layer %.1f ms, overhead %+.1f%%\n", n, b, a, (a / b - 1) * 100 }'
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$work/enqueue" | if [ "$2" = min ]; then sort -g | head -1; else median; fi; }
+without=$(stat_of driver median) with=$(stat_of layer median)
+without_min=$(stat_of driver min) with_min=$(stat_of layer min)
+awk -v a="$with" -v b="$without" -v am="$with_min" -v bm="$without_min" -v n="$loops" -v r="$enqueue_repeats" \
+  'BEGIN { printf "enqueue loop (%d enqueues, %d runs each): median driver %.1f ms, layer %.1f ms (%+.1f%%); minimum driver %.1f ms, layer %.1f ms (%+.1f%%)\n", n, r, b, a, (a / b - 1) * 100, bm, am, (am / bm - 1) * 100 }'
