@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -61,13 +62,48 @@ VerdictState state_of(const std::string& text) {
     throw std::runtime_error("unknown verdict state \"" + text + "\"");
 }
 
+json differential_json(const std::optional<Differential>& d) {
+    if (!d) {
+        return nullptr;
+    }
+    return {{"previous_driver", d->previous_driver},
+            {"result", d->result},
+            {"max_difference", d->max_difference ? json(*d->max_difference) : json(nullptr)},
+            {"detail", d->detail}};
+}
+
+constexpr const char* kDifferentialResults[] = {"agree",          "both_right", "new_wrong",
+                                                "previous_wrong", "both_wrong", "not_loaded",
+                                                "timeout",        "crashed"};
+
+std::optional<Differential> differential_of(const json& j) {
+    if (!j.contains("differential") || j.at("differential").is_null()) {
+        return std::nullopt;
+    }
+    const json& d = j.at("differential");
+    Differential out{field<std::string>(d, "previous_driver"), field<std::string>(d, "result"),
+                     std::nullopt, field<std::string>(d, "detail")};
+    if (std::find(std::begin(kDifferentialResults), std::end(kDifferentialResults), out.result) ==
+        std::end(kDifferentialResults)) {
+        throw std::runtime_error("unknown differential result \"" + out.result + "\"");
+    }
+    if (!d.contains("max_difference")) {
+        throw std::runtime_error("missing field \"max_difference\"");
+    }
+    if (!d.at("max_difference").is_null()) {
+        out.max_difference = field<double>(d, "max_difference");
+    }
+    return out;
+}
+
 Verdict verdict_of(const json& j) {
     Verdict v{field<std::string>(j, "variant"),
               state_of(field<std::string>(j, "state")),
               field<std::string>(j, "check"),
               field<std::uint32_t>(j, "seed"),
               std::nullopt,
-              field<std::string>(j, "detail")};
+              field<std::string>(j, "detail"),
+              differential_of(j)};
     if (!j.contains("max_error")) {
         throw std::runtime_error("missing field \"max_error\"");
     }
@@ -149,7 +185,8 @@ std::string to_json(const Record& r) {
                             {"check", v.check},
                             {"seed", v.seed},
                             {"max_error", v.max_error ? json(*v.max_error) : json(nullptr)},
-                            {"detail", v.detail}});
+                            {"detail", v.detail},
+                            {"differential", differential_json(v.differential)}});
     }
     return json{{"format", kFormat},    {"identity", identity_json(r.identity)},
                 {"seed", r.seed},       {"run_at", r.run_at},

@@ -31,30 +31,100 @@ std::optional<double> max_error_in(const std::string& detail) {
     return worst;
 }
 
+Verdict verdict(const std::string& id, VerdictState state, std::string check, std::uint32_t seed,
+                std::optional<double> max_error, std::string detail) {
+    Verdict v;
+    v.variant = id;
+    v.state = state;
+    v.check = std::move(check);
+    v.seed = seed;
+    v.max_error = max_error;
+    v.detail = std::move(detail);
+    return v;
+}
+
 // The verdict of the helper's reply line "id TAB state TAB detail".
 Verdict from_line(const std::string& id, const std::string& line, std::uint32_t seed) {
     const std::size_t tab1 = line.find('\t');
     const std::size_t tab2 = tab1 == std::string::npos ? tab1 : line.find('\t', tab1 + 1);
     if (tab2 == std::string::npos || line.substr(0, tab1) != id) {
-        return {id,   VerdictState::not_run, "error",
-                seed, std::nullopt,          "kcache-verify replied \"" + line + "\""};
+        return verdict(id, VerdictState::not_run, "error", seed, std::nullopt,
+                       "kcache-verify replied \"" + line + "\"");
     }
     const std::string state = line.substr(tab1 + 1, tab2 - tab1 - 1);
     std::string detail = line.substr(tab2 + 1);
+    const std::optional<double> max_error = max_error_in(detail);
     if (state == cl::to_string(cl::KatState::passed)) {
-        return {id, VerdictState::validated, "", seed, max_error_in(detail), std::move(detail)};
+        return verdict(id, VerdictState::validated, "", seed, max_error, std::move(detail));
     }
     if (state == cl::to_string(cl::KatState::failed)) {
-        const std::size_t colon = detail.find(": ");
-        return {id,   VerdictState::suspect, detail.substr(0, colon),
-                seed, max_error_in(detail),  detail};
+        std::string check = detail.substr(0, detail.find(": "));
+        return verdict(id, VerdictState::suspect, std::move(check), seed, max_error,
+                       std::move(detail));
     }
-    return {id,   VerdictState::not_run, state == "unsupported" ? state : "no_kat",
-            seed, std::nullopt,          std::move(detail)};
+    return verdict(id, VerdictState::not_run, state == "unsupported" ? state : "no_kat", seed,
+                   std::nullopt, std::move(detail));
+}
+
+// The differential check's reply line "id TAB differential TAB result TAB
+// max-difference TAB detail"; nullopt when `line` is not one.
+std::optional<Differential> differential_of(const std::string& id, const std::string& line,
+                                            const std::string& driver) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; parts.size() < 4;) {
+        const std::size_t tab = line.find('\t', at);
+        if (tab == std::string::npos) {
+            return std::nullopt;
+        }
+        parts.push_back(line.substr(at, tab - at));
+        at = tab + 1;
+        if (parts.size() == 4) {
+            parts.push_back(line.substr(at));
+        }
+    }
+    if (parts[0] != id || parts[1] != "differential") {
+        return std::nullopt;
+    }
+    Differential d{driver, parts[2], std::nullopt, parts[4]};
+    if (parts[3] != "-") {
+        d.max_difference = std::strtod(parts[3].c_str(), nullptr);
+    }
+    return d;
+}
+
+// The verdict when kcache-verify ended in `r` without a reply line.
+Verdict without_reply(const std::string& id, const compiler::RunResult& r,
+                      const RunOptions& options) {
+    switch (r.outcome) {
+        case compiler::ChildExit::timed_out:
+            return verdict(id, VerdictState::suspect, "timeout", options.seed, std::nullopt,
+                           "the canary did not finish within " +
+                               std::to_string(options.timeout.count()) +
+                               " ms; kcache-verify was killed");
+        case compiler::ChildExit::signaled:
+            return verdict(
+                id, VerdictState::suspect, "crashed", options.seed, std::nullopt,
+                "the canary crashed kcache-verify (signal " + std::to_string(r.signal) + ")");
+        case compiler::ChildExit::spawn_failed:
+            return verdict(id, VerdictState::not_run, "error", options.seed, std::nullopt,
+                           "cannot start " + options.helper + ": " +
+                               std::error_code(r.spawn_errno, std::generic_category()).message());
+        case compiler::ChildExit::exited:
+            break;
+    }
+    const std::string err = r.err.substr(0, r.err.find('\n'));
+    if (r.exit_code == 2 || r.exit_code == 64) {  // device absent, usage: nothing learnt
+        return verdict(id, VerdictState::not_run, r.exit_code == 2 ? "no_device" : "error",
+                       options.seed, std::nullopt, err);
+    }
+    // The driver ended the process itself (exit() from inside a call).
+    return verdict(id, VerdictState::suspect, "crashed", options.seed, std::nullopt,
+                   "kcache-verify exited with " + std::to_string(r.exit_code) +
+                       " without a verdict" + (err.empty() ? std::string() : ": " + err));
 }
 
 Verdict run_one(const device_db::DeviceIdentity& device, const std::string& id,
-                const RunOptions& options) {
+                const RunOptions& options, const PreviousBinary* previous) {
     compiler::SpawnSpec spec;
     spec.program = options.helper;
     spec.args = {"--canary",   id,
@@ -62,51 +132,31 @@ Verdict run_one(const device_db::DeviceIdentity& device, const std::string& id,
                  "--device",   device.name,
                  "--platform", device.platform_name,
                  "--driver",   device.driver_version};
+    if (previous != nullptr) {
+        spec.args.insert(spec.args.end(), {"--previous", previous->driver});
+        spec.stdin_data.assign(previous->bytes.begin(), previous->bytes.end());
+    }
     const compiler::RunResult r = compiler::run(spec, compiler::Clock::now() + options.timeout);
-    switch (r.outcome) {
-        case compiler::ChildExit::timed_out:
-            return {id,
-                    VerdictState::suspect,
-                    "timeout",
-                    options.seed,
-                    std::nullopt,
-                    "the canary did not finish within " + std::to_string(options.timeout.count()) +
-                        " ms; kcache-verify was killed"};
-        case compiler::ChildExit::signaled:
-            return {id,
-                    VerdictState::suspect,
-                    "crashed",
-                    options.seed,
-                    std::nullopt,
-                    "the canary crashed kcache-verify (signal " + std::to_string(r.signal) + ")"};
-        case compiler::ChildExit::spawn_failed:
-            return {id,
-                    VerdictState::not_run,
-                    "error",
-                    options.seed,
-                    std::nullopt,
-                    "cannot start " + options.helper + ": " +
-                        std::error_code(r.spawn_errno, std::generic_category()).message()};
-        case compiler::ChildExit::exited:
-            break;
+    const std::size_t end = r.out.find('\n');
+    const bool exited = r.outcome == compiler::ChildExit::exited && r.exit_code == 0;
+    // Without a differential check only a helper that exited normally has
+    // answered; with one, the first line holds even when running the earlier
+    // binary killed the helper.
+    if (end == std::string::npos || (!exited && previous == nullptr)) {
+        return without_reply(id, r, options);
     }
-    const std::string line = r.out.substr(0, r.out.find('\n'));
-    if (r.exit_code == 0 && !line.empty()) {
-        return from_line(id, line, options.seed);
+    Verdict v = from_line(id, r.out.substr(0, end), options.seed);
+    if (previous != nullptr) {
+        const std::string second = r.out.substr(end + 1, r.out.find('\n', end + 1) - end - 1);
+        v.differential = differential_of(id, second, previous->driver);
+        if (!v.differential && !exited) {
+            const Verdict ended = without_reply(id, r, options);
+            v.differential = Differential{
+                previous->driver, ended.check, std::nullopt,
+                "while running driver " + previous->driver + "'s binary: " + ended.detail};
+        }
     }
-    const std::string err = r.err.substr(0, r.err.find('\n'));
-    if (r.exit_code == 2 || r.exit_code == 64) {  // device absent, usage: nothing learnt
-        return {id,           VerdictState::not_run, r.exit_code == 2 ? "no_device" : "error",
-                options.seed, std::nullopt,          err};
-    }
-    // The driver ended the process itself (exit() from inside a call).
-    return {id,
-            VerdictState::suspect,
-            "crashed",
-            options.seed,
-            std::nullopt,
-            "kcache-verify exited with " + std::to_string(r.exit_code) + " without a verdict" +
-                (err.empty() ? std::string() : ": " + err)};
+    return v;
 }
 
 }  // namespace
@@ -135,7 +185,8 @@ std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& devic
 }
 
 Record run_canary(const device_db::DeviceIdentity& device,
-                  const std::vector<kernels::Variant>& variants, const RunOptions& options) {
+                  const std::vector<kernels::Variant>& variants, const RunOptions& options,
+                  const PreviousBinaries& previous) {
     const auto start = std::chrono::steady_clock::now();
     Record record{driver_identity(device), options.seed,
                   static_cast<std::int64_t>(std::time(nullptr)), 0,
@@ -147,7 +198,10 @@ Record run_canary(const device_db::DeviceIdentity& device,
     std::atomic<std::size_t> next{0};
     const auto work = [&] {
         for (std::size_t i = next++; i < variants.size(); i = next++) {
-            record.verdicts[i] = run_one(device, variants[i].id(), options);
+            const std::string id = variants[i].id();
+            const auto earlier = previous.find(id);
+            record.verdicts[i] = run_one(device, id, options,
+                                         earlier == previous.end() ? nullptr : &earlier->second);
         }
     };
     std::vector<std::thread> threads;

@@ -47,6 +47,12 @@ bool has_kat(std::string_view kernel) noexcept {
 
 KatResult run_kat(cl_context context, cl_device_id device, cl_program program,
                   const kernels::Variant& variant, std::uint32_t seed) {
+    return run_kat_keeping(context, device, program, variant, seed, nullptr);
+}
+
+KatResult run_kat_keeping(cl_context context, cl_device_id device, cl_program program,
+                          const kernels::Variant& variant, std::uint32_t seed,
+                          std::vector<KatOutput>* outputs) {
     const KatFn kat = kat_of(variant.kernel);
     auto local_size = variant_local_size(variant);
     auto tolerance = kernels::variant_tolerance(variant);
@@ -59,7 +65,7 @@ KatResult run_kat(cl_context context, cl_device_id device, cl_program program,
         return {KatState::failed, failure("clCreateCommandQueueWithProperties", err)};
     }
     DeviceRun run(context, queue.get(), program, *local_size);
-    return kat(run, {variant, *tolerance, seed});
+    return kat(run, {variant, *tolerance, seed, outputs});
 }
 
 }  // namespace kcache::cl

@@ -99,7 +99,7 @@ void check_training(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
 }  // namespace
 
 KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat) {
-    KatChecks checks;
+    KatChecks checks(kat.outputs);
     check_inference(run, checks, kat);
     check_training(run, checks, kat);
     return checks.result();

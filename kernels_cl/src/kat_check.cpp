@@ -46,6 +46,9 @@ void KatChecks::compare(const std::string& what, const kernels::Tolerance& tol,
     if (!failure_.empty()) {
         return;
     }
+    if (outputs_ != nullptr) {
+        outputs_->push_back({what, tol, {got.begin(), got.end()}, {want.begin(), want.end()}});
+    }
     if (got.size() != want.size()) {
         failure_ = what + ": read " + std::to_string(got.size()) + " values, expected " +
                    std::to_string(want.size());

@@ -17,12 +17,24 @@
 
 namespace kcache::cl {
 
+// What one check of a KAT read back and compared with, kept when a caller
+// asks for it (the canary's differential check runs two programs of one
+// variant on the same inputs and compares their outputs).
+struct KatOutput {
+    std::string what;  // the check's name
+    kernels::Tolerance tolerance;
+    std::vector<float> got;
+    std::vector<kernels::RefValue> want;
+};
+
 // The variant a program was built for, as its KAT needs it.
 struct KatCase {
     const kernels::Variant& variant;
     kernels::Tolerance tolerance;  // variant_tolerance(variant)
     // Added to the fixed seed of every input; 0 gives the inputs of `verify --run`.
     std::uint32_t seed = 0;
+    // Where each check's outputs go, in order; null: nowhere.
+    std::vector<KatOutput>* outputs = nullptr;
 
     // The element type ("dtype" parameter; f32 for a kernel without one).
     kernels::DType dtype() const;
@@ -46,6 +58,8 @@ inline std::size_t widest_bytes(std::size_t count) {
 // fails and otherwise passes with a summary of every check.
 class KatChecks {
   public:
+    // Keeps every compared output in `outputs` when it is not null.
+    explicit KatChecks(std::vector<KatOutput>* outputs = nullptr) : outputs_(outputs) {}
     // Records a failure when `run` has failed; returns run.ok().
     bool ran(const DeviceRun& run);
     // Records the check `what`: every got[i] within `tol` of want[i]. A failure
@@ -56,9 +70,15 @@ class KatChecks {
     KatResult result() const;
 
   private:
+    std::vector<KatOutput>* outputs_;
     std::vector<std::string> passed_;
     std::string failure_;
 };
+
+// run_kat, keeping each check's outputs in `outputs` (null: nowhere).
+KatResult run_kat_keeping(cl_context context, cl_device_id device, cl_program program,
+                          const kernels::Variant& variant, std::uint32_t seed,
+                          std::vector<KatOutput>* outputs);
 
 // The known-answer test of each registry kernel: runs every entry point of
 // the program of `run` on small odd-sized inputs and compares.

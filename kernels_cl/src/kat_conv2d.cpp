@@ -65,7 +65,7 @@ void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat, const Co
 }  // namespace
 
 KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
-    KatChecks checks;
+    KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kDirect, kat.seed + 10);
     check_shape(run, checks, kat, kPointwise, kat.seed + 20);
     return checks.result();

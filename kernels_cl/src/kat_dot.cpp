@@ -23,7 +23,7 @@ KatResult dot_kat(DeviceRun& run, const KatCase& kat) {
     b.out = run.scratch(widest_bytes(kRows));
     run.launch([&](const LaunchTarget& t) { return launch_dot(t, kN, kRows, b); });
     const auto got = kernels::decode(dtype, run.read(b.out, kernels::element_size(dtype) * kRows));
-    KatChecks checks;
+    KatChecks checks(kat.outputs);
     if (checks.ran(run)) {
         checks.compare("dot " + std::to_string(kRows) + " rows of " + std::to_string(kN),
                        kat.tolerance, got, kernels::dot_reference(x, y, kN, kRows));

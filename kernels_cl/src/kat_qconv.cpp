@@ -69,7 +69,7 @@ KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
     b.x_zero_point = x_zero_point;
     run.launch([&](const LaunchTarget& t) { return launch_qconv_pointwise(t, kShape, b); });
     const auto got = output_values(run.read(b.y, count * out_size), out);
-    KatChecks checks;
+    KatChecks checks(kat.outputs);
     if (checks.ran(run)) {
         const kernels::QconvInputs in{x, w, bias, scale, zero_point, x_zero_point};
         std::vector<kernels::RefValue> want;

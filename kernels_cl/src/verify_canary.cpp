@@ -1,7 +1,13 @@
 #include "verify_canary.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <limits>
+#include <optional>
 
+#include "kat_check.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/cl/program.hpp"
 
@@ -53,9 +59,95 @@ Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) {
     return bytes;
 }
 
-// The canary of one variant: source → binary → program from the binary → KAT.
+// The canary of one variant: source → binary → program from the binary →
+// KAT, keeping each check's outputs in `outputs`.
+KatResult canary_of(cl_context context, cl_device_id device, const kernels::Variant& variant,
+                    const kernels::Rendered& rendered, std::uint32_t seed,
+                    std::vector<KatOutput>& outputs) {
+    auto built = build_from_source(context, device, rendered);
+    if (!built) {
+        return {KatState::failed, "build: " + built.error()};
+    }
+    auto bytes = binary_of(built->get());
+    if (!bytes) {
+        return {KatState::failed, "binary: " + bytes.error()};
+    }
+    auto loaded = program_from_binary(context, device, *bytes, rendered.options);
+    if (!loaded) {
+        return {KatState::failed, "load: " + loaded.error()};
+    }
+    return run_kat_keeping(context, device, loaded->get(), variant, seed, &outputs);
+}
+
+std::string number(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", v);
+    return text;
+}
+
+// How far apart two runs' outputs are: the largest difference and how many
+// values lie outside the check's tolerance of each other (the reference's
+// scale stands for both), over the checks both runs reached.
+struct Apart {
+    std::optional<double> max_difference;
+    std::size_t outside = 0;
+    std::size_t compared = 0;
+};
+
+Apart apart(const std::vector<KatOutput>& a, const std::vector<KatOutput>& b) {
+    Apart out;
+    for (std::size_t c = 0; c < std::min(a.size(), b.size()); ++c) {
+        const std::size_t n = std::min({a[c].got.size(), b[c].got.size(), a[c].want.size()});
+        for (std::size_t i = 0; i < n; ++i) {
+            double d = std::fabs(static_cast<double>(a[c].got[i]) - b[c].got[i]);
+            d = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+            out.max_difference = std::max(out.max_difference.value_or(0.0), d);
+            out.outside +=
+                kernels::within(a[c].tolerance, a[c].got[i], {b[c].got[i], a[c].want[i].scale}) ? 0
+                                                                                                : 1;
+            ++out.compared;
+        }
+    }
+    return out;
+}
+
+// The differential check of `id`: `previous` loaded on this driver and run
+// on the inputs this driver's program ran on (`now`, `now_outputs`).
+void differential(cl_context context, cl_device_id device, const kernels::Variant& variant,
+                  const kernels::Rendered& rendered, std::uint32_t seed, const KatResult& now,
+                  const std::vector<KatOutput>& now_outputs, const PreviousBinary& previous) {
+    const std::string id = variant.id();
+    const std::string from = "driver " + previous.driver + "'s binary";
+    auto loaded = program_from_binary(context, device, previous.bytes, rendered.options);
+    if (!loaded) {
+        std::cout << id << "\tdifferential\tnot_loaded\t-\t"
+                  << one_line(from + " does not load: " + loaded.error()) << '\n'
+                  << std::flush;
+        return;
+    }
+    std::vector<KatOutput> before_outputs;
+    const KatResult before =
+        run_kat_keeping(context, device, loaded->get(), variant, seed, &before_outputs);
+    const Apart d = apart(now_outputs, before_outputs);
+    const bool now_right = now.state == KatState::passed;
+    const bool before_right = before.state == KatState::passed;
+    const char* result = now_right && before_right ? (d.outside == 0 ? "agree" : "both_right")
+                         : before_right            ? "new_wrong"
+                         : now_right               ? "previous_wrong"
+                                                   : "both_wrong";
+    const std::string detail = from + " " + (before_right ? "passed" : "failed") + ": " +
+                               before.detail + "; " + std::to_string(d.outside) + " of " +
+                               std::to_string(d.compared) +
+                               " values apart by more than the tolerance";
+    std::cout << id << "\tdifferential\t" << result << '\t'
+              << (d.max_difference ? number(*d.max_difference) : std::string("-")) << '\t'
+              << one_line(detail) << '\n'
+              << std::flush;
+}
+
 void run_one(cl_context context, cl_device_id device, const std::string& id,
-             const std::vector<std::string>& extensions, std::uint32_t seed) {
+             const std::vector<std::string>& extensions, std::uint32_t seed,
+             const PreviousBinary* previous) {
     auto variant = kernels::parse_variant(id);
     if (!variant) {
         return say(id, "unsupported", variant.error().message);
@@ -67,27 +159,20 @@ void run_one(cl_context context, cl_device_id device, const std::string& id,
     if (!rendered || !has_kat(variant->kernel)) {
         return say(id, "unsupported", "no known-answer test for " + id);
     }
-    auto built = build_from_source(context, device, *rendered);
-    if (!built) {
-        return say(id, "failed", "build: " + built.error());
-    }
-    auto bytes = binary_of(built->get());
-    if (!bytes) {
-        return say(id, "failed", "binary: " + bytes.error());
-    }
-    auto loaded = program_from_binary(context, device, *bytes, rendered->options);
-    if (!loaded) {
-        return say(id, "failed", "load: " + loaded.error());
-    }
-    const KatResult r = run_kat(context, device, loaded->get(), *variant, seed);
+    std::vector<KatOutput> outputs;
+    const KatResult r = canary_of(context, device, *variant, *rendered, seed, outputs);
     say(id, to_string(r.state), r.detail);
+    if (previous != nullptr) {
+        differential(context, device, *variant, *rendered, seed, r, outputs, *previous);
+    }
 }
 
 }  // namespace
 
 int run_canary_variants(cl_platform_id platform, cl_device_id device,
                         const std::vector<std::string>& variant_ids,
-                        const std::vector<std::string>& device_extensions, std::uint32_t seed) {
+                        const std::vector<std::string>& device_extensions, std::uint32_t seed,
+                        const PreviousBinary* previous) {
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                            reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
@@ -97,7 +182,7 @@ int run_canary_variants(cl_platform_id platform, cl_device_id device,
             say(id, "failed", failure("clCreateContext", err));
             continue;
         }
-        run_one(context.get(), device, id, device_extensions, seed);
+        run_one(context.get(), device, id, device_extensions, seed, previous);
     }
     return 0;
 }

@@ -4,6 +4,13 @@
 // serves), and runs its known-answer test on inputs drawn from a seed.
 //
 //   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
+//                 [--previous DRIVER]
+//
+// With --previous (one ID only), stdin holds the binary an earlier driver
+// DRIVER built for that variant on this device: the differential check loads
+// it on this driver, runs its known-answer test on the same inputs, and
+// compares the two programs' outputs with each other within the kernel's
+// tolerance; the CPU reference decides which one is wrong.
 //
 // One line per variant on stdout, written as soon as it is known (so that a
 // watchdog that kills this process mid-way knows which variant was running:
@@ -13,6 +20,18 @@
 //   state   = "passed" | "failed" | "unsupported"
 //   detail  = text without TAB or LF (the KAT's summary, its first failing
 //             check, or the OpenCL step that failed with its build log)
+//
+// then, with --previous, one more line:
+//
+//   diff    = variant-id TAB "differential" TAB result TAB max-difference TAB detail LF
+//   result  = "agree"          both right, outputs within tolerance of each other
+//           | "both_right"     both right by the reference, but apart by more
+//           | "new_wrong"      this driver's program is wrong, the earlier binary right
+//           | "previous_wrong" the earlier binary is wrong on this driver
+//           | "both_wrong"     both wrong: the fault is in running, not compiling
+//           | "not_loaded"     this driver refuses the earlier binary
+//   max-difference = the largest |new - previous| over the outputs both
+//             produced, or "-" when there were none
 
 #include <cstdint>
 #include <string>
@@ -22,9 +41,17 @@
 
 namespace kcache::cl {
 
-// Runs the canary of `variant_ids` on `device` (of `platform`); returns 0.
+// The binary an earlier driver built for the one variant under test.
+struct PreviousBinary {
+    std::string driver;
+    std::vector<std::uint8_t> bytes;
+};
+
+// Runs the canary of `variant_ids` on `device` (of `platform`), with the
+// differential check against `previous` when it is not null; returns 0.
 int run_canary_variants(cl_platform_id platform, cl_device_id device,
                         const std::vector<std::string>& variant_ids,
-                        const std::vector<std::string>& device_extensions, std::uint32_t seed);
+                        const std::vector<std::string>& device_extensions, std::uint32_t seed,
+                        const PreviousBinary* previous);
 
 }  // namespace kcache::cl

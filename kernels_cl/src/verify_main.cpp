@@ -6,6 +6,7 @@
 //   kcache-verify --variant ID --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --check load --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
+//                 [--previous DRIVER]   (one ID; an earlier driver's binary on stdin)
 //
 // The binary comes on stdin. The verdict goes to stdout as two lines: the
 // state ("passed", "failed" or "no_kat"; "loaded" or "failed" for --check
@@ -45,7 +46,7 @@ constexpr const char* kUsage =
     "       kcache-verify --check load --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n"
     "       kcache-verify --canary \"ID;ID\" --seed N --device NAME --platform NAME "
-    "--driver VERSION\n";
+    "--driver VERSION [--previous DRIVER < BINARY]\n";
 
 // The child half of the watchdog's contract: die with the parent, and give up
 // at once if the parent already died before prctl ran.
@@ -91,6 +92,26 @@ std::vector<std::string> split_ids(const std::string& list) {
     return ids;
 }
 
+// The canary on `d` (verify_canary.hpp), with the earlier driver's binary
+// from stdin when --previous names one.
+int canary(std::map<std::string, std::string>& args, const device_db::OpenClDevice& d) {
+    const auto ids = split_ids(args["--canary"]);
+    std::optional<cl::PreviousBinary> previous;
+    if (args.count("--previous")) {
+        if (ids.size() != 1) {
+            std::cerr << "kcache-verify: --previous takes one variant\n" << kUsage;
+            return 64;
+        }
+        const std::string in((std::istreambuf_iterator<char>(std::cin)),
+                             std::istreambuf_iterator<char>());
+        previous = cl::PreviousBinary{args["--previous"], {in.begin(), in.end()}};
+    }
+    return cl::run_canary_variants(
+        d.platform, d.device, ids, d.identity.extensions,
+        static_cast<std::uint32_t>(std::strtoul(args["--seed"].c_str(), nullptr, 10)),
+        previous ? &*previous : nullptr);
+}
+
 // Runs the test of `variant` (none: only loads the binary) on the device
 // named by `args`; see the usage above.
 int verify(std::map<std::string, std::string>& args,
@@ -106,9 +127,7 @@ int verify(std::map<std::string, std::string>& args,
             continue;
         }
         if (args.count("--canary")) {
-            return cl::run_canary_variants(
-                d.platform, d.device, split_ids(args["--canary"]), d.identity.extensions,
-                static_cast<std::uint32_t>(std::strtoul(args["--seed"].c_str(), nullptr, 10)));
+            return canary(args, d);
         }
         const cl_context_properties props[] = {
             CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(d.platform), 0};
@@ -156,7 +175,8 @@ int main(int argc, char** argv) {
           : load_only ? "--check"
                       : "--variant",
           canary ? "--seed" : "--options", "--device", "--platform", "--driver"}) {
-        if (!args.count(name) || argc != 11) {
+        const int expected = canary && args.count("--previous") ? 13 : 11;
+        if (!args.count(name) || argc != expected) {
             std::cerr << kUsage;
             return 64;
         }

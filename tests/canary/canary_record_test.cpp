@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "kcache/cache/canary.hpp"
 #include "temp_dir.hpp"
 
@@ -18,11 +20,13 @@ Record sample() {
              42,
              1700000000,
              812,
-             {{"dot:dtype=f32,arith=f32,ls=256", VerdictState::validated, "", 42, 2.5e-6, "ok"},
+             {{"dot:dtype=f32,arith=f32,ls=256", VerdictState::validated, "", 42, 2.5e-6, "ok",
+               Differential{"549.0", "agree", 0.0, "0 of 3 values apart"}},
               {"conv2d:dtype=f32,act=none,ls=64", VerdictState::suspect, "conv2d_direct x", 42, 3.5,
-               "conv2d_direct x: 12 of 432 values outside tolerance"},
+               "conv2d_direct x: 12 of 432 values outside tolerance",
+               Differential{"549.0", "new_wrong", 3.5, "driver 549.0's binary passed"}},
               {"batchnorm:dtype=f32,act=none,ls=256", VerdictState::not_run, "error", 42,
-               std::nullopt, "cannot start kcache-verify"}}};
+               std::nullopt, "cannot start kcache-verify", std::nullopt}}};
     return r;
 }
 
@@ -33,6 +37,8 @@ TEST_F(CanaryRecord, SavedRecordReadsBackForItsIdentityOnly) {
     ASSERT_TRUE(back);
     EXPECT_EQ(to_json(*back), to_json(r));
     EXPECT_TRUE(back->suspect());
+    EXPECT_EQ(back->verdicts[1].differential, r.verdicts[1].differential);
+    EXPECT_FALSE(back->verdicts[2].differential);
     DriverIdentity updated = r.identity;
     updated.driver = "551.0";
     EXPECT_NE(updated.id(), r.identity.id());
@@ -46,9 +52,20 @@ TEST_F(CanaryRecord, DamagedOrForeignRecordsAreNoVerdict) {
     const auto path = dir() / "canary" / (r.identity.id() + ".json");
     std::string text = to_json(r);
     for (const std::string& damaged :
-         {text.substr(0, text.size() / 2), std::string("[]"), std::string("{\"format\": 2}"), [&] {
+         {text.substr(0, text.size() / 2), std::string("[]"), std::string("{\"format\": 2}"),
+          [&] {
               std::string t = text;
               t.replace(t.find("\"suspect\""), 9, "\"unknown\"");
+              return t;
+          }(),
+          [&] {  // a differential result that does not exist
+              std::string t = text;
+              t.replace(t.find("\"new_wrong\""), 11, "\"new_fine\"");
+              return t;
+          }(),
+          [&] {  // a differential without its previous driver
+              std::string t = text;
+              t.replace(t.find("\"previous_driver\""), 17, "\"driver\"");
               return t;
           }()}) {
         std::ofstream(path) << damaged;
@@ -61,6 +78,21 @@ TEST_F(CanaryRecord, DamagedOrForeignRecordsAreNoVerdict) {
     std::ofstream(path) << to_json(other);
     EXPECT_FALSE(load_record(dir() / "canary", r.identity));
     EXPECT_TRUE(load_records(dir() / "canary").empty());
+}
+
+TEST_F(CanaryRecord, ARecordWithoutDifferentialsReadsAsNone) {
+    // Records written before the differential check have no such member.
+    nlohmann::json j = nlohmann::json::parse(to_json(sample()));
+    for (nlohmann::json& v : j["verdicts"]) {
+        v.erase("differential");
+    }
+    const std::string text = j.dump();
+    ASSERT_EQ(text.find("differential"), std::string::npos) << text;
+    auto back = record_from_json(text);
+    ASSERT_TRUE(back) << back.error();
+    for (const Verdict& v : back->verdicts) {
+        EXPECT_FALSE(v.differential) << v.variant;
+    }
 }
 
 TEST_F(CanaryRecord, AVariantIsCoveredByItsOwnVerdictElseItsKernelsWorst) {

@@ -8,6 +8,7 @@
 #include "canary_report.hpp"
 #include "cli.hpp"
 #include "kat.hpp"
+#include "kcache/cache/parts.hpp"
 #include "opencl_devices.hpp"
 
 namespace kcache::cli {
@@ -19,6 +20,19 @@ std::string number(double v) {
     std::ostringstream s;
     s << v;
     return s.str();
+}
+
+// The binaries earlier drivers built for `set` on `device` in the user store
+// (none when it cannot be opened: the canary runs without the differential check).
+canary::PreviousBinaries earlier_binaries(const Config& config,
+                                          const device_db::DeviceIdentity& device,
+                                          const std::vector<kernels::Variant>& set) {
+    auto store = service::open_user_store(config, service::StoreAccess::read_only,
+                                          service::OpenTiming::at_once);
+    if (!store) {
+        return {};
+    }
+    return canary::previous_binaries(*store, device, set, canary::canary_dir(config.dir));
 }
 
 int run_canary_command(const ParsedArgs& args) {
@@ -69,29 +83,11 @@ int run_canary_command(const ParsedArgs& args) {
 }  // namespace
 
 json canary_json(const canary::Record& r) {
-    json verdicts = json::array();
-    for (const canary::Verdict& v : r.verdicts) {
-        verdicts.push_back({{"variant", v.variant},
-                            {"state", canary::to_string(v.state)},
-                            {"check", v.check},
-                            {"seed", v.seed},
-                            {"max_error", v.max_error ? json(*v.max_error) : json(nullptr)},
-                            {"detail", v.detail}});
-    }
-    return {{"identity",
-             {{"id", r.identity.id()},
-              {"vendor_id", r.identity.vendor_id},
-              {"vendor", r.identity.vendor},
-              {"device_id", r.identity.device_id},
-              {"device", r.identity.device},
-              {"platform", r.identity.platform},
-              {"driver", r.identity.driver},
-              {"compiler", r.identity.compiler}}},
-            {"seed", r.seed},
-            {"run_at", r.run_at},
-            {"wall_ms", r.wall_ms},
-            {"suspect", r.suspect()},
-            {"verdicts", std::move(verdicts)}};
+    json j = json::parse(canary::to_json(r));  // the stored record's form, plus:
+    j.erase("format");
+    j["identity"]["id"] = r.identity.id();
+    j["suspect"] = r.suspect();
+    return j;
 }
 
 void print_canary(std::ostream& out, const canary::Record& r) {
@@ -107,6 +103,13 @@ void print_canary(std::ostream& out, const canary::Record& r) {
         }
         if (v.state != canary::VerdictState::validated && !v.detail.empty()) {
             out << "\n      " << v.detail;
+        }
+        if (v.differential) {
+            out << "\n      differential against driver " << v.differential->previous_driver << ": "
+                << v.differential->result;
+            if (v.differential->max_difference) {
+                out << ", max difference " << number(*v.differential->max_difference);
+            }
         }
         out << "\n";
     }
@@ -160,7 +163,8 @@ std::vector<canary::Record> run_canaries(const Config& config,
         canary::RunOptions options;
         options.helper = verify_helper_path();
         options.seed = seed;
-        records.push_back(canary::run_canary(d, canary::default_set(d), options));
+        const auto set = canary::default_set(d);
+        records.push_back(canary::run_canary(d, set, options, earlier_binaries(config, d, set)));
         if (!config.read_only) {
             if (auto saved = canary::save_record(canary::canary_dir(config.dir), records.back());
                 !saved) {
@@ -187,7 +191,11 @@ Command canary_command() {
              "hangs is suspect 'timeout', one that crashes the helper 'crashed') or\n"
              "not_run. They are stored under <store>/canary/ (not with KCACHE_READONLY),\n"
              "where the runtime reads them before serving a driver's binaries\n"
-             "(KCACHE_CANARY). --show prints the stored verdicts without running.\n",
+             "(KCACHE_CANARY). Where the store holds a binary an earlier driver built for\n"
+             "the same variant and device, the differential check also loads it on this\n"
+             "driver and runs it on the same inputs: the two outputs are compared within\n"
+             "the kernel's tolerance and the CPU reference decides which one is wrong.\n"
+             "--show prints the stored verdicts without running.\n",
              {{"device", Arity::value, "SEL", "only this device (index or name substring)"},
               {"seed", Arity::value, "N", "seed of the inputs (default: random)"},
               {"show", Arity::flag, "", "print the stored verdicts, run nothing"},

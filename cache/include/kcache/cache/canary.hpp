@@ -14,7 +14,12 @@
 //                "driver", "compiler" }
 //   verdict  = { "variant": id, "state": "validated" | "suspect" | "not_run",
 //                "check": what failed ("" when validated), "seed": uint32,
-//                "max_error": number or null, "detail": text }
+//                "max_error": number or null, "detail": text,
+//                "differential": differential or null }   (absent: null)
+//   differential = { "previous_driver": text, "result": "agree" | "both_right" |
+//                "new_wrong" | "previous_wrong" | "both_wrong" | "not_loaded" |
+//                "timeout" | "crashed",
+//                "max_difference": number or null, "detail": text }
 //
 // Every field is checked on read; a damaged file is no verdict (the canary
 // runs again and replaces it).
@@ -22,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +35,10 @@
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
+
+namespace kcache::store {
+class Store;
+}
 
 namespace kcache::canary {
 
@@ -56,6 +66,18 @@ enum class VerdictState { validated, suspect, not_run };
 // "validated", "suspect" or "not_run".
 const char* to_string(VerdictState state) noexcept;
 
+// The differential check of a variant: the binary an earlier driver built
+// for it on the same device, loaded on this driver and run on the same
+// inputs; the two outputs compared within the kernel's tolerance and the CPU
+// reference deciding which one is wrong (result: see the grammar above).
+struct Differential {
+    std::string previous_driver;
+    std::string result;
+    std::optional<double> max_difference;  // largest |new - previous|
+    std::string detail;
+    friend bool operator==(const Differential&, const Differential&) = default;
+};
+
 // One kernel variant's verdict on one driver.
 struct Verdict {
     std::string variant;  // registry variant id
@@ -67,6 +89,7 @@ struct Verdict {
     std::uint32_t seed = 0;
     std::optional<double> max_error;  // the largest error the KAT saw
     std::string detail;
+    std::optional<Differential> differential;  // none: no earlier binary was checked
 };
 
 struct Record {
@@ -113,12 +136,31 @@ struct RunOptions {
     unsigned parallel = 0;                      // helpers at once; 0: the cores, at most 4
 };
 
+// The binary an earlier driver built for a variant on the same device.
+struct PreviousBinary {
+    std::string driver;  // its driver version
+    std::vector<std::uint8_t> bytes;
+};
+// Earlier drivers' binaries by variant id.
+using PreviousBinaries = std::map<std::string, PreviousBinary>;
+
+// For each of `variants`, the newest binary in `store` that another driver
+// built for it on `device` (a JIT entry of the same variant, source and
+// device, another driver version), preferring a driver whose stored verdict
+// (records in `dir`) validated the variant. Variants without one are left
+// out; a store that cannot be read gives none.
+PreviousBinaries previous_binaries(store::Store& store, const device_db::DeviceIdentity& device,
+                                   const std::vector<kernels::Variant>& variants,
+                                   const std::filesystem::path& dir);
+
 // Runs the canary of `variants` on `device` (one kcache-verify per variant,
 // killed when `options.timeout` passes): a KAT that fails is suspect with
 // its failing check, one that hangs is suspect "timeout", one that crashes
 // the helper suspect "crashed"; a helper that could not run gives not_run.
+// A variant with a binary in `previous` also gets the differential check.
 Record run_canary(const device_db::DeviceIdentity& device,
-                  const std::vector<kernels::Variant>& variants, const RunOptions& options);
+                  const std::vector<kernels::Variant>& variants, const RunOptions& options,
+                  const PreviousBinaries& previous = {});
 
 // A seed from the system's entropy source.
 std::uint32_t fresh_seed();
