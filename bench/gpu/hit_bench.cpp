@@ -20,7 +20,8 @@
 //  3. the first hit of a fresh process (Cache::open + probe + hit) vs the
 //     floor's first load in a fresh process (this executable as children).
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
-//     vs the floor's loop without kcache.
+//     vs the floor's loop without kcache, after a warm-up whose growth is
+//     printed apart (hit_loops.cpp).
 //  5. the same loop's time, end to end, kcache (no forget()) vs without kcache.
 
 #include <unistd.h>
@@ -265,90 +266,6 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
     first_steps(dir);
 }
 
-std::uint64_t resident_kib() {
-    std::ifstream statm("/proc/self/statm");
-    std::uint64_t size = 0, resident = 0;
-    statm >> size >> resident;
-    return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
-}
-
-// Resident growth in KiB per 1,000 rounds of `round` (after 20 untimed).
-double kib_per_1000(int rounds, const std::function<bool()>& round) {
-    for (int i = 0; i < 20; ++i) {
-        round();
-    }
-    const auto before = resident_kib();
-    int failed = 0;
-    for (int i = 0; i < rounds; ++i) {
-        failed += round() ? 0 : 1;
-    }
-    const double grown = static_cast<double>(resident_kib()) - static_cast<double>(before);
-    if (failed > 0) {
-        std::printf("   %d of %d rounds failed\n", failed, rounds);
-    }
-    return grown * 1000.0 / rounds;
-}
-
-void context_cycle(const Device& d, const std::filesystem::path& dir) {
-    const char* env = std::getenv("GPU_BENCH_CONTEXTS");
-    const int rounds = env != nullptr ? std::max(10, std::atoi(env)) : 1000;
-    const std::string kernel = "dot";
-    const Bytes bytes = stored_bytes(d, dir, kernel);
-    const std::string options = rendered(kernel).options;
-    auto cache = open_at(dir, true);
-    std::printf(
-        "\n4. resident memory per 1,000 contexts (%d rounds each: create a context, get"
-        " %s, release both)\n",
-        rounds, kernel.c_str());
-    const double floor = kib_per_1000(rounds, [&] {
-        Ctx ctx(d);
-        return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
-    });
-    const double with = kib_per_1000(rounds, [&] {
-        Ctx ctx(d);
-        return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
-    });
-    std::printf(
-        "no kcache: %+.0f KiB per 1,000 contexts; kcache: %+.0f KiB per 1,000 contexts"
-        " (%llu programs released)\n",
-        floor, with, static_cast<unsigned long long>(cache->stats().programs_released));
-}
-
-// Section 5: the whole loop a caller that never calls forget() runs (create
-// a context, ask for the kernel, release both), timed end to end against the
-// same loop loading the stored bytes without kcache.
-void whole_loop(const Device& d, const std::filesystem::path& dir) {
-    const std::string kernel = "dot";
-    const Bytes bytes = stored_bytes(d, dir, kernel);
-    const std::string options = rendered(kernel).options;
-    auto cache = open_at(dir, true);
-    std::vector<double> t[2];
-    bool wrong = false;
-    const std::function<void()> arms[] = {
-        [&] {
-            const auto t0 = Clock::now();
-            {
-                Ctx ctx(d);
-                wrong |= floor_us(d, ctx.c, bytes, options) < 0;
-            }
-            t[0].push_back(us_since(t0));
-        },
-        [&] {
-            const auto t0 = Clock::now();
-            {
-                Ctx ctx(d);
-                wrong |= !cache->program(ctx.c, d.device, request_of(kernel)).ok();
-            }
-            t[1].push_back(us_since(t0));
-        }};
-    rotate(arms, 2);
-    const double f = median(t[0]), k = median(t[1]);
-    std::printf(
-        "\n5. whole loop, no forget(): create a context, get %s, release both (%d samples,"
-        " medians, µs)\nwithout kcache %.1f, with kcache %.1f: %.2fx%s\n",
-        kernel.c_str(), kSamples, f, k, k / f, wrong ? "  (FAILURE)" : "");
-}
-
 }  // namespace
 
 int long_lived(const Device& d, const std::filesystem::path& root) {
@@ -373,12 +290,7 @@ int long_lived(const Device& d, const std::filesystem::path& root) {
     if (want("3")) {
         first_in_process(d, dir);
     }
-    if (want("4")) {
-        context_cycle(d, dir);
-    }
-    if (want("5")) {
-        whole_loop(d, dir);
-    }
+    loops(d, dir, want("4"), want("5"));
     return 0;
 }
 

@@ -54,4 +54,8 @@ void rotate(const std::function<void()>* arms, int n);
 // Section 1b (hit_parts.cpp): a resident hit split along its driver calls.
 void hit_parts(const Device& d, const std::filesystem::path& dir);
 
+// Sections 4 (`memory`) and 5 (`time`) (hit_loops.cpp): a caller's loop of
+// context, request and release.
+void loops(const Device& d, const std::filesystem::path& dir, bool memory, bool time);
+
 }  // namespace gpu_bench

@@ -1,0 +1,120 @@
+// gpu_bench long-lived, sections 4 and 5 (hit_bench.cpp says what each
+// measures): a caller's loop of creating a context, asking for a kernel and
+// releasing both, for its resident memory and for its time.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+
+#include "hit_common.hpp"
+
+namespace gpu_bench {
+namespace {
+
+std::uint64_t resident_kib() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+}
+
+// Resident growth in KiB per 1,000 rounds of `round`, measured after a
+// warm-up of a fifth as many rounds (at least 20), whose own growth goes to
+// `warmup_kib`: what a long-lived process settles into once (the allocator's
+// arenas, a driver's pools, the releaser's few pending contexts) is told
+// apart from what grows with every context.
+double kib_per_1000(int rounds, double& warmup_kib, const std::function<bool()>& round) {
+    const auto start = resident_kib();
+    for (int i = 0; i < std::max(20, rounds / 5); ++i) {
+        round();
+    }
+    const auto before = resident_kib();
+    warmup_kib = static_cast<double>(before) - static_cast<double>(start);
+    int failed = 0;
+    for (int i = 0; i < rounds; ++i) {
+        failed += round() ? 0 : 1;
+    }
+    const double grown = static_cast<double>(resident_kib()) - static_cast<double>(before);
+    if (failed > 0) {
+        std::printf("   %d of %d rounds failed\n", failed, rounds);
+    }
+    return grown * 1000.0 / rounds;
+}
+
+void context_cycle(const Device& d, const std::filesystem::path& dir) {
+    const char* env = std::getenv("GPU_BENCH_CONTEXTS");
+    const int rounds = env != nullptr ? std::max(10, std::atoi(env)) : 1000;
+    const std::string kernel = "dot";
+    const Bytes bytes = stored_bytes(d, dir, kernel);
+    const std::string options = rendered(kernel).options;
+    auto cache = open_at(dir, true);
+    std::printf(
+        "\n4. resident memory per 1,000 contexts (%d rounds each: create a context, get"
+        " %s, release both)\n",
+        rounds, kernel.c_str());
+    double floor_warmup = 0, with_warmup = 0;
+    const double floor = kib_per_1000(rounds, floor_warmup, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
+    });
+    const double with = kib_per_1000(rounds, with_warmup, [&] {
+        Ctx ctx(d);
+        return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
+    });
+    std::printf(
+        "no kcache: %+.0f KiB per 1,000 contexts (warm-up %+.0f KiB); kcache: %+.0f KiB per"
+        " 1,000 contexts (warm-up %+.0f KiB; %llu programs released)\n",
+        floor, floor_warmup, with, with_warmup,
+        static_cast<unsigned long long>(cache->stats().programs_released));
+}
+
+// Section 5: the whole loop a caller that never calls forget() runs (create
+// a context, ask for the kernel, release both), timed end to end against the
+// same loop loading the stored bytes without kcache.
+void whole_loop(const Device& d, const std::filesystem::path& dir) {
+    const std::string kernel = "dot";
+    const Bytes bytes = stored_bytes(d, dir, kernel);
+    const std::string options = rendered(kernel).options;
+    auto cache = open_at(dir, true);
+    std::vector<double> t[2];
+    bool wrong = false;
+    const std::function<void()> arms[] = {
+        [&] {
+            const auto t0 = Clock::now();
+            {
+                Ctx ctx(d);
+                wrong |= floor_us(d, ctx.c, bytes, options) < 0;
+            }
+            t[0].push_back(us_since(t0));
+        },
+        [&] {
+            const auto t0 = Clock::now();
+            {
+                Ctx ctx(d);
+                wrong |= !cache->program(ctx.c, d.device, request_of(kernel)).ok();
+            }
+            t[1].push_back(us_since(t0));
+        }};
+    rotate(arms, 2);
+    const double f = median(t[0]), k = median(t[1]);
+    std::printf(
+        "\n5. whole loop, no forget(): create a context, get %s, release both (%d samples,"
+        " medians, µs)\nwithout kcache %.1f, with kcache %.1f: %.2fx%s\n",
+        kernel.c_str(), kSamples, f, k, k / f, wrong ? "  (FAILURE)" : "");
+}
+
+}  // namespace
+
+void loops(const Device& d, const std::filesystem::path& dir, bool memory, bool time) {
+    if (memory) {
+        context_cycle(d, dir);
+    }
+    if (time) {
+        whole_loop(d, dir);
+    }
+}
+
+}  // namespace gpu_bench
