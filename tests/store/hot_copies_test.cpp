@@ -262,12 +262,9 @@ TEST_F(Store, ReadersOfHotCopiesSeeAWholeEntryOrNoneWhileOthersReplaceAndRemove)
     EXPECT_GT(seen, 0) << "the reader never overlapped a copy";
     auto last = writer.get(sample_fields(1));
     ASSERT_TRUE(last.ok());
-    // A copy the reader judged unbacked in a remove window may be gone (a
-    // miss that falls back to SQLite: rare, seen about 1 run in 5 under load;
-    // its cause is not yet found); one that answers is the last put's bytes.
-    if (auto hot = reader.get_hot(sample_fields(1))) {
-        EXPECT_TRUE(*hot == last->bytes);
-    }
+    auto hot = reader.get_hot(sample_fields(1));
+    ASSERT_TRUE(hot) << "the last put's copy is gone";
+    EXPECT_TRUE(*hot == last->bytes);
 }
 
 TEST_F(Store, ADeferredOpenReportsWhatItFindsAtTheFirstNeed) {

@@ -220,18 +220,10 @@ Found read(const fs::path& dir, const Key& key, std::string_view serialized,
         return {};
     }
     if (static_cast<std::uint64_t>(st.st_size) > max_file_size) {
-        return {std::nullopt, true};
+        return {std::nullopt, true, false};
     }
-    Found found{check_and_read(fd.get(), st, serialized), false};
-    if (!found.copy) {
-        // Removed only while the name still holds the file that failed: a
-        // writer may have renamed a new copy into place meanwhile.
-        struct stat now {};
-        if (::lstat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino &&
-            now.st_dev == st.st_dev) {
-            ::unlink(path.c_str());
-        }
-    }
+    Found found{check_and_read(fd.get(), st, serialized), false, false};
+    found.damaged = !found.copy;
     return found;
 }
 

@@ -63,17 +63,19 @@ struct Copy {
 };
 
 // What read() found: the copy, when sound; `oversize` when a copy larger
-// than asked for is there (left alone: the caller decides).
+// than asked for is there; `damaged` when one failed a check. Both are left
+// in place: only a caller holding the store's write lock removes a copy
+// (forget), since without it a writer may rename a new copy over the name
+// between the check and the removal.
 struct Found {
     std::optional<Copy> copy;
     bool oversize = false;
+    bool damaged = false;
 };
 
 // Reads the copy for the key `serialized` (serialize_key_fields) hashes to,
 // when there is one of at most `max_file_size` bytes whose key record, size
-// and checksum match. A copy that fails one of those checks is damaged and
-// is removed (copies are renamed into place whole, so no writer is midway
-// through it); the next hit through SQLite writes it again.
+// and checksum match.
 Found read(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
            std::uint64_t max_file_size);
 

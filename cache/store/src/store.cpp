@@ -107,8 +107,11 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
     }
     {
         std::lock_guard lock(s.mu);
-        if (s.policy.max_hot_bytes > 0 && !hot::exists(s.hot_dir, key_hex)) {
-            s.to_promote.insert(key_hex);  // written with the next write-back
+        // Written with the next write-back: missing, or not yet checked
+        // (then a damaged one is removed first, in the same transaction).
+        if (s.policy.max_hot_bytes > 0 &&
+            (!hot::exists(s.hot_dir, key_hex) || s.unconfirmed.count(key_hex) > 0)) {
+            s.to_promote.insert(key_hex);
         }
         s.count_hit(key_hex);
     }
@@ -258,13 +261,18 @@ Result<PutResult, StoreError> Store::put(const KeyFields& fields,
         auto result = insert_locked(s, info, bytes, checksum, encoded, mode);
         if (result.ok()) {
             if (auto c = txn->commit(); !c.ok()) {
+                // The copy written in this transaction goes before it ends
+                // (rolled back with txn): under the write lock still, so it
+                // is never another writer's copy of the key, committed since.
+                if (result->outcome == PutOutcome::stored) {
+                    hot::forget(s.hot_dir, info.key.hex());
+                }
                 return fail(c.error());
             }
         }
         return result;
     });
     if (!done.ok()) {
-        hot::forget(s.hot_dir, info.key.hex());  // written in a transaction that did not commit
         return fail(s.error(done.error()));
     }
     if (done->outcome == PutOutcome::stored) {  // pending hits went out with it

@@ -77,7 +77,8 @@ sql::Stat drop_unbacked(Store::Impl& s, const std::filesystem::path& dir,
         const Key key{sha256(serialized)};
         auto found =
             hot::read(dir, key, serialized, hot::file_size_for(serialized, mark.value()->raw_size));
-        problem = found.oversize ? "is larger than its entry"
+        problem = found.oversize  ? "is larger than its entry"
+                  : found.damaged ? "is damaged"
                   : found.copy && !same_checksum(mark.value()->checksum, found.copy->checksum)
                       ? "differs from its entry"
                       : nullptr;
@@ -150,18 +151,20 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
         hot::read(dir, key, serialized,
                   mark ? hot::file_size_for(serialized, mark->raw_size) : s.policy.max_hot_bytes);
     std::lock_guard lock(s.mu);
-    if (mark &&
-        (found.oversize || (found.copy && !same_checksum(mark->checksum, found.copy->checksum)))) {
-        // Either not this entry's copy, or the entry and its copy were just
-        // replaced: decided under the write lock.
+    if (mark && (found.oversize || found.damaged ||
+                 (found.copy && !same_checksum(mark->checksum, found.copy->checksum)))) {
+        // Damaged, not this entry's copy, or the entry and its copy were
+        // just replaced: decided, and removed, under the write lock.
         s.drop_unbacked_copy_locked(dir, key_hex, serialized);
         return std::nullopt;
     }
+    if (!mark && (found.copy || found.damaged)) {
+        // Checked against its entry, and a damaged copy removed, at the
+        // next write-back: no write lock is taken on a first hit.
+        s.unconfirmed.emplace(key_hex, serialized);
+    }
     if (!found.copy) {
         return std::nullopt;
-    }
-    if (!mark) {
-        s.unconfirmed.emplace(key_hex, serialized);
     }
     s.count_hit(key_hex);
     return std::move(found.copy->bytes);

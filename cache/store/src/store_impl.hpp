@@ -39,8 +39,9 @@ struct Store::Impl {
     std::filesystem::path hot_dir;
     std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
     hot::Tally hot_tally;
-    // Key hex → serialized key fields of copies that answered before the
-    // connection opened, checked against their entries at the next write-back.
+    // Key hex → serialized key fields of copies that answered (or failed
+    // their check) before the connection opened, checked against their
+    // entries, and removed when unbacked or damaged, at the next write-back.
     std::unordered_map<std::string, std::string> unconfirmed;
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
