@@ -30,7 +30,7 @@ Ladder::Ladder(const RungParts& parts) : programs_(parts.programs) {
     rungs_.push_back(std::make_unique<JitRung>("jit", parts));
 }
 
-cl_program Ladder::walk(Ask& ask) {
+[[gnu::hot]] cl_program Ladder::walk(Ask& ask) {
     for (const auto& rung : rungs_) {
         if (rung->needs_plan() && ask.plan() == nullptr) {
             return nullptr;  // the request cannot be planned: `ask.out` says why

@@ -116,7 +116,8 @@ std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept {
         kLatencyBoundsNs.begin());
 }
 
-void observe_request(Rung rung, StatusCode status, std::chrono::nanoseconds total) noexcept {
+[[gnu::hot]] void observe_request(Rung rung, StatusCode status,
+                                  std::chrono::nanoseconds total) noexcept {
     try {
         Cells& c = mine();
         const auto r = std::min<std::size_t>(static_cast<std::size_t>(rung), kRungCount - 1);
@@ -130,7 +131,7 @@ void observe_request(Rung rung, StatusCode status, std::chrono::nanoseconds tota
     }
 }
 
-void observe(Timer timer, std::chrono::nanoseconds duration) noexcept {
+[[gnu::hot]] void observe(Timer timer, std::chrono::nanoseconds duration) noexcept {
     try {
         add_duration(mine(), kTimerHist + static_cast<std::size_t>(timer), duration);
     } catch (...) {

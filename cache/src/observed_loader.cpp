@@ -23,9 +23,10 @@ class ObservedLoader final : public Loader {
     bool device_in_context(cl_context context, cl_device_id device, std::string& why) override {
         return inner_->device_in_context(context, device, why);
     }
-    Result<cl::ProgramHandle, std::string> load(cl_context context, cl_device_id device,
-                                                std::span<const std::uint8_t> bytes,
-                                                const std::string& options) override {
+    [[gnu::hot]] Result<cl::ProgramHandle, std::string> load(cl_context context,
+                                                             cl_device_id device,
+                                                             std::span<const std::uint8_t> bytes,
+                                                             const std::string& options) override {
         trace::Span span("load", "load");
         const auto start = std::chrono::steady_clock::now();
         auto program = inner_->load(context, device, bytes, options);

@@ -39,9 +39,10 @@ class OpenClLoader final : public Loader {
 
     bool device_in_context(cl_context context, cl_device_id device, std::string& why) override;
 
-    Result<cl::ProgramHandle, std::string> load(cl_context context, cl_device_id device,
-                                                std::span<const std::uint8_t> bytes,
-                                                const std::string& options) override {
+    [[gnu::hot]] Result<cl::ProgramHandle, std::string> load(cl_context context,
+                                                             cl_device_id device,
+                                                             std::span<const std::uint8_t> bytes,
+                                                             const std::string& options) override {
         return cl::program_from_binary(context, device, bytes, options);
     }
 
@@ -72,7 +73,8 @@ class OpenClLoader final : public Loader {
     }
 };
 
-bool OpenClLoader::device_in_context(cl_context context, cl_device_id device, std::string& why) {
+[[gnu::hot]] bool OpenClLoader::device_in_context(cl_context context, cl_device_id device,
+                                                  std::string& why) {
     // Most contexts hold one device: one query and no allocation for up to
     // eight; more are asked for again with room for all.
     cl_device_id few[8];

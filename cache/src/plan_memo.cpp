@@ -4,15 +4,16 @@
 
 namespace kcache::service {
 
-std::unique_ptr<Plan> PlanMemo::take(cl_device_id device, const std::string& signature) {
+[[gnu::hot]] std::unique_ptr<Plan> PlanMemo::take(cl_device_id device,
+                                                  const std::string& signature) {
     std::lock_guard g(mu_);
     auto it = plans_.find(PlaceView{device, signature});
     // Its place stays, empty while the request runs.
     return it == plans_.end() ? nullptr : std::move(it->second);
 }
 
-void PlanMemo::keep(cl_device_id device, const std::string& signature, std::unique_ptr<Plan> plan,
-                    bool root) {
+[[gnu::hot]] void PlanMemo::keep(cl_device_id device, const std::string& signature,
+                                 std::unique_ptr<Plan> plan, bool root) {
     // Root devices only: they live as long as the process, so their handle
     // cannot come back naming another device (a released sub-device's can).
     if (max_ == 0 || (!root && !loader_.is_root_device(device))) {

@@ -7,7 +7,7 @@
 
 namespace kcache::service {
 
-std::string request_signature(const KernelRequest& r) {
+[[gnu::hot]] std::string request_signature(const KernelRequest& r) {
     std::string s = "K" + r.kernel;
     for (const auto& [k, v] : r.params) {  // std::map: already in a canonical order
         s += '\0' + k + '=' + v;
@@ -160,8 +160,9 @@ ProgramCache::~ProgramCache() {
     state_->contexts.clear();
 }
 
-ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context, cl_device_id device,
-                                                        const std::string& signature) {
+[[gnu::hot]] ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context,
+                                                                     cl_device_id device,
+                                                                     const std::string& signature) {
     State& s = *state_;
     std::lock_guard g(s.mu);
     SignatureHit hit;
@@ -195,9 +196,9 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
     return s.loader.retain(it->second->program.get());
 }
 
-cl_program ProgramCache::insert(cl_context context, cl_device_id device, cl_platform_id platform,
-                                const store::Key& key, ProgramRef program,
-                                const std::string& signature) {
+[[gnu::hot]] cl_program ProgramCache::insert(cl_context context, cl_device_id device,
+                                             cl_platform_id platform, const store::Key& key,
+                                             ProgramRef program, const std::string& signature) {
     const bool counts = platform_counts_programs(state_->loader, context, device, platform);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning

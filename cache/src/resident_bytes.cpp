@@ -2,7 +2,7 @@
 
 namespace kcache::service {
 
-std::optional<ResidentBytes::Hit> ResidentBytes::find(const store::Key& key) {
+[[gnu::hot]] std::optional<ResidentBytes::Hit> ResidentBytes::find(const store::Key& key) {
     std::lock_guard g(mu_);
     auto it = index_.find(key);
     if (it == index_.end()) {

@@ -15,7 +15,7 @@ Step found(Ask& ask, Counters& counters, cl_program kept) {
 
 }  // namespace
 
-Step InProcessRung::attempt(Ask& ask) {
+[[gnu::hot]] Step InProcessRung::attempt(Ask& ask) {
     auto hit = parts_.programs.find_signature(ask.context, ask.device, ask.signature);
     if (hit.program != nullptr) {
         ask.out.key = hit.key.hex();
@@ -38,7 +38,7 @@ Step InProcessRung::attempt(Ask& ask) {
 
 // The outcome names the tier that holds the bytes, with `resident` set. Not
 // for verify_before_use, which reads the store; a miss here is not one to tell.
-Step ResidentRung::attempt(Ask& ask) {
+[[gnu::hot]] Step ResidentRung::attempt(Ask& ask) {
     const Plan& plan = ask.planned();
     if (!plan.use_stored || plan.verified_only) {
         return Step::miss();

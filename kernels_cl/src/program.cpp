@@ -26,9 +26,9 @@ std::string build_log(cl_program program, cl_device_id device) {
     return log;
 }
 
-Result<ProgramHandle, std::string> program_from_binary(cl_context context, cl_device_id device,
-                                                       std::span<const std::uint8_t> bytes,
-                                                       const std::string& options) {
+[[gnu::hot]] Result<ProgramHandle, std::string> program_from_binary(
+    cl_context context, cl_device_id device, std::span<const std::uint8_t> bytes,
+    const std::string& options) {
     if (bytes.empty()) {
         return fail(std::string("empty binary"));
     }
