@@ -217,5 +217,41 @@ TEST_F(RemoteTls, SystemCasRefuseASelfSignedCertificate) {
     EXPECT_EQ(got.error().code, RemoteErrc::tls) << got.error().message;
 }
 
+// Two shards, one of them hanging: its keys cost one timeout for the
+// breaker window, and the other shard's keys are still served (a breaker
+// per server, not one for the tier).
+TEST_F(RemoteFault, AHangingShardCostsOneTimeoutAndTheOtherShardStillServes) {
+    auto server = start_nginx(dir() / "nginx");
+    ASSERT_TRUE(server);
+    auto silent = SilentServer::start();
+    ASSERT_TRUE(silent);
+    auto s = test_settings(server->url(), dir() / "state");
+    s.base_urls = {server->url(), silent->url()};
+    s.timeout = Millis(500);
+    s.breaker_window = Millis(60'000);
+    auto c = open_client(s);
+    std::vector<int> up, hanging;
+    for (int n = 0; n < 40 && (up.size() < 4 || hanging.size() < 4); ++n) {
+        const bool on_server = c->shard_for(store::make_key(made_up_fields(n))) == server->url();
+        if (on_server) {
+            ASSERT_TRUE(c->upload(made_up_fields(n), made_up_bytes(n), made_up_provenance()));
+        }
+        (on_server ? up : hanging).push_back(n);
+    }
+    ASSERT_GE(hanging.size(), 2u);
+    for (int round = 0; round < 3; ++round) {
+        for (int n : hanging) {
+            EXPECT_FALSE(c->fetch(made_up_fields(n)));
+        }
+        for (int n : up) {
+            auto got = c->fetch(made_up_fields(n));
+            EXPECT_TRUE(got) << n << ": " << got.error().message;
+        }
+    }
+    EXPECT_EQ(c->counters().timeouts, 1u);
+    EXPECT_EQ(down_marks(dir() / "state").size(), 1u);
+    EXPECT_TRUE(std::filesystem::exists(breaker_file(dir() / "state", "down", silent->url())));
+}
+
 }  // namespace
 }  // namespace kcache::test

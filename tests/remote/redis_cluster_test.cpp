@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -187,6 +189,56 @@ TEST_F(RedisClusterTest, ASlotMigratedWhileClientsReadIsFollowedThroughAskThenMo
     EXPECT_EQ(cli(target.address, {"EXISTS", key_of(0)}), "1");
     EXPECT_TRUE(c->fetch(made_up_fields(0)));
     EXPECT_EQ(c->counters().errors, 0u);
+}
+
+// A master that hangs (stopped, its connections open): the first request to
+// its slots costs one timeout, then its breaker skips it for the window,
+// while the other masters' keys are still served, one at a time and in
+// batches. Measured within the cluster's node timeout (before a failover).
+TEST_F(RedisClusterTest, AHangingMasterCostsOneTimeoutAndTheOtherNodesStillServe) {
+    auto s = test_settings(cluster_->url(), dir() / "state");
+    s.breaker_window = Millis(60'000);
+    s.timeout = Millis(250);
+    auto opened = remote::Client::open(s);
+    ASSERT_TRUE(opened) << opened.error().message;
+    remote::Client& c = **opened;
+    std::vector<store::KeyFields> all;
+    for (int n = 0; n < kEntries; ++n) {
+        ASSERT_TRUE(c.upload(made_up_fields(n), made_up_bytes(n, 4096), made_up_provenance()));
+        all.push_back(made_up_fields(n));
+    }
+    const ClusterNode victim = master_of_key(0);
+    std::vector<int> others;
+    for (int n = 1; n < kEntries; ++n) {
+        if (master_of_key(n).address != victim.address) {
+            others.push_back(n);
+        }
+    }
+    ASSERT_GE(others.size(), 4u);
+    RedisServer* hung = cluster_->server_at(victim.address);
+    ASSERT_NE(hung, nullptr);
+    ASSERT_EQ(::kill(hung->pid(), SIGSTOP), 0);
+    const auto start = Clock::now();
+    EXPECT_FALSE(c.fetch(made_up_fields(0)));
+    int served = 0, missed = 0;
+    while (Clock::now() - start < Millis(600)) {
+        EXPECT_FALSE(c.fetch(made_up_fields(0)));
+        for (int n : others) {
+            (c.fetch(made_up_fields(n)) ? served : missed)++;
+        }
+    }
+    const auto batch = c.fetch_many(all);
+    ::kill(hung->pid(), SIGCONT);
+    EXPECT_EQ(c.counters().timeouts, 1u);
+    EXPECT_EQ(missed, 0);
+    EXPECT_GE(served, static_cast<int>(others.size()));
+    for (int n : others) {
+        EXPECT_TRUE(batch[n]) << n << ": " << batch[n].error().message;
+    }
+    ASSERT_FALSE(batch[0]);
+    EXPECT_EQ(batch[0].error().code, RemoteErrc::breaker_open) << batch[0].error().message;
+    EXPECT_TRUE(std::filesystem::exists(
+        breaker_file(dir() / "state", "down", "redis://" + victim.address)));
 }
 
 }  // namespace
