@@ -4,11 +4,15 @@
 #include <fstream>
 #include <string>
 
+#include "device_fixtures.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/device_db/loader.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::device_db {
+
+using test::DataFileProblem;
+
 namespace {
 
 // A family line that passes validation; tests splice it into their documents.
@@ -23,21 +27,67 @@ std::string doc_with(const std::string& families, const std::string& rest) {
 
 // The only problem of parsing `text` as "t.json" (fails the test if there is not one).
 Diagnostic only_problem(const std::string& text) {
-    auto r = parse_data_file(text, "t.json");
-    EXPECT_FALSE(r.ok()) << "expected a problem";
-    if (r.ok()) {
-        return {};
-    }
-    EXPECT_EQ(r.error().diagnostics.size(), 1u) << r.error().message;
-    return r.error().diagnostics.empty() ? Diagnostic{} : r.error().diagnostics.front();
+    return test::only_problem(text, "t.json");
 }
 
-// The only problem of a file whose family has `from` replaced by `to` (on line 4).
-Diagnostic family_problem(const std::string& from, const std::string& to) {
+// A file whose family has `from` replaced by `to` (on line 4).
+std::string family_with(const std::string& from, const std::string& to) {
     std::string family = kFamily;
     family.replace(family.find(from), from.size(), to);
-    return only_problem(doc_with(family, "\"notes\": \"\""));
+    return doc_with(family, "\"notes\": \"\"");
 }
+
+const std::string kDevice = R"({"pci_id": "0x56a0", "product": "A770", "family": "tgllp"})";
+
+// Files with one problem each, located at its line (read as "t.json").
+const test::OneProblem kOneProblem[] = {
+    {"UnknownKeyAtTheKeysLine",
+     doc_with(kFamily,
+              "\"devices\": [\n"
+              "  {\"pci_id\": \"0x9a49\",\n"
+              "   \"product\": \"Iris Xe\",\n"
+              "   \"colour\": \"blue\",\n"
+              "   \"family\": \"tgllp\"}\n"
+              "]"),
+     DeviceDbErrc::unknown_key, "t.json:9: unknown key \"colour\" in device"},
+    {"UnknownTopLevelKey", "{\n\"schema\": 1,\n\"devcies\": []\n}\n", DeviceDbErrc::unknown_key,
+     "t.json:3: unknown key \"devcies\" in data file"},
+    {"DuplicatePciIdWithBothLines",
+     doc_with(kFamily, "\"devices\": [\n" + kDevice + ",\n" + kDevice + "\n]"),
+     DeviceDbErrc::duplicate, "t.json:8: duplicate pci_id 0x56a0 (first at line 7)"},
+    {"DuplicateFamilyName", doc_with(std::string(kFamily) + ",\n" + kFamily, "\"notes\": \"\""),
+     DeviceDbErrc::duplicate, "t.json:5: duplicate family \"tgllp\" (first at line 4)"},
+    {"RepeatedJsonKey", "{\n\"schema\": 1,\n\"notes\": \"a\",\n\"notes\": \"b\"\n}\n",
+     DeviceDbErrc::duplicate, "t.json:4: duplicate key \"notes\" (first at line 3)"},
+    {"MalformedHex",
+     doc_with(
+         kFamily,
+         "\"devices\": [\n{\"pci_id\": \"0x56g0\", \"product\": \"A\", \"family\": \"tgllp\"}]"),
+     DeviceDbErrc::bad_hex,
+     "t.json:7: malformed hex id \"0x56g0\" for \"pci_id\" (expected 0x followed by 1 to 8 hex "
+     "digits)"},
+    {"MalformedIpVersion", family_with("12.0.0", "12.0"), DeviceDbErrc::bad_version,
+     "t.json:4: malformed ip_version \"12.0\" (expected major.minor.revision)"},
+    {"MissingKeyAtTheObjectsLine",
+     doc_with(kFamily, "\"devices\": [\n\n  {\"pci_id\": \"0x9a49\",\n   \"family\": \"tgllp\"}]"),
+     DeviceDbErrc::missing_key, "t.json:8: device lacks required key \"product\""},
+    {"WrongType", family_with("true", "\"yes\""), DeviceDbErrc::wrong_type,
+     "t.json:4: \"aot_default\" in family must be true or false"},
+    {"ValueOutsideItsSet", family_with("\"integrated\"", "\"embedded\""), DeviceDbErrc::bad_value,
+     "t.json:4: \"kind\" must be one of integrated, discrete, not \"embedded\""},
+    // A number is followed by a newline that the lexer reads ahead: still line 2.
+    {"UnsupportedSchemaOnItsLine", "{\n\"schema\": 2\n}\n", DeviceDbErrc::bad_value,
+     "t.json:2: unsupported schema 2 (this kcache reads 1)"},
+};
+
+TEST_P(DataFileProblem, IsTheOnlyOneAndSaysWhereItIs) {
+    const test::OneProblem& c = GetParam();
+    const Diagnostic d = only_problem(c.text);
+    EXPECT_STREQ(to_string(d.code), to_string(c.code));
+    EXPECT_EQ(d.to_string(), c.says);
+}
+INSTANTIATE_TEST_SUITE_P(DeviceDbLoader, DataFileProblem, ::testing::ValuesIn(kOneProblem),
+                         test::one_problem_name);
 
 TEST(DeviceDb, LoaderAcceptsAMinimalFile) {
     auto r = parse_data_file(doc_with(kFamily, R"("devices": [{"pci_id": "0x9a49", )"
@@ -57,43 +107,6 @@ TEST(DeviceDb, LoaderReportsJsonSyntaxAtItsLine) {
     EXPECT_EQ(d.code, DeviceDbErrc::json_syntax);
     EXPECT_EQ(d.line, 4);
     EXPECT_EQ(d.to_string().rfind("t.json:4: JSON syntax error: ", 0), 0u) << d.to_string();
-}
-
-TEST(DeviceDb, LoaderReportsUnknownKeyAtTheKeysLine) {
-    const std::string text = doc_with(kFamily,
-                                      "\"devices\": [\n"
-                                      "  {\"pci_id\": \"0x9a49\",\n"
-                                      "   \"product\": \"Iris Xe\",\n"
-                                      "   \"colour\": \"blue\",\n"
-                                      "   \"family\": \"tgllp\"}\n"
-                                      "]");
-    Diagnostic d = only_problem(text);
-    EXPECT_EQ(d.code, DeviceDbErrc::unknown_key);
-    EXPECT_EQ(d.to_string(), "t.json:9: unknown key \"colour\" in device");
-}
-
-TEST(DeviceDb, LoaderReportsUnknownTopLevelKey) {
-    Diagnostic d = only_problem("{\n\"schema\": 1,\n\"devcies\": []\n}\n");
-    EXPECT_EQ(d.to_string(), "t.json:3: unknown key \"devcies\" in data file");
-}
-
-TEST(DeviceDb, LoaderReportsDuplicatePciIdWithBothLines) {
-    const std::string dev = R"({"pci_id": "0x56a0", "product": "A770", "family": "tgllp"})";
-    Diagnostic d = only_problem(doc_with(kFamily, "\"devices\": [\n" + dev + ",\n" + dev + "\n]"));
-    EXPECT_EQ(d.code, DeviceDbErrc::duplicate);
-    EXPECT_EQ(d.to_string(), "t.json:8: duplicate pci_id 0x56a0 (first at line 7)");
-}
-
-TEST(DeviceDb, LoaderReportsDuplicateFamilyName) {
-    Diagnostic d =
-        only_problem(doc_with(std::string(kFamily) + ",\n" + kFamily, "\"notes\": \"\""));
-    EXPECT_EQ(d.to_string(), "t.json:5: duplicate family \"tgllp\" (first at line 4)");
-}
-
-TEST(DeviceDb, LoaderReportsRepeatedJsonKey) {
-    Diagnostic d = only_problem("{\n\"schema\": 1,\n\"notes\": \"a\",\n\"notes\": \"b\"\n}\n");
-    EXPECT_EQ(d.code, DeviceDbErrc::duplicate);
-    EXPECT_EQ(d.to_string(), "t.json:4: duplicate key \"notes\" (first at line 3)");
 }
 
 // A repeated member is dropped whole, and repeats inside it are reported
@@ -118,16 +131,6 @@ TEST(DeviceDb, LoaderReportsRepeatsInsideARepeatedMember) {
     EXPECT_EQ(said[2].rfind("t.json:7: duplicate key \"b\"", 0), 0u) << said[2];
 }
 
-TEST(DeviceDb, LoaderReportsMalformedHex) {
-    Diagnostic d = only_problem(doc_with(
-        kFamily,
-        "\"devices\": [\n{\"pci_id\": \"0x56g0\", \"product\": \"A\", \"family\": \"tgllp\"}]"));
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_hex);
-    EXPECT_EQ(d.to_string(),
-              "t.json:7: malformed hex id \"0x56g0\" for \"pci_id\" (expected 0x followed by 1 to "
-              "8 hex digits)");
-}
-
 TEST(DeviceDb, LoaderRejectsHexWithoutPrefixOrTooLong) {
     for (const char* bad : {"56a0", "0x", "0x123456789", "0x-1", " 0x1"}) {
         Diagnostic d = only_problem(doc_with(
@@ -135,40 +138,6 @@ TEST(DeviceDb, LoaderRejectsHexWithoutPrefixOrTooLong) {
         EXPECT_EQ(d.code, DeviceDbErrc::bad_hex) << bad;
         EXPECT_EQ(d.line, 6) << bad;
     }
-}
-
-TEST(DeviceDb, LoaderReportsMalformedIpVersion) {
-    Diagnostic d = family_problem("12.0.0", "12.0");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_version);
-    EXPECT_EQ(d.to_string(),
-              "t.json:4: malformed ip_version \"12.0\" (expected major.minor.revision)");
-}
-
-TEST(DeviceDb, LoaderReportsMissingKeyAtTheObjectsLine) {
-    Diagnostic d = only_problem(doc_with(
-        kFamily, "\"devices\": [\n\n  {\"pci_id\": \"0x9a49\",\n   \"family\": \"tgllp\"}]"));
-    EXPECT_EQ(d.code, DeviceDbErrc::missing_key);
-    EXPECT_EQ(d.to_string(), "t.json:8: device lacks required key \"product\"");
-}
-
-TEST(DeviceDb, LoaderReportsWrongType) {
-    Diagnostic d = family_problem("true", "\"yes\"");
-    EXPECT_EQ(d.code, DeviceDbErrc::wrong_type);
-    EXPECT_EQ(d.to_string(), "t.json:4: \"aot_default\" in family must be true or false");
-}
-
-TEST(DeviceDb, LoaderReportsValueOutsideItsSet) {
-    Diagnostic d = family_problem("\"integrated\"", "\"embedded\"");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_value);
-    EXPECT_EQ(d.to_string(),
-              "t.json:4: \"kind\" must be one of integrated, discrete, not \"embedded\"");
-}
-
-TEST(DeviceDb, LoaderReportsUnsupportedSchemaOnItsLine) {
-    // A number is followed by a newline that the lexer reads ahead: still line 2.
-    Diagnostic d = only_problem("{\n\"schema\": 2\n}\n");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_value);
-    EXPECT_EQ(d.to_string(), "t.json:2: unsupported schema 2 (this kcache reads 1)");
 }
 
 TEST(DeviceDb, LoaderReportsEveryProblemOfAFile) {
@@ -187,7 +156,7 @@ TEST(DeviceDb, LoaderReportsEveryProblemOfAFile) {
               r.error().diagnostics[0].to_string() + "\n" + r.error().diagnostics[1].to_string());
 }
 
-class DeviceDbFiles : public test::TempDirTest {};
+class DeviceDbFiles : public kcache::test::TempDirTest {};
 
 TEST_F(DeviceDbFiles, ReadDataFileNamesThePathInMessages) {
     const auto path = dir() / "bad.json";

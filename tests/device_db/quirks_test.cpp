@@ -9,6 +9,9 @@
 #include "kcache/device_db/loader.hpp"
 
 namespace kcache::device_db {
+
+using test::DataFileProblem;
+
 namespace {
 
 constexpr const char* kExampleRule = "dg2-resnet-no-grad-mismatch-example";
@@ -84,54 +87,42 @@ TEST(DeviceDb, QuirkCriteriaCombineAndActionsMerge) {
     EXPECT_FALSE(db->quirks_for(test::intel_gpu(std::nullopt, "1.0")).any());
 }
 
-// The only problem of a quirks file holding `rule` on line 3.
-Diagnostic quirk_problem(const std::string& rule) {
-    auto r = parse_data_file("{\"schema\": 1,\n\"quirks\": [\n" + rule + "\n]}\n", "q.json");
-    EXPECT_FALSE(r.ok());
-    if (r.ok()) {
-        return {};
-    }
-    EXPECT_EQ(r.error().diagnostics.size(), 1u) << r.error().message;
-    return r.error().diagnostics.front();
+// A quirks file holding `rule` on line 3.
+std::string quirks_with(const std::string& rule) {
+    return "{\"schema\": 1,\n\"quirks\": [\n" + rule + "\n]}\n";
 }
 
-TEST(DeviceDb, QuirkLoaderRejectsAnInvertedDriverRange) {
-    Diagnostic d = quirk_problem(
-        R"({"id": "x", "match": {"driver": {"min": "24.13.1", "max": "24.9.1"}}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_range);
-    EXPECT_EQ(d.to_string(), "q.json:3: empty driver range: min 24.13.1 > max 24.9.1");
-}
+// Quirk rules with one problem each.
+const test::OneProblem kBadRules[] = {
+    {"InvertedDriverRange",
+     quirks_with(
+         R"({"id": "x", "match": {"driver": {"min": "24.13.1", "max": "24.9.1"}}, "actions": ["deny"]})"),
+     DeviceDbErrc::bad_range, "t.json:3: empty driver range: min 24.13.1 > max 24.9.1"},
+    {"MalformedDriverVersion",
+     quirks_with(R"({"id": "x", "match": {"driver": {"min": "24.x"}}, "actions": ["deny"]})"),
+     DeviceDbErrc::bad_version,
+     "t.json:3: malformed version \"24.x\" for \"min\" (expected numbers separated by dots)"},
+    {"InvertedIdRange",
+     quirks_with(
+         R"({"id": "x", "match": {"pci_id_ranges": [{"first": "0x20", "last": "0x10"}]}, "actions": ["deny"]})"),
+     DeviceDbErrc::bad_range, "t.json:3: empty pci_id range: first 0x0020 > last 0x0010"},
+    {"UnknownAction",
+     quirks_with(R"({"id": "x", "match": {"vendor": "0x8086"}, "actions": ["ignore"]})"),
+     DeviceDbErrc::bad_value,
+     "t.json:3: unknown quirk action \"ignore\" (verify_before_use, no_cached_binaries or deny)"},
+    {"EmptyMatch", quirks_with(R"({"id": "x", "match": {}, "actions": ["deny"]})"),
+     DeviceDbErrc::bad_value, "t.json:3: quirk match has no criterion"},
+    {"NoActions", quirks_with(R"({"id": "x", "match": {"vendor": "0x8086"}})"),
+     DeviceDbErrc::bad_value, "t.json:3: quirk has neither \"actions\" nor \"jit_timeout_ms\""},
+    {"UnknownMatchKey",
+     quirks_with(
+         R"({"id": "x", "match": {"vendor": "0x8086", "os": "linux"}, "actions": ["deny"]})"),
+     DeviceDbErrc::unknown_key, "t.json:3: unknown key \"os\" in quirk match"},
+};
 
-TEST(DeviceDb, QuirkLoaderRejectsAMalformedDriverVersion) {
-    Diagnostic d =
-        quirk_problem(R"({"id": "x", "match": {"driver": {"min": "24.x"}}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_version);
-    EXPECT_EQ(d.to_string(),
-              "q.json:3: malformed version \"24.x\" for \"min\" (expected numbers separated by "
-              "dots)");
-}
-
-TEST(DeviceDb, QuirkLoaderRejectsAnInvertedIdRange) {
-    Diagnostic d = quirk_problem(
-        R"({"id": "x", "match": {"pci_id_ranges": [{"first": "0x20", "last": "0x10"}]}, "actions": ["deny"]})");
-    EXPECT_EQ(d.code, DeviceDbErrc::bad_range);
-    EXPECT_EQ(d.to_string(), "q.json:3: empty pci_id range: first 0x0020 > last 0x0010");
-}
-
-TEST(DeviceDb, QuirkLoaderRejectsUnknownActionsAndEmptyRules) {
-    EXPECT_EQ(
-        quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}, "actions": ["ignore"]})").code,
-        DeviceDbErrc::bad_value);
-    EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {}, "actions": ["deny"]})").to_string(),
-              "q.json:3: quirk match has no criterion");
-    EXPECT_EQ(quirk_problem(R"({"id": "x", "match": {"vendor": "0x8086"}})").to_string(),
-              "q.json:3: quirk has neither \"actions\" nor \"jit_timeout_ms\"");
-    EXPECT_EQ(
-        quirk_problem(
-            R"({"id": "x", "match": {"vendor": "0x8086", "os": "linux"}, "actions": ["deny"]})")
-            .to_string(),
-        "q.json:3: unknown key \"os\" in quirk match");
-}
+// DataFileProblem's test is in loader_test.cpp.
+INSTANTIATE_TEST_SUITE_P(DeviceDbQuirks, DataFileProblem, ::testing::ValuesIn(kBadRules),
+                         test::one_problem_name);
 
 TEST(DeviceDb, QuirkLoaderRejectsDuplicateIds) {
     auto r = parse_data_file(R"({"schema": 1, "quirks": [
