@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "kcache/device_db/sysfs.hpp"
 #include "temp_dir.hpp"
@@ -88,15 +89,17 @@ TEST_F(DeviceDbSysfs, SkipsNonGpusAndMalformedCardsWithReasons) {
     build_tree();
     auto listing = list_sysfs_gpus(dir());
     ASSERT_TRUE(listing.ok()) << listing.error().message;
-    ASSERT_EQ(listing->skipped.size(), 4u);
-    EXPECT_EQ(listing->skipped[0].card, "card2");
-    EXPECT_EQ(listing->skipped[0].reason, "PCI class 0x040300 is not a display controller");
-    EXPECT_EQ(listing->skipped[1].card, "card3");
-    EXPECT_EQ(listing->skipped[1].reason, "malformed device \"0xzz\"");
-    EXPECT_EQ(listing->skipped[2].card, "card4");
-    EXPECT_EQ(listing->skipped[2].reason, "not a PCI device (no device/vendor file)");
-    EXPECT_EQ(listing->skipped[3].card, "card5");
-    EXPECT_EQ(listing->skipped[3].reason, "malformed vendor \"\"");
+    const SysfsSkip want[] = {
+        {"card2", "PCI class 0x040300 is not a display controller"},
+        {"card3", "malformed device \"0xzz\""},
+        {"card4", "not a PCI device (no device/vendor file)"},
+        {"card5", "malformed vendor \"\""},
+    };
+    ASSERT_EQ(listing->skipped.size(), std::size(want));
+    for (std::size_t i = 0; i < std::size(want); ++i) {
+        EXPECT_EQ(listing->skipped[i].card, want[i].card) << i;
+        EXPECT_EQ(listing->skipped[i].reason, want[i].reason) << want[i].card;
+    }
 }
 
 TEST_F(DeviceDbSysfs, MissingDrmDirectoryIsAnEmptyListing) {
