@@ -278,7 +278,8 @@ Program Cache::program(cl_context context, cl_device_id device,
         plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
         plan.warmup_local_size = rendered->local_size;
         finish(plan, id);
-        return service::canary_gate(impl_->config, id, *variant);
+        return service::canary_gate(impl_->config, id, *variant,
+                                    {&impl_->stored, impl_->remote.get()});
     });
     return p;
 }

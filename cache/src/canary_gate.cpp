@@ -34,7 +34,7 @@ Gate& gate() {
 // The driver's verdicts: stored under `config.dir`, else the canary's, run now
 // (and stored unless the store is read-only).
 canary::Record verdicts(const Config& config, const device_db::DeviceIdentity& device,
-                        const canary::DriverIdentity& identity) {
+                        const canary::DriverIdentity& identity, remote::Client* remote) {
     const auto dir = config.dir.empty() ? std::filesystem::path() : canary::canary_dir(config.dir);
     if (!dir.empty()) {
         if (auto stored = canary::load_record(dir, identity)) {
@@ -55,6 +55,7 @@ canary::Record verdicts(const Config& config, const device_db::DeviceIdentity& d
                              saved.error());
         }
     }
+    publish_findings(record, remote);  // other nodes apply them as errata
     return record;
 }
 
@@ -87,10 +88,10 @@ const char* to_string(CanaryPolicy policy) noexcept {
 }
 
 Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
-                    const kernels::Variant& variant) {
+                    const kernels::Variant& variant, const ErrataSources& sources) {
     Outcome ok;
     ok.status = StatusCode::ok;
-    if (config.canary == CanaryPolicy::off || !cl::has_kat(variant.kernel)) {
+    if (config.canary == CanaryPolicy::off) {
         return ok;
     }
     const canary::DriverIdentity identity = canary::driver_identity(device);
@@ -101,13 +102,23 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         slot = slot ? slot : std::make_shared<Known>();
         known = slot;
     }
-    std::call_once(known->once, [&] { known->record = verdicts(config, device, identity); });
-    const canary::Verdict* v = canary::verdict_for(known->record, variant);
-    if (v == nullptr || v->state != canary::VerdictState::suspect) {
+    const canary::Verdict* v = nullptr;
+    if (cl::has_kat(variant.kernel)) {
+        std::call_once(known->once,
+                       [&] { known->record = verdicts(config, device, identity, sources.remote); });
+        v = canary::verdict_for(known->record, variant);
+    }
+    std::string what;
+    if (v != nullptr && v->state == canary::VerdictState::suspect) {
+        what = "the driver canary found " + identity.describe() + " suspect for " + variant.id() +
+               ": " + describe(*v);
+    } else if (auto e = erratum_for(config, identity, variant, sources)) {
+        what = "erratum " + e->id() + " (" + (e->source.empty() ? "a pack" : e->source) +
+               ") marks " + identity.describe() + " suspect for " + variant.id() + ": " +
+               e->describe();
+    } else {
         return ok;
     }
-    const std::string what = "the driver canary found " + identity.describe() + " suspect for " +
-                             variant.id() + ": " + describe(*v);
     if (config.canary == CanaryPolicy::enforce) {
         Outcome suspect;
         suspect.status = StatusCode::driver_suspect;

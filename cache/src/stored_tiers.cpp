@@ -7,10 +7,12 @@
 namespace kcache::service {
 namespace {
 
-// Opens every pack file of `files` that the signature policy admits; the
-// others go to `refused` with the reason, for the ladder's misses.
+// Opens every pack file of `files` that the signature policy admits (their
+// errata to `carried_errata`); the others go to `refused` with the reason,
+// for the ladder's misses.
 std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& files,
-                                    const Config& config, std::vector<RefusedPack>& refused) {
+                                    const Config& config, std::vector<RefusedPack>& refused,
+                                    std::vector<errata::Erratum>& carried_errata) {
     const auto policy = signature_policy(config);
     std::optional<store::TrustedKeys> keys;
     std::vector<store::Pack> packs;
@@ -34,6 +36,13 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
                              "); used because signed packs are not required");
         }
         if (checked.pack) {
+            // The errata it carries are covered by the signature just checked.
+            auto carried = errata::of_pack_document(f, checked.pack->errata_document());
+            if (carried) {
+                errata::merge(carried_errata, *carried);
+            } else {
+                logging::warning(carried.error() + "; the pack is used without them");
+            }
             packs.push_back(std::move(*checked.pack));
         } else {
             logging::warning("skipping pack " + f.string() + ": " + checked.error);
@@ -49,7 +58,7 @@ StoredTiers::StoredTiers(const Config& config, store::TieredStore tiers)
 
 store::TieredStore& StoredTiers::with_packs() {
     std::call_once(packs_opened_, [this] {
-        tiers_.add_packs(open_packs(runtime_pack_files(config_), config_, refused_));
+        tiers_.add_packs(open_packs(runtime_pack_files(config_), config_, refused_, errata_));
     });
     return tiers_;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kcache/cache/service_api.hpp"
 #include "test_platform.hpp"
 
 namespace kcache::test {
@@ -39,6 +40,22 @@ ScopedEnv::~ScopedEnv() {
 
 std::string verify_helper() {
     return KCACHE_VERIFY_HELPER;
+}
+
+LogLines::LogLines() {
+    set_log_handler([this](LogLevel, std::string_view line) {
+        std::lock_guard g(mu_);
+        text_ += std::string(line) + "\n";
+    });
+}
+
+LogLines::~LogLines() {
+    set_log_handler({});
+}
+
+std::string LogLines::text() {
+    std::lock_guard g(mu_);
+    return text_;
 }
 
 }  // namespace kcache::test

@@ -4,6 +4,7 @@
 // cleared around one run.
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,19 @@ class ScopedEnv {
 
 // The kcache-verify of the build tree.
 std::string verify_helper();
+
+// The lines the process logs (kcache::set_log_handler) while it is alive.
+class LogLines {
+  public:
+    LogLines();
+    ~LogLines();
+    LogLines(const LogLines&) = delete;
+    LogLines& operator=(const LogLines&) = delete;
+    std::string text();
+
+  private:
+    std::mutex mu_;
+    std::string text_;
+};
 
 }  // namespace kcache::test

@@ -53,6 +53,7 @@ Command ls_command();
 Command stats_command();
 Command verify_command();
 Command canary_command();
+Command errata_command();
 Command explain_command();
 Command gc_command();
 Command export_command();

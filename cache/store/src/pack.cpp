@@ -6,6 +6,7 @@
 
 #include "coverage_table.hpp"
 #include "entry_row.hpp"
+#include "errata_table.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "pack_vfs.hpp"
@@ -21,6 +22,7 @@ struct Pack::Impl {
     mutable std::mutex mu;  // guards db and counters
     TierStats counters;
     std::vector<AotCoverage> coverage;  // immutable after open
+    std::string errata;                 // immutable after open
 
     Result<Entry, Miss> lookup(const Key& key);
 };
@@ -80,8 +82,13 @@ Result<Pack, StoreError> Pack::open(int fd, const fs::path& path) {
     if (!coverage.ok()) {
         return fail(coverage.error());
     }
+    auto errata = errata_table::read(db.value(), p);
+    if (!errata.ok()) {
+        return fail(errata.error());
+    }
     auto impl = std::make_unique<Impl>();
     impl->path = path;
+    impl->errata = std::move(errata).value();
     impl->db = std::move(db).value();
     impl->coverage = std::move(coverage).value();
     impl->counters.name = p;
@@ -99,6 +106,10 @@ const fs::path& Pack::path() const {
 
 const std::vector<AotCoverage>& Pack::aot_coverage() const {
     return impl_->coverage;
+}
+
+const std::string& Pack::errata_document() const {
+    return impl_->errata;
 }
 
 Result<Entry, Miss> Pack::get(const KeyFields& fields) {

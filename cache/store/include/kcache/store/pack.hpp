@@ -47,6 +47,9 @@ class Pack {
     // The AOT coverage records of the pack (read at open; empty for a pack
     // made by export rather than prebuild).
     const std::vector<AotCoverage>& aot_coverage() const;
+    // The errata document the pack carries (read at open, through the
+    // descriptor checked; pack_errata.hpp); "" when it carries none.
+    const std::string& errata_document() const;
 
     struct Impl;
 

@@ -1,0 +1,144 @@
+// The errata a process applies, per store directory and driver identity:
+// the node's file (re-read when it changes), the packs' and the remote's
+// (fetched once per breaker window, kept in the node's file).
+
+#include "errata_gate.hpp"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "kcache/common/log.hpp"
+#include "stored_tiers.hpp"
+
+namespace kcache::service {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What identifies a version of the node's errata file.
+struct FileStamp {
+    bool exists = false;
+    ino_t ino = 0;
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::filesystem::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+        return {};
+    }
+    return {true, st.st_ino, static_cast<std::int64_t>(st.st_size),
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+// One driver's errata in this process (under `mu`; a request for the driver
+// waits while another reads the file or asks the remote).
+struct DriverErrata {
+    std::mutex mu;
+    std::optional<FileStamp> stamp;  // of the node's file as last read
+    std::vector<errata::Erratum> local;
+    std::vector<errata::Erratum> fetched;  // the remote's, when not kept in the file
+    Clock::time_point next_fetch = Clock::time_point::min();
+};
+
+struct AllErrata {
+    std::mutex mu;
+    std::map<std::string, std::shared_ptr<DriverErrata>> by_driver;  // store dir + identity id
+};
+
+std::shared_ptr<DriverErrata> slot_for(const Config& config, const canary::DriverIdentity& d) {
+    static AllErrata all;
+    std::lock_guard g(all.mu);
+    auto& slot = all.by_driver[config.dir.string() + "\n" + d.id()];
+    slot = slot ? slot : std::make_shared<DriverErrata>();
+    return slot;
+}
+
+// Reads the node's file again when it changed since the last read.
+void refresh_local(const Config& config, DriverErrata& known) {
+    if (config.dir.empty()) {
+        return;
+    }
+    const FileStamp now = stamp_of(errata::errata_dir(config.dir) / "errata.json");
+    if (known.stamp && *known.stamp == now) {
+        return;
+    }
+    known.stamp = now;
+    auto loaded = errata::load_local(config.dir);
+    if (!loaded) {
+        logging::warning("errata: " + loaded.error() + "; its errata are not applied");
+        known.local.clear();
+        return;
+    }
+    known.local = std::move(*loaded);
+}
+
+// Asks the remote for the driver's errata when the breaker window passed.
+void refresh_remote(const Config& config, const canary::DriverIdentity& d, DriverErrata& known,
+                    remote::Client& client) {
+    const auto now = Clock::now();
+    if (now < known.next_fetch) {
+        return;
+    }
+    known.next_fetch = now + config.remote_breaker_window;
+    auto fetched = errata::fetch_remote(client, d);
+    if (!fetched || fetched->empty()) {
+        return;  // the client counted and reported a failure; the window paces the retries
+    }
+    if (!config.dir.empty() && !config.read_only) {
+        auto added = errata::add_local(config.dir, *fetched, "remote tier");
+        if (added) {
+            known.stamp.reset();  // read the file again now
+            return;
+        }
+        logging::warning("errata: the remote's errata for " + d.describe() +
+                         " are applied in this process only: " + added.error());
+    }
+    errata::merge(known.fetched, *fetched);
+}
+
+}  // namespace
+
+std::optional<errata::Erratum> erratum_for(const Config& config,
+                                           const canary::DriverIdentity& driver,
+                                           const kernels::Variant& variant,
+                                           const ErrataSources& sources) {
+    const std::shared_ptr<DriverErrata> known = slot_for(config, driver);
+    std::lock_guard g(known->mu);
+    if (sources.remote != nullptr) {
+        refresh_remote(config, driver, *known, *sources.remote);
+    }
+    refresh_local(config, *known);
+    for (const auto* list : {&known->local, &known->fetched}) {
+        if (const errata::Erratum* e = errata::covering(*list, driver, variant)) {
+            return *e;
+        }
+    }
+    if (sources.stored != nullptr) {
+        sources.stored->with_packs();
+        if (const errata::Erratum* e =
+                errata::covering(sources.stored->pack_errata(), driver, variant)) {
+            return *e;
+        }
+    }
+    return std::nullopt;
+}
+
+void publish_findings(const canary::Record& record, remote::Client* remote) {
+    const std::vector<errata::Erratum> found = errata::from_record(record);
+    if (remote == nullptr || found.empty()) {
+        return;
+    }
+    if (auto sent = errata::publish_remote(*remote, record.identity, found); !sent) {
+        logging::warning("errata: the canary's findings on " + record.identity.describe() +
+                         " were not published to the remote tier: " + sent.error());
+    }
+}
+
+}  // namespace kcache::service

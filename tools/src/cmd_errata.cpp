@@ -1,0 +1,318 @@
+// kcache errata list | export | import: the errata feed (kcache/cache/errata.hpp).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "kcache/cache/errata.hpp"
+#include "kcache/cache/pack_trust.hpp"
+#include "kcache/common/fd_io.hpp"
+#include "kcache/common/read_file.hpp"
+#include "kcache/store/pack_errata.hpp"
+#include "kcache/store/trust.hpp"
+#include "signing.hpp"
+
+namespace kcache::cli {
+namespace fs = std::filesystem;
+namespace {
+
+using nlohmann::json;
+
+// Every erratum this node applies: its accepted ones, its packs' and its own
+// canary's findings, each with where it came from.
+std::vector<errata::Erratum> known_errata(const Config& config, int& exit_code) {
+    auto local = errata::load_local(config.dir);
+    if (!local) {
+        exit_code = report(Exit::store_error, "errata", local.error());
+        return {};
+    }
+    std::vector<errata::Erratum> all = std::move(*local);
+    const auto keys = service::trusted_keys(config);
+    for (const fs::path& pack : service::runtime_pack_files(config)) {
+        auto checked = store::open_checked_pack(pack, keys, service::signature_policy(config));
+        if (!checked.pack) {
+            continue;  // refused or unreadable: the runtime does not use it either
+        }
+        auto carried = errata::of_pack_document(pack, checked.pack->errata_document());
+        if (!carried) {
+            std::cerr << "kcache errata: " << carried.error() << "\n";
+            continue;
+        }
+        for (errata::Erratum& e : *carried) {
+            e.source = "pack " + pack.string();
+        }
+        errata::merge(all, *carried);
+    }
+    for (const canary::Record& r : canary::load_records(canary::canary_dir(config.dir))) {
+        auto found = errata::from_record(r);
+        for (errata::Erratum& e : found) {
+            e.source = "canary";
+        }
+        errata::merge(all, found);
+    }
+    return all;
+}
+
+int run_list(const ParsedArgs& args, const Config& config) {
+    int code = 0;
+    const auto all = known_errata(config, code);
+    if (code != 0) {
+        return code;
+    }
+    if (args.has("json")) {
+        json list = json::parse(errata::to_json(all))["errata"];
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            list[i]["id"] = all[i].id();
+        }
+        std::cout << list.dump(2) << "\n";
+        return 0;
+    }
+    if (all.empty()) {
+        std::cout << "no errata (import some with `kcache errata import FILE`)\n";
+    }
+    for (const errata::Erratum& e : all) {
+        std::cout << e.id() << "  " << e.describe() << "\n    source: " << e.source << "\n";
+    }
+    return 0;
+}
+
+// The key export signs with: --key, else the configured remote signing key
+// (as push signs); none with --unsigned.
+std::optional<std::optional<store::SecretKey>> export_key(const ParsedArgs& args,
+                                                          const Config& config, int& exit_code) {
+    if (auto both = args.exclusive({"key", "unsigned"}); !both) {
+        exit_code = report(Exit::usage, "errata", both.error().message);
+        return std::nullopt;
+    }
+    const fs::path path =
+        args.value("key") ? fs::path(*args.value("key")) : config.remote_signing_key;
+    if (args.has("unsigned")) {
+        return std::optional<store::SecretKey>();
+    }
+    if (path.empty()) {
+        exit_code = report(Exit::usage, "errata",
+                           "no signing key: give --key KEY or set KCACHE_REMOTE_SIGNING_KEY "
+                           "(or --unsigned for an unsigned file)");
+        return std::nullopt;
+    }
+    auto key = load_signing_key("errata", path, exit_code);
+    if (!key) {
+        return std::nullopt;
+    }
+    return std::optional<store::SecretKey>(*key);
+}
+
+// Writes `all` into the pack at `pack` (a copy, renamed over it) and signs it.
+int export_into_pack(const fs::path& pack, const std::vector<errata::Erratum>& all,
+                     const store::SecretKey& key) {
+    if (auto problem = input_file_problem(pack)) {
+        return report(problem->code, "errata", problem->message);
+    }
+    const fs::path tmp = pack.string() + ".errata-" + std::to_string(::getpid());
+    std::error_code ec;
+    fs::copy_file(pack, tmp, fs::copy_options::overwrite_existing, ec);
+    auto written = ec ? Status<store::StoreError>(fail(store::StoreError{
+                            store::StoreErrc::io, tmp.string() + ": " + ec.message()}))
+                      : store::write_pack_errata(tmp, errata::to_json(all));
+    if (written) {
+        fs::rename(tmp, pack, ec);  // readers of the old pack keep reading it
+    }
+    if (!written || ec) {
+        fs::remove(tmp, ec);
+        return report(Exit::store_error, "errata",
+                      written ? pack.string() + ": cannot be replaced"
+                              : "cannot write the errata into " + pack.string() + ": " +
+                                    written.error().message);
+    }
+    std::cout << "wrote " << all.size() << " errata into " << pack.string() << "\n";
+    return sign_written_pack("errata", pack, key);
+}
+
+int run_export(const ParsedArgs& args, const Config& config) {
+    if (args.positionals().size() != 2) {
+        return report(Exit::usage, "errata", "export needs FILE (or --pack PACK)");
+    }
+    const fs::path out = args.positionals()[1];
+    int code = 0;
+    const auto key = export_key(args, config, code);
+    if (!key) {
+        return code;
+    }
+    const auto all = known_errata(config, code);
+    if (code != 0) {
+        return code;
+    }
+    if (args.has("pack")) {
+        if (!key->has_value()) {
+            return report(Exit::usage, "errata",
+                          "--pack re-signs the pack: it needs a signing key, not --unsigned");
+        }
+        return export_into_pack(out, all, **key);
+    }
+    if (auto problem = new_output_problem(out)) {
+        return report(problem->code, "errata", problem->message);
+    }
+    if (auto written = errata::write_file(out, all, key->has_value() ? &**key : nullptr);
+        !written) {
+        return report(Exit::store_error, "errata", written.error());
+    }
+    std::cout << "exported " << all.size() << " errata to " << out.string();
+    if (key->has_value()) {
+        std::cout << ", signed with key " << store::key_id_hex((*key)->id) << " ("
+                  << store::signature_path(out).string() << ")\n";
+    } else {
+        std::cout << ", unsigned\n";
+    }
+    return 0;
+}
+
+// Whether the file at `path` is an SQLite file (a pack) rather than JSON.
+bool is_pack_file(const fs::path& path) {
+    static constexpr char kMagic[] = "SQLite format 3";
+    auto fd = open_regular_file(path);
+    char head[sizeof kMagic] = {};
+    return fd && pread_all(fd->get(), head, sizeof head, 0) &&
+           std::memcmp(head, kMagic, sizeof kMagic) == 0;
+}
+
+// The errata of the file or pack at `path`, judged as the runtime judges
+// packs; `from` gets what to record as their source.
+Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& path,
+                                                              const Config& config,
+                                                              std::string& from) {
+    const auto keys = service::trusted_keys(config);
+    const auto policy = service::signature_policy(config);
+    store::PackSignature sig;
+    std::vector<errata::Erratum> out;
+    if (is_pack_file(path)) {
+        auto checked = store::open_checked_pack(path, keys, policy);
+        if (checked.refused || checked.signature.state == store::SignatureState::invalid) {
+            return fail("pack " + path.string() + " refused: " +
+                        checked.refused.value_or("invalid signature: " + checked.signature.detail));
+        }
+        if (!checked.pack) {
+            return fail(checked.error);
+        }
+        auto carried = errata::of_pack_document(path, checked.pack->errata_document());
+        if (!carried) {
+            return fail(carried.error());
+        }
+        sig = checked.signature;
+        out = std::move(*carried);
+    } else {
+        auto file = errata::read_signed_file(path, keys, policy);
+        if (!file) {
+            return fail(file.error());
+        }
+        sig = file->signature;
+        out = std::move(file->errata);
+    }
+    from = "import " + path.string() +
+           (sig.state == store::SignatureState::trusted
+                ? " (trusted key " + store::key_id_hex(*sig.key_id) + ")"
+                : " (" + std::string(store::to_string(sig.state)) + ")");
+    return out;
+}
+
+int run_import(const ParsedArgs& args, const Config& config) {
+    if (args.positionals().size() != 2) {
+        return report(Exit::usage, "errata", "import needs FILE");
+    }
+    const fs::path in = args.positionals()[1];
+    if (auto problem = input_file_problem(in)) {
+        return report(problem->code, "errata", problem->message);
+    }
+    if (config.read_only) {
+        return report(Exit::store_error, "errata", "the store is read-only (KCACHE_READONLY)");
+    }
+    std::string from;
+    auto errata_in = read_import(in, config, from);
+    if (!errata_in) {
+        return report(Exit::action_needed, "errata", errata_in.error());
+    }
+    auto added = errata::add_local(config.dir, *errata_in, from);
+    if (!added) {
+        return report(Exit::store_error, "errata", added.error());
+    }
+    std::cout << "imported " << errata_in->size() << " errata (" << *added
+              << " new or changed): " << from << "\n";
+    return 0;
+}
+
+int run_errata(const ParsedArgs& args) {
+    const std::string action = args.positionals()[0];
+    int code = 0;
+    auto config = load_cli_config("errata", code);
+    if (!config) {
+        return code;
+    }
+    if (action != "list" && action != "export" && action != "import") {
+        return report(Exit::usage, "errata",
+                      "unknown action '" + action + "' (expected list, export or import)");
+    }
+    const std::vector<std::string> allowed =
+        action == "list"     ? std::vector<std::string>{"json"}
+        : action == "export" ? std::vector<std::string>{"key", "unsigned", "pack"}
+                             : std::vector<std::string>{};
+    for (const char* option : {"json", "key", "unsigned", "pack"}) {
+        if (args.has(option) &&
+            std::find(allowed.begin(), allowed.end(), option) == allowed.end()) {
+            return report(Exit::usage, "errata",
+                          "--" + std::string(option) + " is not an option of " + action);
+        }
+    }
+    if (action == "list") {
+        return args.positionals().size() == 1 ? run_list(args, *config)
+                                              : report(Exit::usage, "errata", "list takes no file");
+    }
+    if (action == "export") {
+        return run_export(args, *config);
+    }
+    return run_import(args, *config);
+}
+
+}  // namespace
+
+Command errata_command() {
+    return {{"errata",
+             "list [--json] | export FILE [--key KEY | --unsigned] | export --pack PACK "
+             "[--key KEY] | import FILE",
+             "list, export and import errata: drivers known to miscompile kernels",
+             "An erratum names a vendor, device ids (or any), a driver version range, a\n"
+             "kernel (and optionally one variant), the verdict 'suspect', the failing check\n"
+             "and evidence. With KCACHE_CANARY=warn or enforce, a variant an erratum covers\n"
+             "on the running driver is treated as a suspect canary verdict: enforce answers\n"
+             "it driver_suspect, warn serves it with a logged warning.\n"
+             "  list    the errata this node applies: imported or fetched from the remote\n"
+             "          tier (<store>/errata/), carried by its packs, and its own canary's\n"
+             "          suspect verdicts (<store>/canary/).\n"
+             "  export  writes them to FILE (which must not exist) as JSON, signed with KEY,\n"
+             "          else with KCACHE_REMOTE_SIGNING_KEY (as push signs), into\n"
+             "          FILE.minisig; --unsigned writes no signature. With --pack, FILE is\n"
+             "          an existing pack: the errata are written into it and the pack is\n"
+             "          signed again with the key.\n"
+             "  import  reads FILE (an errata file, or a pack: its errata) and keeps its\n"
+             "          errata in <store>/errata/. Its signature (FILE.minisig, or the\n"
+             "          pack's) is judged as packs' are: one that does not verify (the file\n"
+             "          was altered) is refused; an unsigned file, or one signed by a key\n"
+             "          that is not trusted, is refused under KCACHE_REQUIRE_SIGNED_PACKS.\n",
+             {{"json", Arity::flag, "", "list: print JSON"},
+              {"key", Arity::value, "KEY", "export: the secret key to sign with"},
+              {"unsigned", Arity::flag, "", "export: write no signature"},
+              {"pack", Arity::flag, "", "export: FILE is a pack to write the errata into"}},
+             1,
+             2,
+             std::string(kExitOk) +
+                 "  1  import: the file was refused (signature, policy or contents)\n" +
+                 kExitUsage + kExitNotFound +
+                 "  4  the store or the file cannot be written, or the errata there are "
+                 "damaged\n"},
+            run_errata};
+}
+
+}  // namespace kcache::cli
