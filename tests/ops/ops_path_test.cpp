@@ -37,22 +37,29 @@ struct DotData {
     }
 };
 
+// Expects `path` to have run on the device, with the program from `rung`.
+void expect_device(const Path& path, Rung rung) {
+    EXPECT_EQ(path.backend, Backend::device) << path.describe();
+    EXPECT_EQ(path.rung, rung) << path.describe();
+}
+
+// Expects `path` to have run on the CPU because kcache answered `status`.
+void expect_cpu(const Path& path, StatusCode status) {
+    EXPECT_EQ(path.backend, Backend::cpu) << path.describe();
+    EXPECT_EQ(path.status, status) << path.describe();
+}
+
 TEST_F(Ops, SecondContextHitsTheUserStore) {
     DotData data;
     {
         Context first = device_context();
-        const Path jit = data.run(first, DType::f32);
-        EXPECT_EQ(jit.backend, Backend::device) << jit.describe();
-        EXPECT_EQ(jit.rung, Rung::jit) << jit.describe();
-        const Path again = data.run(first, DType::f32);
-        EXPECT_EQ(again.backend, Backend::device) << again.describe();
-        EXPECT_EQ(again.rung, Rung::in_process) << again.describe();
+        expect_device(data.run(first, DType::f32), Rung::jit);
+        expect_device(data.run(first, DType::f32), Rung::in_process);
     }
     Context second = device_context();
     const Path stored = data.run(second, DType::f32);
-    EXPECT_EQ(stored.backend, Backend::device) << stored.describe();
+    expect_device(stored, Rung::user_store);
     EXPECT_EQ(stored.status, StatusCode::ok);
-    EXPECT_EQ(stored.rung, Rung::user_store) << stored.describe();
     EXPECT_EQ(stored.describe(), "device (kcache: user_store)");
 }
 
@@ -101,13 +108,10 @@ TEST_F(Ops, UnsupportedVariantFallsBackToTheCpu) {
 TEST_F(Ops, TimeoutFallsBackAndIsRecorded) {
     Context ctx = device_context({.deadline = milliseconds(1)});
     DotData data;
-    const Path first = data.run(ctx, DType::bf16);
-    EXPECT_EQ(first.backend, Backend::cpu);
-    EXPECT_EQ(first.status, StatusCode::timeout) << first.describe();
+    expect_cpu(data.run(ctx, DType::bf16), StatusCode::timeout);
     ctx.wait_for_background(milliseconds(30'000));  // the failure record has landed
     const Path second = data.run(ctx, DType::bf16);
-    EXPECT_EQ(second.backend, Backend::cpu);
-    EXPECT_EQ(second.status, StatusCode::timeout) << second.describe();
+    expect_cpu(second, StatusCode::timeout);
     EXPECT_EQ(second.rung, Rung::failure_record) << second.describe();
 }
 
@@ -116,15 +120,11 @@ TEST_F(Ops, TimeoutFallsBackAndIsRecorded) {
 TEST_F(Ops, FailFastUsesOnlyWhatIsStored) {
     Context fast = device_context({.mode = kcache::Mode::fail_fast});
     DotData data;
-    const Path cold = data.run(fast, DType::f16);
-    EXPECT_EQ(cold.backend, Backend::cpu);
-    EXPECT_EQ(cold.status, StatusCode::not_cached) << cold.describe();
+    expect_cpu(data.run(fast, DType::f16), StatusCode::not_cached);
     Context blocking = device_context();
-    EXPECT_EQ(data.run(blocking, DType::f16).rung, Rung::jit);
+    expect_device(data.run(blocking, DType::f16), Rung::jit);
     Context fast_again = device_context({.mode = kcache::Mode::fail_fast});
-    const Path warm = data.run(fast_again, DType::f16);
-    EXPECT_EQ(warm.backend, Backend::device) << warm.describe();
-    EXPECT_EQ(warm.rung, Rung::user_store) << warm.describe();
+    expect_device(data.run(fast_again, DType::f16), Rung::user_store);
 }
 
 // background answers not_ready at once and compiles meanwhile; once the
@@ -132,13 +132,9 @@ TEST_F(Ops, FailFastUsesOnlyWhatIsStored) {
 TEST_F(Ops, BackgroundModeRunsOnTheCpuUntilTheCompileLands) {
     Context ctx = device_context({.mode = kcache::Mode::background});
     DotData data;
-    const Path cold = data.run(ctx, DType::f32);
-    EXPECT_EQ(cold.backend, Backend::cpu);
-    EXPECT_EQ(cold.status, StatusCode::not_ready) << cold.describe();
+    expect_cpu(data.run(ctx, DType::f32), StatusCode::not_ready);
     ctx.wait_for_background(milliseconds(60'000));
-    const Path warm = data.run(ctx, DType::f32);
-    EXPECT_EQ(warm.backend, Backend::device) << warm.describe();
-    EXPECT_EQ(warm.rung, Rung::user_store) << warm.describe();
+    expect_device(data.run(ctx, DType::f32), Rung::user_store);
 }
 
 // Threads share one Context: one of them compiles (the others wait for that
