@@ -4,14 +4,10 @@
 # OPS_SRC (examples/ops) is built against the prefix as an outside operator
 # library would be: installed headers, kcache::kcache and kcache::ops only.
 set -euo pipefail
-build=$1
+. "$(dirname "$0")/../support/install_prefix.sh"
+install_to_temp_prefix "$1" kcache-install
 src=$2
 ops_src=$3
-work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-install-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-prefix=$work/prefix
-
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 test -f "$prefix/include/kcache/kcache.hpp"
 test -x "$prefix/libexec/kcache/kcache-jit"
 test -x "$prefix/libexec/kcache/kcache-verify"

@@ -5,14 +5,10 @@
 # with the installed kcache-jit (found relative to the installed library, no
 # KCACHE_JIT_PATH); `python3 -m kcache` runs the installed CLI.
 set -euo pipefail
-build=$1
+. "$(dirname "$0")/../support/install_prefix.sh"
+install_to_temp_prefix "$1" kcache-pyinstall
 python=$2
 pydir=$3
-work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-pyinstall-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-prefix=$work/prefix
-
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 pkg=$prefix/$pydir/kcache
 for f in __init__.py _kcache.pyi py.typed _paths.py; do
   test -f "$pkg/$f" || { echo "missing $pkg/$f"; exit 1; }
