@@ -1,14 +1,16 @@
 // The remote tier's benchmarks, every backend side by side in one run on
 // loopback servers and PoCL (README.md here has the figures and verdicts):
-//   1. remote hit ÷ local store hit, per backend and kernel; 1b. the same
-//      at the storage level, without OpenCL (remote_fetch.cpp);
+//   1. remote hit ÷ local store hit, per backend and kernel, load-checked
+//      and from a trusted builder; 1b. the same at the storage level,
+//      without OpenCL, and batches against one request at a time
+//      (remote_fetch.cpp);
 //   2. a cold node with the remote vs a cold node that JITs everything;
 //   3. a fleet per backend: one warmer, then 16 processes with empty stores,
 //      counting compiles;
 //   4. a server of each kind hanging: timeouts per node per breaker window.
 // The backends are the rows of remote_backends.cpp.
 // Usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3]
-// (children: remote_bench node …)
+// (children: remote_bench node …, remote_bench hit …)
 
 #include <algorithm>
 #include <cctype>
@@ -38,43 +40,50 @@ double us_since(Clock::time_point start) {
     return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
-// One program() on a fresh Cache over `config` (opening not timed); µs.
-double timed_request(const Config& config, cl_context context, const std::string& kernel,
-                     Rung expected) {
-    Outcome o;
-    auto cache = Cache::open(config, &o);
-    if (!cache) {
-        die("Cache::open: " + o.message);
-    }
-    const auto start = Clock::now();
-    Program p = request(*cache, context, kernel);
-    const double us = us_since(start);
-    require_rung(p, expected, kernel.c_str());
-    return us;
+// One program() of `kernel` in a new process (opening and the context not
+// timed), on the store in `dir` with or without the remote of `env`; µs.
+double timed_hit(const std::vector<std::string>& env, const std::filesystem::path& dir, bool remote,
+                 const std::string& kernel) {
+    const std::string out =
+        run_child({"hit", dir.string(), remote ? "remote" : "none", kernel}, env);
+    return std::stod(out.substr(out.find("us ") + 3));
 }
 
+// Per backend and kernel, each repetition in new processes (so the check of
+// a binary built elsewhere is not remembered from an earlier repetition):
+// a local store hit, a remote hit that is load-checked in kcache-verify,
+// and a remote hit of an object signed by a trusted builder (no check).
 void hit_ratio(const std::vector<Remote>& remotes, int reps) {
-    std::printf("\n1. remote hit vs local store hit (fresh Cache each, median of %d, us)\n", reps);
-    std::printf("%-14s %-16s %10s %10s %8s\n", "backend", "kernel", "local", "remote", "ratio");
+    std::printf(
+        "\n1. remote hit vs local store hit, first request of a new process (median of %d, us):\n"
+        "   check: the load check in kcache-verify; builder: signed by a trusted builder\n",
+        reps);
+    std::printf("%-14s %-16s %9s %9s %8s %9s %8s\n", "backend", "kernel", "local", "check", "ratio",
+                "builder", "ratio");
     auto context = new_context();
+    const std::string builders =
+        "KCACHE_REMOTE_TRUSTED_BUILDERS=" + std::string(std::getenv("KCACHE_BENCH_KEYS")) + ".pub";
     for (const std::string& kernel : kernel_names()) {
         for (const Remote& r : remotes) {
-            const ScopedEnv env(r.env);
-            Config local = node_config(fresh_dir("local"), UseRemote::no);
+            const Config local = node_config(fresh_dir("local"), UseRemote::no);
             {
+                const ScopedEnv env(r.env);
                 Config warm = node_config(local.dir, UseRemote::yes);
                 auto cache = Cache::open(warm);
                 require_rung(request(*cache, context.get(), kernel), Rung::jit, "warm");
                 cache->drain(std::chrono::seconds(30));
             }
-            std::vector<double> l, m;
-            for (int i = 0; i < reps; ++i) {  // interleaved: the same load on both
-                l.push_back(timed_request(local, context.get(), kernel, Rung::user_store));
-                const Config remote = node_config(fresh_dir("remote"), UseRemote::yes);
-                m.push_back(timed_request(remote, context.get(), kernel, Rung::remote));
+            std::vector<std::string> trusting = r.env;
+            trusting.push_back(builders);
+            std::vector<double> l, m, b;
+            for (int i = 0; i < reps; ++i) {  // interleaved: the same load on all three
+                l.push_back(timed_hit(r.env, local.dir, false, kernel));
+                m.push_back(timed_hit(r.env, fresh_dir("remote"), true, kernel));
+                b.push_back(timed_hit(trusting, fresh_dir("builder"), true, kernel));
             }
-            std::printf("%-14s %-16s %10.0f %10.0f %7.2fx\n", r.name.c_str(), kernel.c_str(),
-                        median(l), median(m), median(m) / median(l));
+            std::printf("%-14s %-16s %9.0f %9.0f %7.2fx %9.0f %7.2fx\n", r.name.c_str(),
+                        kernel.c_str(), median(l), median(m), median(m) / median(l), median(b),
+                        median(b) / median(l));
         }
     }
 }
@@ -192,6 +201,9 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "node") {
         return run_node(args);
     }
+    if (!args.empty() && args[0] == "hit") {
+        return run_hit(args);
+    }
     std::size_t limit = 1000;
     int reps = 15;
     std::string only;
@@ -225,6 +237,7 @@ int main(int argc, char** argv) {
                 limit);
     hit_ratio(remotes, reps);
     storage_level(remotes, reps);
+    batches(remotes, reps);
     cold_and_fleet(remotes, limit);
     server_down(backends, limit);
     return 0;

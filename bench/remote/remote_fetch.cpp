@@ -94,4 +94,57 @@ void storage_level(const std::vector<Remote>& remotes, int reps) {
     }
 }
 
+void batches(const std::vector<Remote>& remotes, int reps) {
+    constexpr int kBatch = 32;
+    std::printf(
+        "\n1c. batches of %d entries of %zu KiB (push, pull) vs one request at a time\n"
+        "    (median per object, us)\n",
+        kBatch, kBytes / 1024);
+    std::printf("%-14s %10s %10s %10s %10s\n", "backend", "put one", "put batch", "get one",
+                "get batch");
+    store::Provenance prov;
+    prov.origin = store::Origin::jit;
+    std::vector<store::KeyFields> fields;
+    std::vector<store::Bytes> bytes;
+    for (int n = 0; n < kBatch; ++n) {
+        fields.push_back(fields_of(1000 + n));
+        bytes.push_back(bytes_of(1000 + n));
+    }
+    std::vector<remote::Client::UploadItem> items;
+    for (int n = 0; n < kBatch; ++n) {
+        items.push_back({&fields[n], bytes[n], &prov});
+    }
+    for (const Remote& r : remotes) {
+        const ScopedEnv env(r.env);
+        const Config c = node_config(fresh_dir("batch"), UseRemote::yes);
+        auto client = remote::Client::open(service::remote_settings(c));
+        if (!client) {
+            die("batches: cannot open the client");
+        }
+        std::vector<double> put1, putn, get1, getn;
+        for (int i = 0; i < reps; ++i) {
+            put1.push_back(timed_us([&] {
+                               for (int n = 0; n < kBatch; ++n) {
+                                   (void)(*client)->upload(fields[n], bytes[n], prov);
+                               }
+                           }) /
+                           kBatch);
+            putn.push_back(timed_us([&] { (void)(*client)->upload_many(items); }) / kBatch);
+            get1.push_back(timed_us([&] {
+                               for (int n = 0; n < kBatch; ++n) {
+                                   (void)(*client)->fetch(fields[n]);
+                               }
+                           }) /
+                           kBatch);
+            getn.push_back(timed_us([&] { (void)(*client)->fetch_many(fields); }) / kBatch);
+        }
+        const auto k = (*client)->counters();
+        if (k.misses != 0 || k.upload_failures != 0) {
+            die("batches: a request failed on " + r.name);
+        }
+        std::printf("%-14s %10.0f %10.0f %10.0f %10.0f\n", r.name.c_str(), median(put1),
+                    median(putn), median(get1), median(getn));
+    }
+}
+
 }  // namespace kcache::bench

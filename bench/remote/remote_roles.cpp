@@ -90,6 +90,27 @@ Config node_config(const std::filesystem::path& dir, UseRemote remote) {
     return c;
 }
 
+int run_hit(const std::vector<std::string>& args) {
+    if (args.size() != 4) {
+        die("hit: expected DIR remote|none KERNEL");
+    }
+    const bool remote = args[2] == "remote";
+    const Config c = node_config(args[1], remote ? UseRemote::yes : UseRemote::no);
+    Outcome o;
+    auto cache = Cache::open(c, &o);
+    if (!cache) {
+        die("Cache::open: " + o.message);
+    }
+    auto context = new_context();
+    const auto start = std::chrono::steady_clock::now();
+    Program p = request(*cache, context.get(), args[3]);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
+    require_rung(p, remote ? Rung::remote : Rung::user_store, args[3].c_str());
+    std::cout << "us " << us.count() << std::endl;
+    return 0;
+}
+
 int run_node(const std::vector<std::string>& args) {
     if (args.size() != 6) {
         die("node: expected DIR remote|none LIMIT MODE TIMEOUT_MS");

@@ -33,6 +33,12 @@ void make_bench_keys();
 enum class UseRemote { no, yes };
 Config node_config(const std::filesystem::path& dir, UseRemote remote);
 
+// Child entry: argv = hit DIR remote|none KERNEL: one request of KERNEL's
+// default variant on the store in DIR (with the remote of the environment);
+// prints "us N", its time. The rung must be the user store's, or with the
+// remote the remote's.
+int run_hit(const std::vector<std::string>& args);
+
 // Child entry: argv = node DIR remote|none LIMIT MODE(blocking|fail_fast)
 // TIMEOUT_MS, the remote's settings in the environment.
 int run_node(const std::vector<std::string>& args);
