@@ -328,69 +328,33 @@ void BM_KcacheHitChildWarmPoclDir(benchmark::State& state) {
     time_child(state, args, env);
 }
 
-BENCHMARK(BM_DriverFloor)
-    ->Apply(per_kernel)
-    ->Iterations(20)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_StoreHit)
-    ->Apply(per_kernel)
-    ->Iterations(20)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_StoreHitVsFloor)
-    ->Apply(per_kernel)
-    ->Iterations(30)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_StoreHitFreshCache)
-    ->Apply(per_kernel)
-    ->Iterations(10)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+// Per kernel, `Iterations` runs that time themselves (UseManualTime), in ms.
+template <int Iterations>
+void per_kernel_timed(benchmark::internal::Benchmark* b) {
+    per_kernel(b);
+    b->Iterations(Iterations)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// Per kernel, `Repetitions` repetitions of one run that times itself (a cold
+// compile, a child process), in ms.
+template <int Repetitions>
+void per_kernel_runs(benchmark::internal::Benchmark* b) {
+    per_kernel(b);
+    b->Iterations(1)->Repetitions(Repetitions)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_DriverFloor)->Apply(per_kernel_timed<20>);
+BENCHMARK(BM_StoreHit)->Apply(per_kernel_timed<20>);
+BENCHMARK(BM_StoreHitVsFloor)->Apply(per_kernel_timed<30>);
+BENCHMARK(BM_StoreHitFreshCache)->Apply(per_kernel_timed<10>);
 BENCHMARK(BM_InProcessHit)->Apply(per_kernel)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_InProcessMemoBound)->Apply(per_kernel)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ColdJit)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(5)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PoclCacheChild)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FloorChild)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_KcacheHitChild)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_KcacheHitChildPoclWarm)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FloorChildWarmPoclDir)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_KcacheHitChildWarmPoclDir)
-    ->Apply(per_kernel)
-    ->Iterations(1)
-    ->Repetitions(9)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ColdJit)->Apply(per_kernel_runs<5>);
+BENCHMARK(BM_PoclCacheChild)->Apply(per_kernel_runs<9>);
+BENCHMARK(BM_FloorChild)->Apply(per_kernel_runs<9>);
+BENCHMARK(BM_KcacheHitChild)->Apply(per_kernel_runs<9>);
+BENCHMARK(BM_KcacheHitChildPoclWarm)->Apply(per_kernel_runs<9>);
+BENCHMARK(BM_FloorChildWarmPoclDir)->Apply(per_kernel_runs<9>);
+BENCHMARK(BM_KcacheHitChildWarmPoclDir)->Apply(per_kernel_runs<9>);
 
 }  // namespace
