@@ -14,6 +14,7 @@
 #include "jit_support.hpp"
 #include "kcache/cache/errata.hpp"
 #include "kcache/cache/service_api.hpp"
+#include "kcache/compiler/subprocess.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/store.hpp"
@@ -184,6 +185,30 @@ TEST_F(ErrataRemote, ACanarysSuspectVerdictIsPublishedAndAppliedByAnotherNode) {
     ASSERT_EQ(kept->size(), 1u);
     EXPECT_EQ((*kept)[0].kernel, "dot");
     EXPECT_EQ((*kept)[0].driver_min, "7.5-published");
+}
+
+TEST_F(ErrataRemote, KcacheCanaryPublishesItsSuspectFindings) {
+    std::vector<std::string> env = {
+        "KCACHE_FAULT_MATCH=dot_partial", "KCACHE_FAULT_SOURCE_FROM=acc += KC_PRODUCT",
+        "KCACHE_FAULT_SOURCE_TO=acc -= KC_PRODUCT", "KCACHE_FAULT_DRIVER=7.5-cli"};
+    ScopedEnv faults(env);  // this process's driver too, for running() below
+    compiler::SpawnSpec spec;
+    spec.program = KCACHE_CLI_PATH;
+    spec.args = {"canary", "--seed", "5"};
+    spec.env_overrides = env;
+    spec.env_overrides.push_back("KCACHE_DIR=" + (dir() / "finder").string());
+    spec.env_overrides.push_back("KCACHE_REMOTE=" + server_->url());
+    spec.env_overrides.push_back("KCACHE_REMOTE_SIGNING_KEY=" + keys_.string() + ".key");
+    spec.env_overrides.push_back("KCACHE_TRUSTED_KEYS=" + keys_.string() + ".pub");
+    auto r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // a suspect verdict
+    EXPECT_NE(r.err.find("published 1 errata"), std::string::npos) << r.err;
+    auto reader = remote::Client::open(test_settings(server_->url(), dir() / "reader"));
+    ASSERT_TRUE(reader);
+    auto held = errata::fetch_remote(**reader, running());
+    ASSERT_TRUE(held) << held.error();
+    ASSERT_EQ(held->size(), 1u);
+    EXPECT_EQ((*held)[0].kernel, "dot");
 }
 
 TEST_F(ErrataRemote, ANodeAsksTheRemoteAgainOnlyAfterItsBreakerWindow) {

@@ -36,9 +36,15 @@ nlohmann::json canary_verdict(const Config& config, const device_db::DeviceIdent
 
 // Runs the default canary on `devices` (one record each), stores each record
 // unless the configuration is read-only, prints each as `print_canary` does
-// unless `quiet`; returns the records.
+// unless `quiet`, publishes suspect findings as errata (publish_findings);
+// returns the records.
 std::vector<canary::Record> run_canaries(const Config& config,
                                          const std::vector<device_db::DeviceIdentity>& devices,
                                          std::uint32_t seed, bool quiet);
+
+// Publishes the errata of the suspect verdicts of `records` to the remote
+// tier of `config` when one is configured (cmd_errata.cpp); says on stderr
+// what was published, or why not.
+void publish_findings(const Config& config, const std::vector<canary::Record>& records);
 
 }  // namespace kcache::cli

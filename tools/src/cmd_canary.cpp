@@ -175,6 +175,7 @@ std::vector<canary::Record> run_canaries(const Config& config,
             print_canary(std::cout, records.back());
         }
     }
+    publish_findings(config, records);  // other nodes apply them as errata
     return records;
 }
 

@@ -8,9 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary_report.hpp"
 #include "cli.hpp"
 #include "kcache/cache/errata.hpp"
 #include "kcache/cache/pack_trust.hpp"
+#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/store/pack_errata.hpp"
@@ -277,6 +279,32 @@ int run_errata(const ParsedArgs& args) {
 }
 
 }  // namespace
+
+void publish_findings(const Config& config, const std::vector<canary::Record>& records) {
+    std::unique_ptr<remote::Client> client;
+    for (const canary::Record& r : records) {
+        const auto found = errata::from_record(r);
+        if (found.empty() || config.remote_urls.empty()) {
+            continue;
+        }
+        if (!client) {
+            auto opened = service::open_remote(config);
+            if (!opened) {
+                std::cerr << "kcache: the canary's findings were not published: " << opened.error()
+                          << "\n";
+                return;
+            }
+            client = std::move(*opened);
+        }
+        auto sent = errata::publish_remote(*client, r.identity, found);
+        std::cerr << "kcache: "
+                  << (sent ? "published " + std::to_string(found.size()) + " errata for " +
+                                 r.identity.describe() + " to the remote tier"
+                           : "the canary's findings on " + r.identity.describe() +
+                                 " were not published: " + sent.error())
+                  << "\n";
+    }
+}
 
 Command errata_command() {
     return {{"errata",
