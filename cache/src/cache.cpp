@@ -279,7 +279,7 @@ Program Cache::program(cl_context context, cl_device_id device,
         plan.warmup_local_size = rendered->local_size;
         finish(plan, id);
         return service::canary_gate(impl_->config, id, *variant,
-                                    {&impl_->stored, impl_->remote.get()});
+                                    {&impl_->stored, impl_->remote.get()}, &impl_->workers);
     });
     return p;
 }

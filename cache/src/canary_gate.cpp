@@ -5,20 +5,18 @@
 #include <mutex>
 #include <set>
 
-#include "binary_vouch.hpp"
+#include "canary_verdicts.hpp"
 #include "kcache/cache/canary.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/common/log.hpp"
+#include "stored_tiers.hpp"
 
 namespace kcache::service {
 namespace {
 
-// One driver's verdicts in this process; `once` makes the first request for
-// the driver the one that reads or runs them, the others wait for it.
+// One driver's variants already warned about in this process (under `mu` of Gate).
 struct Known {
-    std::once_flag once;
-    canary::Record record;
-    std::set<std::string> warned;  // variants already warned about (under `mu` of Gate)
+    std::set<std::string> warned;
 };
 
 struct Gate {
@@ -29,34 +27,6 @@ struct Gate {
 Gate& gate() {
     static Gate g;
     return g;
-}
-
-// The driver's verdicts: stored under `config.dir`, else the canary's, run now
-// (and stored unless the store is read-only).
-canary::Record verdicts(const Config& config, const device_db::DeviceIdentity& device,
-                        const canary::DriverIdentity& identity, remote::Client* remote) {
-    const auto dir = config.dir.empty() ? std::filesystem::path() : canary::canary_dir(config.dir);
-    if (!dir.empty()) {
-        if (auto stored = canary::load_record(dir, identity)) {
-            return std::move(*stored);
-        }
-    }
-    canary::RunOptions options;
-    options.helper = verify_helper_beside(config.jit_helper);
-    options.seed = canary::fresh_seed();
-    canary::Record record = canary::run_canary(device, canary::default_set(device), options);
-    logging::warning("driver canary on " + identity.describe() + ": " +
-                     std::to_string(record.verdicts.size()) + " variants in " +
-                     std::to_string(record.wall_ms) + " ms (seed " + std::to_string(options.seed) +
-                     ")" + (record.suspect() ? "; the driver is SUSPECT (kcache canary)" : ""));
-    if (!dir.empty() && !config.read_only) {
-        if (auto saved = canary::save_record(dir, record); !saved) {
-            logging::warning("driver canary: verdicts kept for this process only: " +
-                             saved.error());
-        }
-    }
-    publish_findings(record, remote);  // other nodes apply them as errata
-    return record;
 }
 
 std::string describe(const canary::Verdict& v) {
@@ -88,7 +58,8 @@ const char* to_string(CanaryPolicy policy) noexcept {
 }
 
 Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
-                    const kernels::Variant& variant, const ErrataSources& sources) {
+                    const kernels::Variant& variant, const ErrataSources& sources,
+                    Workers* background) {
     Outcome ok;
     ok.status = StatusCode::ok;
     if (config.canary == CanaryPolicy::off) {
@@ -102,12 +73,15 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         slot = slot ? slot : std::make_shared<Known>();
         known = slot;
     }
-    const canary::Verdict* v = nullptr;
+    std::shared_ptr<const canary::Record> record;
     if (cl::has_kat(variant.kernel)) {
-        std::call_once(known->once,
-                       [&] { known->record = verdicts(config, device, identity, sources.remote); });
-        v = canary::verdict_for(known->record, variant);
+        // Suspect findings are published for other nodes to apply as errata.
+        const CanaryParts parts{
+            sources.stored != nullptr ? sources.stored->user() : nullptr, background,
+            [remote = sources.remote](const canary::Record& r) { publish_findings(r, remote); }};
+        record = driver_verdicts(config, device, parts);
     }
+    const canary::Verdict* v = record ? canary::verdict_for(*record, variant) : nullptr;
     std::string what;
     if (v != nullptr && v->state == canary::VerdictState::suspect) {
         what = "the driver canary found " + identity.describe() + " suspect for " + variant.id() +

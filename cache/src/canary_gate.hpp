@@ -1,9 +1,8 @@
 #pragma once
 // The runtime's side of the driver canary: before a registry kernel's binary
 // is served on a driver, that driver's verdicts are known (kept for the
-// process, read from <store>/canary/, or got by running the canary once,
-// the first request for the driver waiting for it), and the policy decides
-// what a suspect variant gets.
+// process, read from <store>/canary/, or got by running the canary once:
+// canary_verdicts.hpp), and the policy decides what a suspect variant gets.
 
 #include <string>
 
@@ -13,6 +12,8 @@
 #include "kcache/kernels/registry.hpp"
 
 namespace kcache::service {
+
+class Workers;
 
 // Applies the setting "canary" (KCACHE_CANARY) to `c`; returns "" or what is
 // wrong with `value`.
@@ -24,9 +25,11 @@ const char* to_string(CanaryPolicy policy) noexcept;
 // ok, or (enforce, a suspect verdict, or an erratum of `sources` covering
 // the variant on the driver: errata_gate.hpp) driver_suspect with the
 // verdict or erratum in the message. Under warn a suspect variant is ok with
-// one logged warning per driver and variant in the process. Throws only
-// std::bad_alloc.
+// one logged warning per driver and variant in the process, and a canary
+// still to run runs on `background` (when not null) while the request goes
+// on. Throws only std::bad_alloc.
 Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
-                    const kernels::Variant& variant, const ErrataSources& sources);
+                    const kernels::Variant& variant, const ErrataSources& sources,
+                    Workers* background = nullptr);
 
 }  // namespace kcache::service
