@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "kcache/common/log.hpp"
 #include "kcache/store/store.hpp"
 #include "key_fields.hpp"
+#include "quiet_log.hpp"
 
 namespace {
 
@@ -40,9 +40,7 @@ const fs::path& copy_path() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet =
-        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
-    (void)quiet;
+    kcache::fuzz::silence_log();
     const fs::path& copy = copy_path();
     kcache::fuzz::write_file(copy, {reinterpret_cast<const char*>(data), size});
     Policy policy;

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "fuzz_support.hpp"
-#include "kcache/common/log.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
+#include "quiet_log.hpp"
 
 namespace {
 
@@ -65,9 +65,7 @@ Store& import_target() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet =
-        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
-    (void)quiet;
+    kcache::fuzz::silence_log();
     const fs::path path = kcache::fuzz::scratch_dir() / "fuzz.kcpack";
     kcache::fuzz::write_file(path, {reinterpret_cast<const char*>(data), size});
     auto pack = Pack::open(path);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "kcache/common/log.hpp"
 #include "kcache/store/store.hpp"
 #include "key_fields.hpp"
+#include "quiet_log.hpp"
 
 namespace {
 
@@ -58,9 +58,7 @@ void write_some(Store& store, const fs::path& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const bool quiet =
-        (kcache::logging::set_sink([](kcache::logging::Level, std::string_view) {}), true);
-    (void)quiet;
+    kcache::fuzz::silence_log();
     const fs::path dir = kcache::fuzz::scratch_dir() / "store";
     fs::remove_all(dir);
     fs::create_directory(dir);
