@@ -201,7 +201,8 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
         return err;
     }
     std::unique_lock lock(w->mutex);
-    Cache* cache = service();
+    const CacheUse use;
+    Cache* cache = use.get();
     cl_uint driver_count = 0;
     target().clGetProgramInfo(w->active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
                               &driver_count, nullptr);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -27,16 +28,19 @@ using Counts = std::array<unsigned long long, kVerdictNames.size()>;
 constexpr unsigned long long kFlushEvery = 16;
 
 struct State {
-    std::unique_ptr<Cache> cache;
-    std::string counters;  // the counters file ("" when none is written)
+    std::unique_ptr<Cache> cache;       // owns it until it closes at exit
+    std::atomic<Cache*> live{nullptr};  // what requests use; null once closed
+    std::atomic<int> in_flight{0};      // CacheUse objects alive
+    bool opened = false;                // the cache opened (else all passes through)
+    std::string counters;               // the counters file ("" when none is written)
     bool trace = false;
     std::mutex pending_mutex;
     Counts pending{};  // verdicts not yet in the counters file
     unsigned long long pending_total = 0;
+    std::array<std::atomic<bool>, kVerdictNames.size()> close_registered{};
 };
 
 State& state();
-void flush_at_exit();
 
 void say(const std::string& line) {
     const std::string text = "kcache layer: " + line + "\n";
@@ -69,9 +73,10 @@ void open_state(State& s) {
             "); every OpenCL call goes straight to the driver");
         return;
     }
+    s.opened = true;
+    s.live.store(s.cache.get());
     if (!config.read_only && !config.disabled) {
         s.counters = counters_path(config.dir.string());
-        std::atexit(flush_at_exit);
     }
 }
 
@@ -124,10 +129,30 @@ void flush_locked(State& s) {
     }
 }
 
-void flush_at_exit() {
+// At exit: the verdicts not yet counted go to the counters file, and the
+// cache closes, as the library's callers' caches do: the store writes back
+// this process's hits (last use and counts: the eviction order, `kcache
+// stats`), and the warm-up that follows a JIT answer on a CPU device is
+// stored. A request still in flight on another thread keeps it open.
+void close_at_exit() {
     State& s = state();
-    std::lock_guard lock(s.pending_mutex);
-    flush_locked(s);
+    {
+        std::lock_guard lock(s.pending_mutex);
+        flush_locked(s);
+    }
+    if (s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
+        s.cache.reset();
+    }
+}
+
+// Registers close_at_exit after the first build of each verdict: exit runs
+// handlers in the reverse order of their registration, so it runs before the
+// destructors of what libkcache set up for the builds so far.
+void close_at_exit_after(std::size_t verdict) {
+    State& s = state();
+    if (s.opened && !s.close_registered[verdict].exchange(true)) {
+        std::atexit(close_at_exit);
+    }
 }
 
 }  // namespace
@@ -136,16 +161,23 @@ std::string counters_path(const std::string& dir) {
     return dir + "/layer-counters";
 }
 
-Cache* service() {
-    return state().cache.get();
+CacheUse::CacheUse() {
+    State& s = state();
+    s.in_flight.fetch_add(1);
+    cache_ = s.live.load();
+}
+
+CacheUse::~CacheUse() {
+    state().in_flight.fetch_sub(1);
 }
 
 void note(Verdict verdict, const Outcome* outcome, double ms, std::string_view detail) {
     State& s = state();
-    if (!s.cache) {
+    if (!s.opened) {
         return;  // passing everything through, as said once
     }
     const auto index = static_cast<std::size_t>(verdict);
+    close_at_exit_after(index);
     const char* name = kVerdictNames[index];
     if (!s.counters.empty()) {
         std::lock_guard lock(s.pending_mutex);

@@ -11,9 +11,21 @@
 
 namespace kcache::layer {
 
-// The process's cache, or null when it cannot open (the reason is logged
-// once and the layer passes every call on).
-Cache* service();
+// The process's cache while this object lives (opened at the first one),
+// or null when it cannot open (the reason is logged once and the layer
+// passes every call on) or has closed at exit, which it does not while one
+// of these lives.
+class CacheUse {
+  public:
+    CacheUse();
+    ~CacheUse();
+    CacheUse(const CacheUse&) = delete;
+    CacheUse& operator=(const CacheUse&) = delete;
+    Cache* get() const noexcept { return cache_; }
+
+  private:
+    Cache* cache_ = nullptr;
+};
 
 // How the layer answered a build.
 enum class Verdict {

@@ -1,6 +1,7 @@
 // The layer (label layer): an application's program and kernel queries answer
 // the same with and without it, a second process's builds are store hits,
-// a program never built opens no cache, a store that cannot open passes
+// the store counts the layer's hits, a program never built opens no cache,
+// a store that cannot open passes
 // everything through, and a compile past the deadline fails the build at the
 // deadline and is answered at once next time.
 
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "kcache/opencl.h"
 #include "layer_fixture.hpp"
@@ -86,6 +89,21 @@ TEST_F(Layer, AStoreThatCannotOpenPassesEveryCallThroughAndSaysSoOnce) {
     ASSERT_EQ(lines.size(), 1u) << layered.err;
     EXPECT_NE(lines[0].find("could not be opened"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("straight to the driver"), std::string::npos) << lines[0];
+}
+
+// The layer's cache closes at exit like a library caller's: the store's
+// hit counts and last-use times (its eviction order) count the layer's hits.
+TEST_F(Layer, StoreHitsUnderTheLayerAreWrittenBackToTheStoreAtExit) {
+    const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    const auto second = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    ASSERT_NE(counters().find("hit 3\n"), std::string::npos) << counters();
+    const auto stats = run(With::driver, KCACHE_TEST_CLI_PATH, {"stats", "--json"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    const auto tiers = nlohmann::json::parse(stats.out)["tiers"];
+    ASSERT_FALSE(tiers.empty()) << stats.out;
+    EXPECT_EQ(tiers[0]["name"], "user") << stats.out;
+    EXPECT_EQ(tiers[0]["hits"], 3) << stats.out;
 }
 
 // The cache opens at a program's first build: an application that only
