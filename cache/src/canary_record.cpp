@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_field.hpp"
 #include "kcache/cache/canary.hpp"
 #include "kcache/cache/keys.hpp"
 #include "kcache/common/fd_io.hpp"
@@ -22,6 +23,7 @@ namespace kcache::canary {
 namespace {
 
 using nlohmann::json;
+using service::json_field;
 
 constexpr int kFormat = 1;
 // A record names a few dozen variants; anything far larger is not one.
@@ -33,24 +35,11 @@ json identity_json(const DriverIdentity& i) {
             {"compiler", i.compiler}};
 }
 
-// The member `name` of `j` as T; throws json::exception naming it otherwise.
-template <class T>
-T field(const json& j, const char* name) {
-    if (!j.is_object() || !j.contains(name)) {
-        throw std::runtime_error(std::string("missing field \"") + name + "\"");
-    }
-    try {
-        return j.at(name).get<T>();
-    } catch (const json::exception&) {
-        throw std::runtime_error(std::string("field \"") + name + "\" has the wrong type");
-    }
-}
-
 DriverIdentity identity_of(const json& j) {
-    return {field<std::uint32_t>(j, "vendor_id"), field<std::string>(j, "vendor"),
-            field<std::uint32_t>(j, "device_id"), field<std::string>(j, "device"),
-            field<std::string>(j, "platform"),    field<std::string>(j, "driver"),
-            field<std::string>(j, "compiler")};
+    return {json_field<std::uint32_t>(j, "vendor_id"), json_field<std::string>(j, "vendor"),
+            json_field<std::uint32_t>(j, "device_id"), json_field<std::string>(j, "device"),
+            json_field<std::string>(j, "platform"),    json_field<std::string>(j, "driver"),
+            json_field<std::string>(j, "compiler")};
 }
 
 VerdictState state_of(const std::string& text) {
@@ -81,8 +70,9 @@ std::optional<Differential> differential_of(const json& j) {
         return std::nullopt;
     }
     const json& d = j.at("differential");
-    Differential out{field<std::string>(d, "previous_driver"), field<std::string>(d, "result"),
-                     std::nullopt, field<std::string>(d, "detail")};
+    Differential out{json_field<std::string>(d, "previous_driver"),
+                     json_field<std::string>(d, "result"), std::nullopt,
+                     json_field<std::string>(d, "detail")};
     if (std::find(std::begin(kDifferentialResults), std::end(kDifferentialResults), out.result) ==
         std::end(kDifferentialResults)) {
         throw std::runtime_error("unknown differential result \"" + out.result + "\"");
@@ -91,24 +81,24 @@ std::optional<Differential> differential_of(const json& j) {
         throw std::runtime_error("missing field \"max_difference\"");
     }
     if (!d.at("max_difference").is_null()) {
-        out.max_difference = field<double>(d, "max_difference");
+        out.max_difference = json_field<double>(d, "max_difference");
     }
     return out;
 }
 
 Verdict verdict_of(const json& j) {
-    Verdict v{field<std::string>(j, "variant"),
-              state_of(field<std::string>(j, "state")),
-              field<std::string>(j, "check"),
-              field<std::uint32_t>(j, "seed"),
+    Verdict v{json_field<std::string>(j, "variant"),
+              state_of(json_field<std::string>(j, "state")),
+              json_field<std::string>(j, "check"),
+              json_field<std::uint32_t>(j, "seed"),
               std::nullopt,
-              field<std::string>(j, "detail"),
+              json_field<std::string>(j, "detail"),
               differential_of(j)};
     if (!j.contains("max_error")) {
         throw std::runtime_error("missing field \"max_error\"");
     }
     if (!j.at("max_error").is_null()) {
-        v.max_error = field<double>(j, "max_error");
+        v.max_error = json_field<double>(j, "max_error");
     }
     return v;
 }
@@ -197,15 +187,15 @@ std::string to_json(const Record& r) {
 Result<Record, std::string> record_from_json(const std::string& text) {
     try {
         const json j = json::parse(text);
-        if (field<int>(j, "format") != kFormat) {
+        if (json_field<int>(j, "format") != kFormat) {
             return fail(std::string("unknown format"));
         }
-        Record r{identity_of(field<json>(j, "identity")),
-                 field<std::uint32_t>(j, "seed"),
-                 field<std::int64_t>(j, "run_at"),
-                 field<std::int64_t>(j, "wall_ms"),
+        Record r{identity_of(json_field<json>(j, "identity")),
+                 json_field<std::uint32_t>(j, "seed"),
+                 json_field<std::int64_t>(j, "run_at"),
+                 json_field<std::int64_t>(j, "wall_ms"),
                  {}};
-        const json verdicts = field<json>(j, "verdicts");
+        const json verdicts = json_field<json>(j, "verdicts");
         if (!verdicts.is_array()) {
             return fail(std::string("field \"verdicts\" is not a list"));
         }

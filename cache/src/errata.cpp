@@ -9,12 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_field.hpp"
 #include "kcache/common/sha256.hpp"
 
 namespace kcache::errata {
 namespace {
 
 using nlohmann::json;
+using service::json_field;
 
 constexpr int kErrataFormat = 1;
 constexpr const char* kSuspect = "suspect";
@@ -55,38 +57,25 @@ int compare_runs(std::string_view a, std::string_view b) {
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
-// The member `name` of erratum `j` as T; throws naming it otherwise.
-template <class T>
-T member(const json& j, const char* name) {
-    if (!j.contains(name)) {
-        throw std::runtime_error(std::string("missing field \"") + name + "\"");
-    }
-    try {
-        return j.at(name).get<T>();
-    } catch (const json::exception&) {
-        throw std::runtime_error(std::string("field \"") + name + "\" has the wrong type");
-    }
-}
-
 Erratum erratum_of(const json& j) {
     if (!j.is_object()) {
         throw std::runtime_error("not an object");
     }
     Erratum e;
-    e.vendor_id = member<std::uint32_t>(j, "vendor_id");
-    e.vendor = member<std::string>(j, "vendor");
-    e.device_ids = member<std::vector<std::uint32_t>>(j, "device_ids");
-    e.device = member<std::string>(j, "device");
-    e.driver_min = member<std::string>(j, "driver_min");
-    e.driver_max = member<std::string>(j, "driver_max");
-    e.kernel = member<std::string>(j, "kernel");
-    e.variant = member<std::string>(j, "variant");
-    e.check = member<std::string>(j, "check");
-    e.evidence = member<std::string>(j, "evidence");
+    e.vendor_id = json_field<std::uint32_t>(j, "vendor_id");
+    e.vendor = json_field<std::string>(j, "vendor");
+    e.device_ids = json_field<std::vector<std::uint32_t>>(j, "device_ids");
+    e.device = json_field<std::string>(j, "device");
+    e.driver_min = json_field<std::string>(j, "driver_min");
+    e.driver_max = json_field<std::string>(j, "driver_max");
+    e.kernel = json_field<std::string>(j, "kernel");
+    e.variant = json_field<std::string>(j, "variant");
+    e.check = json_field<std::string>(j, "check");
+    e.evidence = json_field<std::string>(j, "evidence");
     if (j.contains("source")) {
-        e.source = member<std::string>(j, "source");
+        e.source = json_field<std::string>(j, "source");
     }
-    if (const auto verdict = member<std::string>(j, "verdict"); verdict != kSuspect) {
+    if (const auto verdict = json_field<std::string>(j, "verdict"); verdict != kSuspect) {
         throw std::runtime_error("verdict \"" + verdict + "\" is not \"suspect\"");
     }
     if (e.kernel.empty()) {
