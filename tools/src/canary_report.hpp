@@ -3,6 +3,7 @@
 // canary `kcache warm` runs first, and the verdict lines of `doctor`,
 // `stats` and `explain`.
 
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,13 +21,16 @@ nlohmann::json canary_json(const canary::Record& record);
 // Prints a record for people: a header line and one line per verdict.
 void print_canary(std::ostream& out, const canary::Record& record);
 
-// One line per driver of the stored records: "<device>, driver <v>: N
-// validated, M suspect (…), K not run", and whether a verdict is suspect.
+// One line per driver of the records stored under `store_dir`: "<device>,
+// driver <v>: N validated, M suspect (…), K not run", whether a verdict is
+// suspect, and the same as {"driver", "id", "validated", "suspect",
+// "not_run", "suspects": [variant…]}.
 struct CanaryLine {
     std::string text;
     bool suspect = false;
+    nlohmann::json json;
 };
-std::vector<CanaryLine> canary_summary(const Config& config);
+std::vector<CanaryLine> canary_summary(const std::filesystem::path& store_dir);
 
 // The stored verdict covering `variant` on `device`'s driver (canary::verdict_for)
 // as {"state", "check", "seed", "detail", "policy"}; state "none" when there is

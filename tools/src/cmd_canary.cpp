@@ -115,22 +115,30 @@ void print_canary(std::ostream& out, const canary::Record& r) {
     }
 }
 
-std::vector<CanaryLine> canary_summary(const Config& config) {
+std::vector<CanaryLine> canary_summary(const std::filesystem::path& store_dir) {
     std::vector<CanaryLine> lines;
-    for (const canary::Record& r : canary::load_records(canary::canary_dir(config.dir))) {
+    for (const canary::Record& r : canary::load_records(canary::canary_dir(store_dir))) {
         int counts[3] = {0, 0, 0};
         std::string suspects;
+        json suspect_ids = json::array();
         for (const canary::Verdict& v : r.verdicts) {
             ++counts[static_cast<int>(v.state)];
             if (v.state == canary::VerdictState::suspect) {
                 suspects += (suspects.empty() ? "" : ", ") + v.variant + ": " + v.check;
+                suspect_ids.push_back(v.variant);
             }
         }
         lines.push_back({r.identity.describe() + ": " + std::to_string(counts[0]) + " validated, " +
                              std::to_string(counts[1]) + " suspect" +
                              (suspects.empty() ? "" : " (" + suspects + ")") + ", " +
                              std::to_string(counts[2]) + " not run",
-                         r.suspect()});
+                         r.suspect(),
+                         {{"driver", r.identity.describe()},
+                          {"id", r.identity.id()},
+                          {"validated", counts[0]},
+                          {"suspect", counts[1]},
+                          {"not_run", counts[2]},
+                          {"suspects", std::move(suspect_ids)}}});
     }
     return lines;
 }

@@ -293,7 +293,7 @@ int run_doctor(const ParsedArgs& args) {
     check_layer(findings);
     check_ocloc(findings, *config);
     check_drivers(findings, *config, timeout->value_or(kDefaultProbeTimeout));
-    for (const CanaryLine& line : canary_summary(*config)) {
+    for (const CanaryLine& line : canary_summary(config->dir)) {
         findings.push_back(
             {"canary", "verdicts", line.text, line.suspect ? Level::problem : Level::ok});
     }

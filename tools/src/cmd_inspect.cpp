@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary_report.hpp"
 #include "cli.hpp"
 #include "entries.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -176,6 +177,11 @@ int run_stats(const ParsedArgs& args) {
     }
     j["remote"] = remote_stats_json(store->path().parent_path());
     j["layer"] = layer_counters_json(store->path().parent_path());
+    const auto canary_lines = canary_summary(store->path().parent_path());
+    j["canary"] = json::array();
+    for (const CanaryLine& line : canary_lines) {
+        j["canary"].push_back(line.json);
+    }
     if (format == "json") {
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -197,6 +203,12 @@ int run_stats(const ParsedArgs& args) {
         std::cout << " " << name << " " << n.get<std::uint64_t>();
     }
     std::cout << "\n";
+    for (const CanaryLine& line : canary_lines) {
+        std::cout << "canary       " << line.text << "\n";
+    }
+    if (canary_lines.empty()) {
+        std::cout << "canary       no verdicts\n";
+    }
     return 0;
 }
 
@@ -295,6 +307,8 @@ Command stats_command() {
              "failures of the remote tier (KCACHE_REMOTE).\n"
              "The layer line counts the program builds of applications run under the\n"
              "OpenCL layer (kcache run): hits, compiles, failures, builds passed through.\n"
+             "A canary line per driver sums the driver canary's stored verdicts\n"
+             "(validated, suspect with the failing checks, not run; kcache canary --show).\n"
              "--format openmetrics prints the store's sizes by device and the node's\n"
              "counters in the OpenMetrics text format (prometheus: the Prometheus text\n"
              "format of node_exporter's textfile collector); tools/README.md lists them.\n",
