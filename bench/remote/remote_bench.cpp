@@ -10,6 +10,7 @@
 //   4. a server of each kind hanging: timeouts per node per breaker window.
 // The backends are the rows of remote_backends.cpp.
 // Usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3]
+//                     [--sections 1,1b,1c,2,4] (default: all)
 // (children: remote_bench node …, remote_bench hit …)
 
 #include <algorithm>
@@ -207,6 +208,7 @@ int main(int argc, char** argv) {
     std::size_t limit = 1000;
     int reps = 15;
     std::string only;
+    std::string sections = ",1,1b,1c,2,3,4,";  // 2 and 3 run together
     for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
         if (args[i] == "--variants") {
             limit = std::stoul(args[i + 1]);
@@ -214,8 +216,11 @@ int main(int argc, char** argv) {
             reps = std::stoi(args[i + 1]);
         } else if (args[i] == "--backends") {
             only = args[i + 1];
+        } else if (args[i] == "--sections") {
+            sections = "," + args[i + 1] + ",";
         } else {
-            die("usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3]");
+            die("usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3] "
+                "[--sections 1,1b,1c,2,4]");
         }
     }
     use_private_dirs();
@@ -235,10 +240,23 @@ int main(int argc, char** argv) {
     }
     std::printf("remote_bench: %zu backends on loopback, PoCL, %zu variants\n", remotes.size(),
                 limit);
-    hit_ratio(remotes, reps);
-    storage_level(remotes, reps);
-    batches(remotes, reps);
-    cold_and_fleet(remotes, limit);
-    server_down(backends, limit);
+    auto wanted = [&](const char* section) {
+        return sections.find("," + std::string(section) + ",") != std::string::npos;
+    };
+    if (wanted("1")) {
+        hit_ratio(remotes, reps);
+    }
+    if (wanted("1b")) {
+        storage_level(remotes, reps);
+    }
+    if (wanted("1c")) {
+        batches(remotes, reps);
+    }
+    if (wanted("2") || wanted("3")) {
+        cold_and_fleet(remotes, limit);
+    }
+    if (wanted("4")) {
+        server_down(backends, limit);
+    }
     return 0;
 }

@@ -130,7 +130,9 @@ TEST_F(CliBoundedReads, ARemoteTokenFileThatIsNotARegularFileIsRefused) {
 TEST_F(CliBoundedReads, RemoteStateFilesThatAreNotRegularFilesReadAsAbsent) {
     make_store_dir();
     for (const std::string& kind : kKinds) {
-        for (const char* name : {"remote-stats", "remote-down", "remote-up"}) {
+        // The breaker's marks of remote_env()'s server (named as breaker.hpp says).
+        for (const char* name :
+             {"remote-stats", "remote-down.http___127.0.0.1_1", "remote-up.http___127.0.0.1_1"}) {
             SCOPED_TRACE(kind + " " + name);
             for (const char* command : {"stats", "pull", "doctor"}) {
                 plant(store_dir() / name, kind);  // a pull replaces it
