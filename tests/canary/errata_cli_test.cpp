@@ -2,7 +2,7 @@
 // from one node's store to another's through a signed file and through a
 // signed pack, a tampered or unsigned file refused (and nothing kept), usage
 // errors; and `kcache warm` under enforce answering a kernel an imported
-// erratum covers driver_suspect.
+// erratum covers driver_suspect, `kcache explain` naming the erratum.
 
 #include <gtest/gtest.h>
 
@@ -126,6 +126,9 @@ TEST_F(ErrataCli, WarmUnderEnforceAnswersACoveredKernelDriverSuspect) {
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("erratum " + id_), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("not served (KCACHE_CANARY=enforce)"), std::string::npos) << r.out;
+    r = kcache({"explain", "dot"}, "a");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("erratum " + id_ + " (import "), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "canary_report.hpp"
 #include "cli.hpp"
+#include "errata_report.hpp"
 #include "kcache/cache/errata.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/cache/remote_tier.hpp"
@@ -25,44 +26,9 @@ namespace {
 
 using nlohmann::json;
 
-// Every erratum this node applies: its accepted ones, its packs' and its own
-// canary's findings, each with where it came from.
-std::vector<errata::Erratum> known_errata(const Config& config, int& exit_code) {
-    auto local = errata::load_local(config.dir);
-    if (!local) {
-        exit_code = report(Exit::store_error, "errata", local.error());
-        return {};
-    }
-    std::vector<errata::Erratum> all = std::move(*local);
-    const auto keys = service::trusted_keys(config);
-    for (const fs::path& pack : service::runtime_pack_files(config)) {
-        auto checked = store::open_checked_pack(pack, keys, service::signature_policy(config));
-        if (!checked.pack) {
-            continue;  // refused or unreadable: the runtime does not use it either
-        }
-        auto carried = errata::of_pack_document(pack, checked.pack->errata_document());
-        if (!carried) {
-            std::cerr << "kcache errata: " << carried.error() << "\n";
-            continue;
-        }
-        for (errata::Erratum& e : *carried) {
-            e.source = "pack " + pack.string();
-        }
-        errata::merge(all, *carried);
-    }
-    for (const canary::Record& r : canary::load_records(canary::canary_dir(config.dir))) {
-        auto found = errata::from_record(r);
-        for (errata::Erratum& e : found) {
-            e.source = "canary";
-        }
-        errata::merge(all, found);
-    }
-    return all;
-}
-
 int run_list(const ParsedArgs& args, const Config& config) {
     int code = 0;
-    const auto all = known_errata(config, code);
+    const auto all = applied_errata("errata", config, code);
     if (code != 0) {
         return code;
     }
@@ -145,7 +111,7 @@ int run_export(const ParsedArgs& args, const Config& config) {
     if (!key) {
         return code;
     }
-    const auto all = known_errata(config, code);
+    const auto all = applied_errata("errata", config, code);
     if (code != 0) {
         return code;
     }
@@ -279,6 +245,51 @@ int run_errata(const ParsedArgs& args) {
 }
 
 }  // namespace
+
+std::vector<errata::Erratum> applied_errata(std::string_view command, const Config& config,
+                                            int& exit_code) {
+    auto local = errata::load_local(config.dir);
+    if (!local) {
+        exit_code = report(Exit::store_error, command, local.error());
+        return {};
+    }
+    std::vector<errata::Erratum> all = std::move(*local);
+    const auto keys = service::trusted_keys(config);
+    for (const fs::path& pack : service::runtime_pack_files(config)) {
+        auto checked = store::open_checked_pack(pack, keys, service::signature_policy(config));
+        if (!checked.pack) {
+            continue;  // refused or unreadable: the runtime does not use it either
+        }
+        auto carried = errata::of_pack_document(pack, checked.pack->errata_document());
+        if (!carried) {
+            std::cerr << "kcache " << command << ": " << carried.error() << "\n";
+            continue;
+        }
+        for (errata::Erratum& e : *carried) {
+            e.source = "pack " + pack.string();
+        }
+        errata::merge(all, *carried);
+    }
+    for (const canary::Record& r : canary::load_records(canary::canary_dir(config.dir))) {
+        auto found = errata::from_record(r);
+        for (errata::Erratum& e : found) {
+            e.source = "canary";
+        }
+        errata::merge(all, found);
+    }
+    return all;
+}
+
+nlohmann::json covering_erratum(const Config& config, const device_db::DeviceIdentity& device,
+                                const kernels::Variant& variant) {
+    int code = 0;
+    const auto all = applied_errata("explain", config, code);
+    const errata::Erratum* e = errata::covering(all, canary::driver_identity(device), variant);
+    if (e == nullptr) {
+        return nullptr;
+    }
+    return {{"id", e->id()}, {"source", e->source}, {"erratum", e->describe()}};
+}
 
 void publish_findings(const Config& config, const std::vector<canary::Record>& records) {
     std::unique_ptr<remote::Client> client;

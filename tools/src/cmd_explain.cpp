@@ -10,6 +10,7 @@
 #include "canary_report.hpp"
 #include "cli.hpp"
 #include "entries.hpp"
+#include "errata_report.hpp"
 #include "kcache/cache/keys.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -88,6 +89,11 @@ void print_text(const json& d) {
                   << c["variant"].get<std::string>() << ")";
     }
     std::cout << ", policy " << c["policy"].get<std::string>() << "\n";
+    if (const json& e = d["erratum"]; !e.is_null()) {
+        std::cout << "  erratum " << e["id"].get<std::string>() << " ("
+                  << e["source"].get<std::string>() << "): " << e["erratum"].get<std::string>()
+                  << "\n";
+    }
     if (d["state"] == "hit") {
         return;
     }
@@ -158,6 +164,7 @@ int run_explain(const ParsedArgs& args) {
         out.push_back(explain_device(*store, *db, id, *rendered, limit->value_or(kDefaultLimit),
                                      remote->get()));
         out.back()["canary"] = canary_verdict(*config, id, *variant);
+        out.back()["erratum"] = covering_erratum(*config, id, *variant);
         if (!args.has("json")) {
             print_text(out.back());
         }
