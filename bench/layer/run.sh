@@ -13,7 +13,9 @@
 #   read+flr       the same with the files read first
 #   own            kcache's own part of layer-2nd: its build time less the
 #                  driver's loads inside it, taken in the same runs
-#   2nd-cold, floor-cold   layer-second and floor with the driver's cache off
+#   2nd-cold, flr-cold     layer-second and floor with the driver's cache
+#                  off and its directory empty (PoCL then unpacks each
+#                  binary's files into it and syncs each one)
 # The second-run columns are taken in turn within each repeat, so that the
 # noise of a shared machine falls on all of them alike. Build times come
 # from the layer's trace (one line per build, its milliseconds; the first
@@ -90,6 +92,7 @@ bench_app() {
   command -v "${app[0]}" >/dev/null || { printf '%-10s not installed: skipped\n' "$name"; return; }
   mkdir -p "$work/$name"
   local s="$work/$name/store" none="$work/$name/none" dd="$work/$name/driver" ld="$work/$name/layer"
+  local cold="$work/$name/cold"
   local d n c f i
   d=$(for i in $(seq "$repeats"); do run_app "$name" "$none" off "$dd" KCACHE_DISABLE=1; done | median)
   n=$(builds "$work/$name/err")
@@ -103,8 +106,8 @@ bench_app() {
     echo "c $(run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1)"
     echo "l $(run_app "$name" "$s" on "$ld")"
     echo "f $(floor "$name" on "$ld")"
-    echo "L $(run_app "$name" "$s" off "$ld")"
-    echo "F $(floor "$name" off "$ld")"
+    rm -rf "$cold" && echo "L $(run_app "$name" "$s" off "$cold")"
+    rm -rf "$cold" && echo "F $(floor "$name" off "$cold")"
     echo "o $(own "$name" "$s" "$ld")"
   done >"$work/$name/second"
   col() { awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$work/$name/second" | median; }
@@ -131,16 +134,21 @@ fi
 bench_app clpeak clpeak --kernel-latency
 bench_app clblast clblast_tuner_xdot -runs 1 -n 4096
 
-# The enqueue loop: enqueues of one kernel (a finish every 64), alternating
-# without and with the layer; medians and minimums of the runs.
+# The enqueue loop: enqueues of one kernel (a finish every 64), in turn
+# without the layer, with it (the kernel's program from the store), and with
+# it but KCACHE_DISABLE=1 (the driver's program: the layer's dispatch alone);
+# medians and minimums of the runs.
 loops=${KCACHE_BENCH_ENQUEUES:-200000}
 enqueue_repeats=${KCACHE_BENCH_ENQUEUE_REPEATS:-$((repeats < 9 ? 9 : repeats))}
 for i in $(seq "$enqueue_repeats"); do
   KCACHE_DIR="$work/enq" "$helper" enqueue "$loops" | awk '{ print "driver", $2 }'
   KCACHE_DIR="$work/enq" "$kcache" run -- "$helper" enqueue "$loops" | awk '{ print "layer", $2 }'
+  KCACHE_DIR="$work/enq" KCACHE_DISABLE=1 "$kcache" run -- "$helper" enqueue "$loops" |
+    awk '{ print "dispatch", $2 }'
 done >"$work/enqueue"
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$work/enqueue" | if [ "$2" = min ]; then sort -g | head -1; else median; fi; }
-without=$(stat_of driver median) with=$(stat_of layer median)
-without_min=$(stat_of driver min) with_min=$(stat_of layer min)
-awk -v a="$with" -v b="$without" -v am="$with_min" -v bm="$without_min" -v n="$loops" -v r="$enqueue_repeats" \
-  'BEGIN { printf "enqueue loop (%d enqueues, %d runs each): median driver %.1f ms, layer %.1f ms (%+.1f%%); minimum driver %.1f ms, layer %.1f ms (%+.1f%%)\n", n, r, b, a, (a / b - 1) * 100, bm, am, (am / bm - 1) * 100 }'
+for s in median min; do
+  awk -v d="$(stat_of driver $s)" -v l="$(stat_of layer $s)" -v x="$(stat_of dispatch $s)" -v s="$s" \
+      -v n="$loops" -v r="$enqueue_repeats" \
+    'BEGIN { printf "enqueue loop (%d enqueues, %d runs each), %s: driver %.1f ms, layer %.1f ms (%+.1f%%), layer with kcache off %.1f ms (%+.1f%%)\n", n, r, s, d, l, (l / d - 1) * 100, x, (x / d - 1) * 100 }'
+done
