@@ -8,7 +8,7 @@
 
 Failures raise kcache.Error subclasses (Timeout, Crashed, BuildError,
 Unsupported, UnknownKernel, NotCached, NotReady, StoreError, ConfigError,
-InvalidArgument, Disabled, DeviceError), each carrying ``.outcome``.
+InvalidArgument, Disabled, DeviceError, DriverSuspect), each carrying ``.outcome``.
 Without pyopencl, pass int handles and get ProgramHandle objects back.
 ``kcache.ops`` (imported on first use; needs pyopencl and numpy) launches
 the registry kernels on pyopencl arrays: ``kcache.ops.dot(queue, prg, x, y)``.
@@ -23,6 +23,7 @@ from ._errors import (
     Crashed,
     DeviceError,
     Disabled,
+    DriverSuspect,
     Error,
     InvalidArgument,
     NotCached,
@@ -42,6 +43,7 @@ __all__ = [
     "Crashed",
     "DeviceError",
     "Disabled",
+    "DriverSuspect",
     "Error",
     "InvalidArgument",
     "NotCached",

@@ -96,6 +96,12 @@ class DeviceError(Error, status="device_error"):
     """An OpenCL call failed."""
 
 
+class DriverSuspect(Error, status="driver_suspect"):
+    """KCACHE_CANARY=enforce and the driver canary (or an erratum) found this
+    driver computing wrong answers for the kernel: use the fallback path. The
+    message names the failing check, the inputs' seed and the largest error."""
+
+
 def error_for(what: str, outcome: Outcome) -> Error:
     """Returns the exception for a failed `outcome` of the request named `what`."""
     cls = _BY_STATUS.get(outcome.status, Error)
