@@ -4,6 +4,7 @@
 #include "kcache/cache/errata.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/store/pack_errata.hpp"
 
 namespace kcache::errata {
 
@@ -29,6 +30,10 @@ Result<std::vector<Erratum>, std::string> fetch_remote(remote::Client& client,
             return std::vector<Erratum>();
         }
         return fail(fetched.error().message);
+    }
+    if (fetched->bytes.size() > store::kMaxPackErrataBytes) {
+        return fail("the remote's errata for " + driver.describe() + " are larger than " +
+                    std::to_string(store::kMaxPackErrataBytes) + " bytes; not used");
     }
     const std::string text(fetched->bytes.begin(), fetched->bytes.end());
     auto errata = from_json(text);

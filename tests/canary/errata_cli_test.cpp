@@ -94,6 +94,10 @@ TEST_F(ErrataCli, ListExportImportRoundTripAndATamperedFileIsRefused) {
     EXPECT_TRUE(listed("c").empty());
 
     EXPECT_EQ(kcache({"errata", "export", (dir() / "x.json").string()}, "a").exit_code, 2);
+    std::filesystem::rename(signed_file, dir() / "moved.json");  // its signature stays
+    r = kcache({"errata", "export", signed_file.string(), "--unsigned"}, "a");
+    EXPECT_EQ(r.exit_code, 2);  // never a file beside another file's signature
+    EXPECT_NE(r.err.find("remove it first"), std::string::npos) << r.err;
     EXPECT_EQ(kcache({"errata", "list", "--key", "k"}, "a").exit_code, 2);
     EXPECT_EQ(kcache({"errata", "frob"}, "a").exit_code, 2);
     EXPECT_EQ(kcache({"errata", "import", (dir() / "none.json").string()}, "a").exit_code, 3);

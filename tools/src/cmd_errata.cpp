@@ -125,6 +125,13 @@ int run_export(const ParsedArgs& args, const Config& config) {
     if (auto problem = new_output_problem(out)) {
         return report(problem->code, "errata", problem->message);
     }
+    std::error_code ec;
+    if (!key->has_value() &&
+        fs::symlink_status(store::signature_path(out), ec).type() != fs::file_type::not_found) {
+        return report(Exit::usage, "errata",
+                      store::signature_path(out).string() +
+                          " exists (another file's signature); remove it first");
+    }
     if (auto written = errata::write_file(out, all, key->has_value() ? &**key : nullptr);
         !written) {
         return report(Exit::store_error, "errata", written.error());
