@@ -154,10 +154,38 @@ TEST_F(BinaryVouch, AHotCopyOfAnImportedEntryNeverAnswers) {
         ASSERT_TRUE(std::filesystem::exists(stamp));
         std::string text;
         std::getline(std::ifstream(stamp), text);
-        ASSERT_EQ(text.rfind("kcache hot copies 2, ", 0), 0u) << text;
-        std::ofstream(stamp, std::ios::trunc) << "kcache hot copies 1, " << text.substr(21) << "\n";
+        ASSERT_EQ(text.rfind("kcache hot copies 3, ", 0), 0u) << text;
+        std::ofstream(stamp, std::ios::trunc) << "kcache hot copies 2, " << text.substr(21) << "\n";
         auto cache = open("user-" + name);
         expect_jit_after_rejection(*cache, Rung::user_store, what);
+    }
+}
+
+// A hot copy crafted over a good entry's (its checksum recomputed over a
+// truncated or another variant's binary) never reaches the driver: a fresh
+// process's first hit, before SQLite opens, refuses it by its tag, the entry
+// answers from SQLite, and the program passes the known-answer test.
+TEST_F(BinaryVouch, ACraftedHotCopyIsNeverLoaded) {
+    int n = 0;
+    for (const auto& [what, bytes] : bad_binaries()) {
+        const std::string name = "crafted-" + std::to_string(n++);
+        {
+            auto cache = open(name);
+            auto p = cache->program(context_, device_, request(kAsked));
+            ASSERT_TRUE(p.ok()) << p.outcome().message;
+            ASSERT_EQ(p.outcome().rung, Rung::jit);
+        }
+        const auto copies = hot_copies(dir() / name);
+        ASSERT_EQ(copies.size(), 1u) << what;
+        craft_hot_copy(copies.front(), bytes);
+        auto cache = open(name);
+        auto p = cache->program(context_, device_, request(kAsked));
+        ASSERT_TRUE(p.ok()) << what << ": " << p.outcome().message;
+        EXPECT_EQ(p.outcome().rung, Rung::user_store) << what;
+        auto variant = kernels::make_variant("dot", kAsked);
+        ASSERT_TRUE(variant);
+        const cl::KatResult kat = cl::run_kat(context_, device_, p.get(), *variant);
+        EXPECT_EQ(kat.state, cl::KatState::passed) << what << ": " << kat.detail;
     }
 }
 

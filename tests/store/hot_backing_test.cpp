@@ -41,6 +41,14 @@ std::filesystem::path copy_path(const std::filesystem::path& store_dir, const ks
                           : copies.front().parent_path() / ks::make_key(f).hex();
 }
 
+// The secret that tags the copies of `store_dir`'s store file: what this
+// store writes with, so that a copy made here differs only in its bytes.
+ks::hot::Secret secret_of(const std::filesystem::path& store_dir) {
+    ks::hot::Secret secret{};
+    EXPECT_FALSE(ks::hot::stamped_dir(store_dir, store_dir / ks::kStoreFileName, &secret).empty());
+    return secret;
+}
+
 }  // namespace
 
 TEST_F(Store, ACopyWithoutItsEntryNeverAnswersAnOpenStore) {
@@ -122,8 +130,8 @@ TEST_F(Store, ACopyOfOtherBytesThanItsEntryIsRemoved) {
         const auto other = binary_like(size, 99);
         const std::string serialized = ks::serialize_key_fields(ks::normalized(sample_fields(1)));
         ks::hot::Tally tally;
-        ks::hot::write(copy.parent_path(), ks::make_key(sample_fields(1)), serialized, other,
-                       ks::checksum_of(other), 1ull << 30, tally);
+        ks::hot::write(copy.parent_path(), secret_of(store_dir()), ks::make_key(sample_fields(1)),
+                       serialized, other, ks::checksum_of(other), 1ull << 30, tally);
         ASSERT_TRUE(std::filesystem::exists(copy));
         EXPECT_FALSE(store.get_hot(sample_fields(1)));
         EXPECT_FALSE(std::filesystem::exists(copy));
@@ -190,8 +198,9 @@ TEST_F(Store, CheckingHotCopiesRemovesEveryBadOneAndHitsWriteThemAgain) {
     delete_row(db_path(), sample_fields(2));
     const auto other = binary_like(16 * 1024, 99);
     ks::hot::Tally tally;
-    ks::hot::write(dir, ks::make_key(sample_fields(3)), ks::serialize_key_fields(sample_fields(3)),
-                   other, ks::checksum_of(other), 1ull << 30, tally);
+    ks::hot::write(dir, secret_of(store_dir()), ks::make_key(sample_fields(3)),
+                   ks::serialize_key_fields(sample_fields(3)), other, ks::checksum_of(other),
+                   1ull << 30, tally);
 
     auto store = open_store();
     auto checked = store.check_hot_copies();

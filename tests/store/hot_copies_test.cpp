@@ -149,6 +149,34 @@ TEST_F(Store, AHotCopyIsCheckedBeforeUse) {
     EXPECT_FALSE(ks::Store::open(store_dir(), deferred_policy())->get_hot(sample_fields(1)));
 }
 
+TEST_F(Store, ACopyWithItsChecksumRecomputedNeverAnswersAFirstHit) {
+    const auto bytes = binary_like(16 * 1024, 1);
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), bytes, test_provenance()).ok());
+    }
+    const auto copy = hot_copies(store_dir()).front();
+    auto truncated = bytes;
+    truncated.resize(bytes.size() / 2);
+    for (const auto& crafted : {truncated, binary_like(16 * 1024, 2)}) {
+        kcache::test::craft_hot_copy(copy, crafted);
+        {
+            // A fresh process's first hit, before SQLite opens: the tag,
+            // keyed by the store's secret, refuses bytes the store did not write.
+            auto store = ks::Store::open(store_dir(), deferred_policy());
+            ASSERT_TRUE(store.ok()) << store.error().message;
+            EXPECT_FALSE(store->get_hot(sample_fields(1)));
+            auto got = store->get(sample_fields(1));
+            ASSERT_TRUE(got.ok());
+            EXPECT_TRUE(got->bytes == bytes);
+        }  // its write-back replaces the crafted copy
+        auto store = ks::Store::open(store_dir(), deferred_policy());
+        auto hot = store->get_hot(sample_fields(1));
+        ASSERT_TRUE(hot);
+        EXPECT_TRUE(*hot == bytes);
+    }
+}
+
 TEST_F(Store, AnEntryHitThroughTheDatabaseGetsItsCopyAtTheWriteBack) {
     const auto bytes = binary_like(16 * 1024, 5);
     {

@@ -1,9 +1,11 @@
 #include "store_fixture.hpp"
 
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "kcache/common/log.hpp"
+#include "kcache/store/codec.hpp"
 
 namespace kcache::test {
 namespace {
@@ -161,6 +164,23 @@ std::size_t damage_hot_copies(const std::filesystem::path& store_dir) {
         f.put(static_cast<char>(last ^ 0x5a));
     }
     return copies.size();
+}
+
+void craft_hot_copy(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
+    // magic 8, key_len 8, raw_size 8, checksum 16, tag 32, key, bytes
+    // (cache/store/src/hot_copies.hpp).
+    const std::string old = file_bytes(path);
+    ASSERT_GE(old.size(), 72u);
+    std::uint64_t key_len = 0;
+    std::memcpy(&key_len, old.data() + 8, 8);  // little-endian, as this host
+    const std::uint64_t size = bytes.size();
+    const ks::Checksum sum = ks::checksum_of(bytes);
+    std::string crafted = old.substr(0, 16);
+    crafted.append(reinterpret_cast<const char*>(&size), 8);
+    crafted.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+    crafted.append(old.substr(40, 32 + key_len));
+    crafted.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << crafted;
 }
 
 std::string file_bytes(const std::filesystem::path& p) {

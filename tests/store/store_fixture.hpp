@@ -53,6 +53,11 @@ std::vector<std::uint8_t> raw_blob(const std::filesystem::path& db, const std::s
 // (the way a disk would damage one); returns how many there were.
 std::size_t damage_hot_copies(const std::filesystem::path& store_dir);
 
+// Rewrites the hot copy at `path` to hold `bytes`, its size and XXH3-128
+// checksum recomputed and the rest of it (key record, tag) kept: a copy
+// crafted by someone who knows the format but not the store's secret.
+void craft_hot_copy(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes);
+
 // Paths of the hot copies in the store directory `store_dir`.
 std::vector<std::filesystem::path> hot_copies(const std::filesystem::path& store_dir);
 

@@ -4,7 +4,9 @@
 // (docs/design.md, "Hot copies").
 //
 // Layout, inside the store directory:
-//   hot/<inode of store.sqlite>/STAMP       "kcache hot copies 2, schema <N>\n"
+//   hot/<inode of store.sqlite>/STAMP       "kcache hot copies 3, schema <N>\n"
+//   hot/<inode of store.sqlite>/SECRET      64 hex digits and "\n": 32 random
+//                                           bytes, made once per directory
 //   hot/<inode of store.sqlite>/<key hex>   one copy, format below
 // A copy is written only under the store's write lock (inside the put's or
 // the write-back's transaction) and removed by a TEMP trigger on every
@@ -14,13 +16,18 @@
 // store files.
 //
 // Copy format (integers little-endian):
-//   magic     8 bytes "KCHOT\x01\0\0"
+//   magic     8 bytes "KCHOT\x02\0\0"
 //   key_len   u64     length of the key record
 //   raw_size  u64     length of the bytes
 //   checksum  16      XXH3-128 of the bytes (codec.hpp)
+//   tag       32      HMAC-SHA256 under SECRET of magic..checksum and key
 //   key       key_len serialize_key_fields() of the entry's fields
 //   bytes     raw_size
+// The tag says that this store wrote the copy: a copy made elsewhere, or
+// one whose bytes were replaced and checksum recomputed, fails it, so a
+// first hit before SQLite opens serves only what the store itself wrote.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -34,18 +41,22 @@
 
 namespace kcache::store::hot {
 
+// The key that tags the copies of one directory (SECRET).
+using Secret = std::array<std::uint8_t, 32>;
+
 // The directory of hot copies for the store file `db_path` of `store_dir`
 // when it exists, is a directory of this user closed to others and carries
-// this kcache's stamp; empty otherwise (no copy is then read or written).
+// this kcache's stamp and a secret (stored in `*secret` when given); empty
+// otherwise (no copy is then read or written).
 std::filesystem::path stamped_dir(const std::filesystem::path& store_dir,
-                                  const std::filesystem::path& db_path);
+                                  const std::filesystem::path& db_path, Secret* secret = nullptr);
 
 // After a writable open of `db_path`: creates (0700) and stamps its
-// directory (removing the copies of a directory stamped otherwise), removes
-// those of other store files; returns it, or empty when hot copies cannot be
-// kept here.
+// directory (removing the copies of a directory stamped otherwise), makes
+// its secret unless it has one (stored in `secret`), removes those of other
+// store files; returns it, or empty when hot copies cannot be kept here.
 std::filesystem::path set_up(const std::filesystem::path& store_dir,
-                             const std::filesystem::path& db_path);
+                             const std::filesystem::path& db_path, Secret& secret);
 
 // Removes the stamp of `dir`, so that the next open checks the store file at
 // once (after a deferred open found it newer or another program's).
@@ -74,10 +85,10 @@ struct Found {
 };
 
 // Reads the copy for the key `serialized` (serialize_key_fields) hashes to,
-// when there is one of at most `max_file_size` bytes whose key record, size
-// and checksum match.
-Found read(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
-           std::uint64_t max_file_size);
+// when there is one of at most `max_file_size` bytes whose key record, size,
+// checksum and tag (under `secret`) match.
+Found read(const std::filesystem::path& dir, const Secret& secret, const Key& key,
+           std::string_view serialized, std::uint64_t max_file_size);
 
 // The size of the copy of `raw_size` bytes under `serialized`.
 std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size);
@@ -99,9 +110,9 @@ struct Tally {
 // says the copies may hold more than `bound` bytes, scans them and removes
 // the oldest down to 90 % of `bound`. A copy larger than `bound` is not
 // written. Best effort: a copy that cannot be written is simply absent.
-void write(const std::filesystem::path& dir, const Key& key, std::string_view serialized,
-           std::span<const std::uint8_t> raw, const Checksum& checksum, std::uint64_t bound,
-           Tally& tally);
+void write(const std::filesystem::path& dir, const Secret& secret, const Key& key,
+           std::string_view serialized, std::span<const std::uint8_t> raw, const Checksum& checksum,
+           std::uint64_t bound, Tally& tally);
 
 // Removes the copy for `key_hex`, if any.
 void forget(const std::filesystem::path& dir, std::string_view key_hex);

@@ -184,7 +184,7 @@ void Store::Impl::keep_hot(const EntryInfo& info, std::span<const std::uint8_t> 
                            const Checksum& checksum) {
     if (policy.max_hot_bytes > 0 &&
         trusted_without_check(info.provenance.origin, info.verification)) {
-        hot::write(hot_dir, info.key, serialize_key_fields(info.fields), raw, checksum,
+        hot::write(hot_dir, hot_secret, info.key, serialize_key_fields(info.fields), raw, checksum,
                    policy.max_hot_bytes, hot_tally);
     }
 }

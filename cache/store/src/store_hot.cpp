@@ -75,8 +75,8 @@ sql::Stat drop_unbacked(Store::Impl& s, const std::filesystem::path& dir,
             hot::exists(dir, key_hex) ? "belongs to an imported entry not checked here" : nullptr;
     } else if (!serialized.empty()) {
         const Key key{sha256(serialized)};
-        auto found =
-            hot::read(dir, key, serialized, hot::file_size_for(serialized, mark.value()->raw_size));
+        auto found = hot::read(dir, s.hot_secret, key, serialized,
+                               hot::file_size_for(serialized, mark.value()->raw_size));
         problem = found.oversize  ? "is larger than its entry"
                   : found.damaged ? "is damaged"
                   : found.copy && !same_checksum(mark.value()->checksum, found.copy->checksum)
@@ -116,10 +116,12 @@ void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
 std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
     Impl& s = *impl_;
     std::filesystem::path dir;
+    hot::Secret secret{};
     bool connected = false;
     {
         std::lock_guard lock(s.mu);
         dir = s.hot_dir;
+        secret = s.hot_secret;
         connected = s.db.get() != nullptr;
     }
     if (dir.empty()) {
@@ -148,7 +150,7 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
     // Before the connection opens (a first hit), bounded by the copies'
     // bound and checked against the entry at the next write-back.
     auto found =
-        hot::read(dir, key, serialized,
+        hot::read(dir, secret, key, serialized,
                   mark ? hot::file_size_for(serialized, mark->raw_size) : s.policy.max_hot_bytes);
     std::lock_guard lock(s.mu);
     if (mark && (found.oversize || found.damaged ||

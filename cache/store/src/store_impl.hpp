@@ -37,6 +37,7 @@ struct Store::Impl {
     TimeMs last_flush_ms = 0;
     // Hot copies of this store file (hot_copies.hpp); empty: none read or written.
     std::filesystem::path hot_dir;
+    hot::Secret hot_secret{};          // tags the copies of hot_dir
     std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
     hot::Tally hot_tally;
     // Key hex → serialized key fields of copies that answered (or failed

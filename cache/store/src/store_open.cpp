@@ -198,9 +198,11 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
     // A store file stamped by an earlier writable open of this kcache: its
     // schema is current, so SQLite can wait until something needs it.
     if (policy.defer_open && mode == OpenMode::read_write) {
-        if (fs::path hot = hot::stamped_dir(dir, db_path); !hot.empty()) {
+        hot::Secret secret{};
+        if (fs::path hot = hot::stamped_dir(dir, db_path, &secret); !hot.empty()) {
             auto impl = start(sql::Db{});
             impl->hot_dir = std::move(hot);
+            impl->hot_secret = secret;
             return Store(std::move(impl));
         }
     }
@@ -265,7 +267,7 @@ Status<StoreError> Store::Impl::attach_hot_copies() {
     if (mode == OpenMode::read_only) {
         return Ok{};
     }
-    hot_dir = hot::set_up(dir, db_path);
+    hot_dir = hot::set_up(dir, db_path, hot_secret);
     hot_tally = {};
     // DIRECTONLY: callable from this connection's TEMP trigger, never from
     // anything stored in the database file.
