@@ -20,8 +20,8 @@
 //  3. the first hit of a fresh process (Cache::open + probe + hit) vs the
 //     floor's first load in a fresh process (this executable as children).
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
-//     vs the floor's loop without kcache, after a warm-up whose growth is
-//     printed apart (hit_loops.cpp).
+//     vs the floor's loop without kcache, a second after the last round, and
+//     the peak on the way (hit_loops.cpp).
 //  5. the same loop's time, end to end, kcache (no forget()) vs without kcache.
 
 #include <unistd.h>

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "hit_common.hpp"
 
@@ -21,23 +22,24 @@ std::uint64_t resident_kib() {
     return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
 }
 
-// Resident growth in KiB per 1,000 rounds of `round`, measured after a
-// warm-up of a fifth as many rounds (at least 20), whose own growth goes to
-// `warmup_kib`: what a long-lived process settles into once (the allocator's
-// arenas, a driver's pools, the releaser's few pending contexts) is told
-// apart from what grows with every context.
-double kib_per_1000(int rounds, double& warmup_kib, const std::function<bool()>& round) {
-    const auto start = resident_kib();
-    for (int i = 0; i < std::max(20, rounds / 5); ++i) {
-        round();
-    }
-    const auto before = resident_kib();
-    warmup_kib = static_cast<double>(before) - static_cast<double>(start);
+// Resident growth in KiB per 1,000 rounds of `round`: the size a second
+// after the last round (a released context's memory is due back within about
+// a second, releaser.hpp) against the size before the first; `peak_kib`, the
+// largest growth seen on the way (read every 25 rounds), which includes what
+// the process settles into once (the allocator's arenas, a driver's pools,
+// the few contexts waiting for the releaser).
+double kib_per_1000(int rounds, double& peak_kib, const std::function<bool()>& round) {
+    const auto start = static_cast<double>(resident_kib());
+    peak_kib = 0;
     int failed = 0;
     for (int i = 0; i < rounds; ++i) {
         failed += round() ? 0 : 1;
+        if (i % 25 == 24) {
+            peak_kib = std::max(peak_kib, static_cast<double>(resident_kib()) - start);
+        }
     }
-    const double grown = static_cast<double>(resident_kib()) - static_cast<double>(before);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    const double grown = static_cast<double>(resident_kib()) - start;
     if (failed > 0) {
         std::printf("   %d of %d rounds failed\n", failed, rounds);
     }
@@ -55,19 +57,19 @@ void context_cycle(const Device& d, const std::filesystem::path& dir) {
         "\n4. resident memory per 1,000 contexts (%d rounds each: create a context, get"
         " %s, release both)\n",
         rounds, kernel.c_str());
-    double floor_warmup = 0, with_warmup = 0;
-    const double floor = kib_per_1000(rounds, floor_warmup, [&] {
+    double floor_peak = 0, with_peak = 0;
+    const double floor = kib_per_1000(rounds, floor_peak, [&] {
         Ctx ctx(d);
         return ctx.c != nullptr && floor_us(d, ctx.c, bytes, options) >= 0;
     });
-    const double with = kib_per_1000(rounds, with_warmup, [&] {
+    const double with = kib_per_1000(rounds, with_peak, [&] {
         Ctx ctx(d);
         return ctx.c != nullptr && cache->program(ctx.c, d.device, request_of(kernel)).ok();
     });
     std::printf(
-        "no kcache: %+.0f KiB per 1,000 contexts (warm-up %+.0f KiB); kcache: %+.0f KiB per"
-        " 1,000 contexts (warm-up %+.0f KiB; %llu programs released)\n",
-        floor, floor_warmup, with, with_warmup,
+        "no kcache: %+.0f KiB per 1,000 contexts (peak %+.0f KiB); kcache: %+.0f KiB per"
+        " 1,000 contexts (peak %+.0f KiB; %llu programs released)\n",
+        floor, floor_peak, with, with_peak,
         static_cast<unsigned long long>(cache->stats().programs_released));
 }
 

@@ -2,13 +2,33 @@
 
 #include "releaser.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string_view>
+
 namespace kcache::service {
+namespace {
+
+// KCACHE_RELEASER (a diagnostic setting, docs/design.md "Context teardown"):
+// "inline" releases in the caller's thread as kcache did before it had a
+// thread; "normal" runs the thread at normal priority; anything else, the
+// thread at nice 19.
+Releaser::Mode mode_from_environment() {
+    const char* v = std::getenv("KCACHE_RELEASER");
+    const std::string_view mode = v != nullptr ? v : "";
+    if (mode == "inline") {
+        return Releaser::Mode::inline_release;
+    }
+    return mode == "normal" ? Releaser::Mode::normal_priority : Releaser::Mode::low_priority;
+}
+
+}  // namespace
 
 Releaser::Releaser(Sweep sweep, std::chrono::milliseconds period)
-    : sweep_(std::move(sweep)), period_(period) {}
+    : sweep_(std::move(sweep)), period_(period), mode_(mode_from_environment()) {}
 
 Releaser::~Releaser() {
     {
@@ -23,6 +43,9 @@ Releaser::~Releaser() {
 }
 
 void Releaser::hand_over(Released r) noexcept {
+    if (mode_ == Mode::inline_release) {
+        return;  // `r` is released here
+    }
     bool wake = !r.empty();
     try {
         std::lock_guard g(mu_);
@@ -47,7 +70,9 @@ void Releaser::hand_over(Released r) noexcept {
 
 void Releaser::run() {
     // Lowest priority for this thread alone (Linux: a thread id names one thread).
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+    if (mode_ == Mode::low_priority) {
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+    }
     std::unique_lock g(mu_);
     while (!stop_) {
         if (queue_.empty()) {
@@ -66,12 +91,22 @@ void Releaser::run() {
         for (const Released& r : batch) {
             contexts += r.contexts.size();
         }
+        bool released = !batch.empty();
         batch.clear();  // the releases, outside every lock
         bool kept = true;
         if (sweep) {
             Released swept;
             kept = sweep_(swept);
+            released = released || !swept.empty();
         }  // `swept` released here
+        if (released) {
+            // A driver frees much of a context's memory in this thread, into
+            // this thread's own allocator arena, which the C library does not
+            // give back by itself: the process would keep growing by what
+            // the driver used per context (measured on NVIDIA's driver:
+            // 186 KiB a context; PoCL: 6-10 KiB).
+            ::malloc_trim(0);
+        }
         g.lock();
         pending_contexts_ -= contexts;
         if (!kept && handed == handed_) {

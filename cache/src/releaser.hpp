@@ -42,6 +42,8 @@ inline constexpr std::size_t kMaxPendingContexts = 4;
 
 class Releaser {
   public:
+    // Where releases run (KCACHE_RELEASER, read at construction).
+    enum class Mode { low_priority, normal_priority, inline_release };
     // `sweep` moves what the cache no longer needs into its argument and
     // returns whether contexts are still kept (so sweeping goes on).
     using Sweep = std::function<bool(Released&)>;
@@ -70,6 +72,7 @@ class Releaser {
     std::uint64_t handed_ = 0;          // hand_over calls so far: a sweep that found
                                         // nothing stops sweeping only if none came meanwhile
     bool stop_ = false;
+    const Mode mode_;
     std::thread thread_;
 };
 
