@@ -22,6 +22,7 @@
 #include "redis_backend.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace kcache::remote {
 namespace {
@@ -81,7 +82,8 @@ Result<Reply, Failure> RedisBackend::get_answer(const RedisUrl& u, std::span<Red
     }
     const std::uint64_t chunk = first_chunk();
     const redisReply* head = r[2].get();
-    store::Bytes body(head->str, head->str + head->len);
+    store::Bytes body(head->len);  // one memcpy, not a copy char by char
+    std::memcpy(body.data(), head->str, head->len);
     if (size > chunk && body.size() == chunk) {
         auto rest =
             ask(u, "GET", {{"GETRANGE", u.key, std::to_string(chunk), std::to_string(size - 1)}});
