@@ -115,11 +115,12 @@ struct ProgramCache::State {
     }
 
     // The sweep (see program_cache.hpp); whether contexts are still kept.
-    bool sweep(Released& out) {
+    // `in_use` (a request's own context, which its caller holds) is not asked.
+    bool sweep(Released& out, cl_context in_use = nullptr) {
         std::vector<cl_context> only_ours;
         for (const auto& [context, entry] : contexts) {
             const std::size_t ours = 1 + (entry.counts_programs ? entry.programs : 0);
-            if (loader.context_references(context) <= ours) {
+            if (context != in_use && loader.context_references(context) <= ours) {
                 only_ours.push_back(context);
             }
         }
@@ -225,7 +226,7 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
     s.slots.emplace(std::make_tuple(context, device, key), s.lru.begin());
     s.link(s.lru.begin(), signature);
     Released swept;
-    s.sweep(swept);
+    s.sweep(swept, context);
     s.trim(swept);
     g.unlock();
     releaser_->hand_over(std::move(swept));  // released off the caller's path
