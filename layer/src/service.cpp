@@ -32,6 +32,7 @@ struct State {
     std::atomic<Cache*> live{nullptr};  // what requests use; null once closed
     std::atomic<int> in_flight{0};      // CacheUse objects alive
     bool opened = false;                // the cache opened (else all passes through)
+    pid_t opener = 0;                   // the process that opened it
     std::string counters;               // the counters file ("" when none is written)
     bool trace = false;
     std::mutex pending_mutex;
@@ -74,6 +75,7 @@ void open_state(State& s) {
         return;
     }
     s.opened = true;
+    s.opener = ::getpid();
     s.live.store(s.cache.get());
     if (!config.read_only && !config.disabled) {
         s.counters = counters_path(config.dir.string());
@@ -133,14 +135,15 @@ void flush_locked(State& s) {
 // cache closes, as the library's callers' caches do: the store writes back
 // this process's hits (last use and counts: the eviction order, `kcache
 // stats`), and the warm-up that follows a JIT answer on a CPU device is
-// stored. A request still in flight on another thread keeps it open.
+// stored. A request still in flight on another thread keeps it open, and
+// so does a forked child (its helpers and workers are the parent's).
 void close_at_exit() {
     State& s = state();
     {
         std::lock_guard lock(s.pending_mutex);
         flush_locked(s);
     }
-    if (s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
+    if (s.opener == ::getpid() && s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
         s.cache.reset();
     }
 }
