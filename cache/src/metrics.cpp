@@ -16,21 +16,25 @@
 namespace kcache::metrics {
 namespace {
 
-// Cell layout: histograms first (buckets, then the sum in ns), then the
-// request counts [rung][status]. The histogram of every request is not kept:
-// it is the sum of those by rung (each request is in exactly one).
-constexpr std::size_t kHistCells = kLatencyBuckets + 1;
-constexpr std::size_t kAnsweredHist = 0;  // + rung
-constexpr std::size_t kTimerHist = kAnsweredHist + kRungCount;
-constexpr std::size_t kHistograms = kTimerHist + 4;
-constexpr std::size_t kRequestCells = kHistograms * kHistCells;
+// Cell layout: the histograms' sums (ns) first, the timers' and then those
+// by rung, in two cache lines; then each histogram's buckets; then the
+// request counts [rung][status]. A hit observes a load and its request: both
+// sums land in the first line, so a request after a context creation, which
+// finds these cells cold, misses on three lines instead of four. The
+// histogram of every request is not kept: it is the sum of those by rung
+// (each request is in exactly one).
+constexpr std::size_t kTimerHist = 0;
+constexpr std::size_t kAnsweredHist = kTimerHist + 4;  // + rung
+constexpr std::size_t kHistograms = kAnsweredHist + kRungCount;
+constexpr std::size_t kSumCells = (kHistograms + 7) / 8 * 8;  // whole lines
+constexpr std::size_t kRequestCells = kSumCells + kHistograms * kLatencyBuckets;
 // Requests that did not end ok, [rung][status]; the last column counts the
 // statuses CacheStats::requests has no column for. Those that ended ok are
 // the rest of the rung's histogram: the common case adds no cell of its own.
 constexpr std::size_t kStatusCols = kStatusCount + 1;
 constexpr std::size_t kCells = kRequestCells + kRungCount * kStatusCols;
 
-struct Cells {
+struct alignas(64) Cells {
     std::array<std::atomic<std::uint64_t>, kCells> v{};
 
     // Only the owning thread adds: a plain read-modify-write is exact.
@@ -88,20 +92,19 @@ Cells& mine() {
 
 [[gnu::always_inline]] inline void add_duration(Cells& c, std::size_t hist,
                                                 std::chrono::nanoseconds d) noexcept {
-    const std::size_t base = hist * kHistCells;
-    c.add(base + bucket_of(d), 1);
-    c.add(base + kLatencyBuckets, static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())));
+    c.add(kSumCells + hist * kLatencyBuckets + bucket_of(d), 1);
+    c.add(hist, static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.count())));
 }
 
 void read_histogram(const std::array<std::uint64_t, kCells>& cells, std::size_t hist,
                     LatencyHistogram& h) {
-    const std::size_t base = hist * kHistCells;
+    const std::size_t base = kSumCells + hist * kLatencyBuckets;
     h = LatencyHistogram{};
     for (std::size_t b = 0; b < kLatencyBuckets; ++b) {
         h.buckets[b] = cells[base + b];
         h.count += cells[base + b];  // the count is the buckets' sum, always consistent
     }
-    h.sum_ns = cells[base + kLatencyBuckets];
+    h.sum_ns = cells[hist];
 }
 
 }  // namespace
