@@ -192,4 +192,26 @@ std::optional<std::string> vouch_for_binary(const std::string& helper,
     return vouch_with(helper, vouched_dir, load_check(), fields, bytes, options);
 }
 
+std::size_t drop_stale_verdicts(const std::filesystem::path& vouched_dir,
+                                const std::set<std::string>& live_keys) {
+    auto is_hex = [](std::string_view s) {
+        return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+    };
+    std::size_t removed = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(vouched_dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        // <key hex>.<digest hex>, as vouch_with() names a verdict.
+        const std::string_view key = std::string_view(name).substr(0, 64);
+        if (name.size() != 129 || name[64] != '.' || !is_hex(key) ||
+            !is_hex(std::string_view(name).substr(65)) || live_keys.count(std::string(key)) > 0) {
+            continue;
+        }
+        std::error_code ignored;
+        removed += std::filesystem::remove(it->path(), ignored) ? 1 : 0;
+    }
+    return removed;
+}
+
 }  // namespace kcache::service

@@ -8,8 +8,10 @@
 #include "cli.hpp"
 #include "entries.hpp"
 #include "kat.hpp"
+#include "kcache/cache/binary_vouch.hpp"
 #include "kcache/cache/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/store/pack.hpp"
 #include "manifest_entries.hpp"
 #include "signing.hpp"
 
@@ -30,6 +32,36 @@ int clear_failures(store::Store& store, bool as_json) {
         std::cout << "cleared " << *cleared << " failure records\n";
     }
     return 0;
+}
+
+// Removes the verdicts on binaries built elsewhere (binary_vouch.hpp) whose
+// key neither the user store nor a runtime pack holds any more; none when
+// either cannot be listed (a verdict kept costs a file, one dropped a check).
+std::size_t drop_stale_verdicts(store::Store& store) {
+    int code = 0;
+    auto config = load_cli_config("gc", code);
+    auto listed = store.list();
+    if (!config || !listed) {
+        return 0;
+    }
+    std::set<std::string> live;
+    for (const store::EntryInfo& e : *listed) {
+        live.insert(e.key.hex());
+    }
+    for (const auto& path : service::runtime_pack_files(*config)) {
+        auto pack = store::Pack::open(path);
+        if (!pack) {
+            return 0;
+        }
+        auto entries = pack->list();
+        if (!entries) {
+            return 0;
+        }
+        for (const store::EntryInfo& e : *entries) {
+            live.insert(e.key.hex());
+        }
+    }
+    return service::drop_stale_verdicts(config->dir / "vouched", live);
 }
 
 int run_gc(const ParsedArgs& args) {
@@ -63,12 +95,16 @@ int run_gc(const ParsedArgs& args) {
     if (!done) {
         return report(exit_for(done.error()), "gc", done.error().message);
     }
+    const std::size_t verdicts = drop_stale_verdicts(*store);
     if (args.has("json")) {
-        std::cout << json{{"removed", done->removed}, {"freed_bytes", done->freed_bytes}}.dump()
+        std::cout << json{{"removed", done->removed},
+                          {"freed_bytes", done->freed_bytes},
+                          {"verdicts_removed", verdicts}}
+                         .dump()
                   << "\n";
     } else {
         std::cout << "removed " << done->removed << " entries, freed "
-                  << human_size(done->freed_bytes) << "\n";
+                  << human_size(done->freed_bytes) << ", " << verdicts << " stale verdicts\n";
     }
     return 0;
 }

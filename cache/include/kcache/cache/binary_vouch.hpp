@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -57,5 +58,13 @@ std::optional<std::string> vouch_for_binary(const std::string& helper,
                                             const store::KeyFields& fields,
                                             std::span<const std::uint8_t> bytes,
                                             const std::string& options);
+
+// Removes the node's verdicts in `vouched_dir` whose key is not in
+// `live_keys` (key hex: the entries a check may still be asked for, the
+// user store's and the runtime packs'), so verdicts of entries gone (among
+// them those of a driver replaced since: the key names it) do not pile up;
+// returns how many went. Files not named as verdicts are left alone.
+std::size_t drop_stale_verdicts(const std::filesystem::path& vouched_dir,
+                                const std::set<std::string>& live_keys);
 
 }  // namespace kcache::service
