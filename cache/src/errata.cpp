@@ -128,7 +128,7 @@ int compare_versions(std::string_view a, std::string_view b) {
 
 std::string Erratum::id() const {
     json what{vendor_id, device_ids, device, driver_min, driver_max, kernel, variant};
-    return sha256_hex(what.dump()).substr(0, 16);
+    return sha256_hex(what.dump(-1, ' ', false, json::error_handler_t::replace)).substr(0, 16);
 }
 
 bool Erratum::covers(const canary::DriverIdentity& d) const {
@@ -164,7 +164,10 @@ std::string to_json(const std::vector<Erratum>& errata) {
     for (const Erratum& e : errata) {
         list.push_back(erratum_json(e));
     }
-    return json{{"format", kErrataFormat}, {"errata", std::move(list)}}.dump(2) + "\n";
+    // A canary's evidence quotes a driver's text, which need not be UTF-8.
+    return json{{"format", kErrataFormat}, {"errata", std::move(list)}}.dump(
+               2, ' ', false, json::error_handler_t::replace) +
+           "\n";
 }
 
 Result<std::vector<Erratum>, std::string> from_json(std::string_view text) {

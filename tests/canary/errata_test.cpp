@@ -102,6 +102,11 @@ TEST(Errata, TheDocumentRoundTripsAndEveryFieldIsChecked) {
     EXPECT_FALSE(r);
     EXPECT_FALSE(errata::from_json("{\"format\": 1, \"errata\": [}"));
     EXPECT_FALSE(errata::from_json(errata::to_json({dot_erratum("4.0", "3.0")})));
+
+    errata::Erratum quoted = dot_erratum("3.0", "");  // a driver's text, not UTF-8
+    quoted.evidence = "build log: \xff\xfe";
+    EXPECT_NO_THROW(quoted.id());
+    EXPECT_TRUE(errata::from_json(errata::to_json({quoted})));
 }
 
 class ErrataFiles : public TempDirTest {
