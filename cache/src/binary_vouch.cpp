@@ -159,17 +159,28 @@ std::string verify_helper_beside(const std::string& jit_helper) {
     return beside.string();
 }
 
-std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields) {
+Result<kernels::Variant, std::string> kat_variant_or_why(const store::KeyFields& fields) {
+    const std::string none = "no known-answer test for " + fields.kernel_name;
     auto variant = kernels::parse_variant(fields.kernel_name);
     if (!variant || !cl::has_kat(variant->kernel) || !kernels::variant_tolerance(*variant) ||
         !cl::variant_local_size(*variant)) {
-        return std::nullopt;
+        return fail(none);
     }
     auto rendered = kernels::render(*variant);
-    if (!rendered || fields.source_digest != sha256_hex(rendered->source)) {
-        return std::nullopt;  // the test checks the ABI of the registry's own source only
+    if (!rendered) {
+        return fail(none);
+    }
+    if (fields.source_digest != sha256_hex(rendered->source)) {
+        // The test checks the ABI of the registry's own source only.
+        return fail(fields.kernel_name +
+                    " was built from other source text than this kcache's registry renders for it");
     }
     return std::move(*variant);
+}
+
+std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields) {
+    auto variant = kat_variant_or_why(fields);
+    return variant ? std::optional<kernels::Variant>(std::move(*variant)) : std::nullopt;
 }
 
 bool built_elsewhere(const store::Tier& tier, const store::EntryInfo& entry) {

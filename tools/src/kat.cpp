@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "cli.hpp"
+#include "kcache/cache/binary_vouch.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/compiler/subprocess.hpp"
-#include "kcache/kernels/reference.hpp"
 #include "kcache/store/key.hpp"
 #include "probe.hpp"
 
@@ -186,20 +186,10 @@ std::string verify_helper_path() {
 KatOutcome run_kat(const std::string& helper, const std::vector<device_db::DeviceIdentity>& devices,
                    const store::Entry& entry, std::chrono::milliseconds timeout) {
     const store::KeyFields& f = entry.info.fields;
-    const KatOutcome no_kat{KatState::no_kat, "no known-answer test for " + f.kernel_name};
-    auto variant = kernels::parse_variant(f.kernel_name);
-    if (!variant || !cl::has_kat(variant->kernel)) {
-        return no_kat;  // not a registry kernel (e.g. an operator library's own)
-    }
-    auto rendered = kernels::render(*variant);
-    if (!rendered || !kernels::variant_tolerance(*variant)) {
-        return no_kat;
-    }
-    if (f.source_digest != kcache::sha256_hex(rendered->source)) {
-        // Another kcache version's source (or a library's own kernel of that
-        // name): this KAT tests the ABI of the registry's source only.
-        return {KatState::no_kat, f.kernel_name + " was built from other source text than " +
-                                      "this kcache's registry renders for it"};
+    // The same rule as the check of binaries built elsewhere: one home.
+    auto variant = service::kat_variant_or_why(f);
+    if (!variant) {
+        return {KatState::no_kat, variant.error()};
     }
     if (!device_of(devices, f)) {
         return {KatState::device_absent, "device " + f.device_name + " is not present"};

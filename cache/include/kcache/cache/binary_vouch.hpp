@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/types.hpp"
@@ -36,8 +37,11 @@ std::string verify_helper_beside(const std::string& jit_helper);
 
 // The registry variant whose known-answer test checks a binary stored under
 // `fields`: a registry kernel with a test, built from the very source this
-// kcache's registry renders for it; nullopt for anything else (an operator
-// library's own kernel, another kcache version's source).
+// kcache's registry renders for it; else why there is none, for people (an
+// operator library's own kernel, another kcache version's source).
+Result<kernels::Variant, std::string> kat_variant_or_why(const store::KeyFields& fields);
+
+// kat_variant_or_why() without the reason: nullopt when there is no test.
 std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields);
 
 // Whether `entry` of `tier` must be vouched for before this process loads
