@@ -22,7 +22,7 @@ char* copied(const std::string& text) {
     return mem;
 }
 
-kcache_status hand_over(kcache::Config c, kcache_config** out) {
+kcache_status config_out(kcache::Config c, kcache_config** out) {
     *out = new (std::nothrow) kcache_config{std::move(c)};
     if (*out == nullptr) {
         return report(StatusCode::internal_error, "out of memory");
@@ -52,7 +52,7 @@ kcache_status kcache_config_load(kcache_config** out) try {
     if (!kcache::load_config(c, error)) {
         return report(kcache::StatusCode::config_error, error);
     }
-    return hand_over(std::move(c), out);
+    return config_out(std::move(c), out);
 } catch (...) {
     return escaped("kcache_config_load");
 }
@@ -66,7 +66,7 @@ kcache_status kcache_config_new(kcache_config** out) try {
     for (std::size_t i = 0; const char* k = kcache::service::setting_key(i); ++i) {
         c.origins[k] = {"", kcache::Source::default_value};
     }
-    return hand_over(std::move(c), out);
+    return config_out(std::move(c), out);
 } catch (...) {
     return escaped("kcache_config_new");
 }
@@ -78,7 +78,7 @@ kcache_status kcache_config_copy(const kcache_config* config, kcache_config** ou
     if (config == nullptr || out == nullptr) {
         return invalid("kcache_config_copy: config and out must not be NULL");
     }
-    return hand_over(config->config, out);
+    return config_out(config->config, out);
 } catch (...) {
     return escaped("kcache_config_copy");
 }
@@ -181,7 +181,7 @@ kcache_status kcache_cache_config(const kcache_cache* cache, kcache_config** out
     if (cache == nullptr || out == nullptr) {
         return invalid("kcache_cache_config: cache and out must not be NULL");
     }
-    return hand_over(cache->cache->config(), out);
+    return config_out(cache->cache->config(), out);
 } catch (...) {
     return escaped("kcache_cache_config");
 }

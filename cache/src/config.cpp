@@ -420,7 +420,7 @@ bool resolve_config(Config& out, std::string& error) {
 
 }  // namespace
 
-bool load_config(Config& out, std::string& error) noexcept {
+bool core::load_config(Config& out, std::string& error) noexcept {
     try {
         return resolve_config(out, error);
     } catch (const std::exception& e) {

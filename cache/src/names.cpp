@@ -2,6 +2,7 @@
 #include "kcache/common/log.hpp"
 
 namespace kcache {
+inline namespace core {
 
 const char* to_string(StatusCode s) noexcept {
     switch (s) {
@@ -141,4 +142,5 @@ void set_log_handler(LogHandler handler) noexcept {
     }
 }
 
+}  // namespace core
 }  // namespace kcache

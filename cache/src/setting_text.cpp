@@ -13,11 +13,11 @@
 namespace kcache::service {
 namespace {
 
-std::string text(bool b) {
+std::string bool_text(bool b) {
     return b ? "1" : "0";
 }
 
-std::string text(std::uint64_t n) {
+std::string count_text(std::uint64_t n) {
     return std::to_string(n);
 }
 
@@ -37,7 +37,7 @@ std::string joined(const std::vector<std::string>& words) {
     return out;
 }
 
-std::string ms(std::chrono::milliseconds d) {
+std::string ms_text(std::chrono::milliseconds d) {
     return std::to_string(d.count());
 }
 
@@ -56,7 +56,7 @@ std::optional<std::string> flag_text(const Config& c, std::string_view key) {
     };
     for (const auto& [name, value] : flags) {
         if (key == name) {
-            return text(value);
+            return bool_text(value);
         }
     }
     return std::nullopt;
@@ -96,19 +96,19 @@ std::optional<std::string> word_text(const Config& c, std::string_view key) {
 // The settings whose value is a number: sizes, counts, durations.
 std::optional<std::string> number_text(const Config& c, std::string_view key) {
     const std::pair<const char*, std::string> numbers[] = {
-        {"max_size", text(c.max_bytes)},
-        {"jit_timeout_ms", ms(c.jit_timeout)},
-        {"jit_helpers", text(c.jit_helpers)},
-        {"jit_idle_ms", ms(c.jit_idle)},
-        {"remote_timeout_ms", ms(c.remote_timeout)},
-        {"remote_connect_timeout_ms", ms(c.remote_connect_timeout)},
-        {"remote_breaker_ms", ms(c.remote_breaker_window)},
-        {"remote_ttl", c.remote_ttl.count() == 0 ? "0" : ms(c.remote_ttl) + "ms"},
-        {"max_programs", text(c.max_programs)},
-        {"max_resident_bytes", text(c.max_resident_bytes)},
-        {"max_hot_bytes", text(c.max_hot_bytes)},
-        {"metrics_interval_ms", ms(c.metrics_interval)},
-        {"trace_max_size", text(c.trace_max_bytes)},
+        {"max_size", count_text(c.max_bytes)},
+        {"jit_timeout_ms", ms_text(c.jit_timeout)},
+        {"jit_helpers", count_text(c.jit_helpers)},
+        {"jit_idle_ms", ms_text(c.jit_idle)},
+        {"remote_timeout_ms", ms_text(c.remote_timeout)},
+        {"remote_connect_timeout_ms", ms_text(c.remote_connect_timeout)},
+        {"remote_breaker_ms", ms_text(c.remote_breaker_window)},
+        {"remote_ttl", c.remote_ttl.count() == 0 ? "0" : ms_text(c.remote_ttl) + "ms"},
+        {"max_programs", count_text(c.max_programs)},
+        {"max_resident_bytes", count_text(c.max_resident_bytes)},
+        {"max_hot_bytes", count_text(c.max_hot_bytes)},
+        {"metrics_interval_ms", ms_text(c.metrics_interval)},
+        {"trace_max_size", count_text(c.trace_max_bytes)},
     };
     for (const auto& [name, value] : numbers) {
         if (key == name) {

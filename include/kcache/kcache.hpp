@@ -3,342 +3,75 @@
 // for a kernel on a device within a time budget, and says how it got it
 // (docs/design.md, "The lookup ladder"). Thread-safe. Every member is
 // noexcept unless its comment says otherwise: failures come back as statuses.
+//
+// Header-only: every function here is inline code over the C API of
+// <kcache/kcache.h> (kcache_detail.hpp), so a program built with it depends
+// only on libkcache.so's C ABI (kcache_*), never on the C++ standard
+// library's layout inside kcache.
 
+#include "kcache/kcache.h"
+#include "kcache/kcache_types.hpp"
 #include "kcache/opencl.h"
 #include "kcache/version.h"
 
-#include <array>
-#include <chrono>
-#include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 namespace kcache {
 
-// How long a request may wait for a compile.
-enum class Mode {
-    blocking,    // look up, then compile (shared with concurrent callers) up to the deadline
-    fail_fast,   // never compile: not_cached at once when nothing is stored
-    background,  // not_ready at once on a miss; a compile starts so a later call hits
-};
-
-// Which step of the ladder answered (or was the last tried). The ladder,
-// top to bottom: in_process (programs kept for the context; then the bytes
-// this process already loaded, reported under the tier that holds them with
-// Outcome::resident set), user_store (its hot copy, then SQLite), pack,
-// remote, aot, failure_record, jit. The values are the ABI's and do not
-// follow that order (remote came later): new rungs are appended.
-enum class Rung {
-    in_process,      // this process already built it for this context and device
-    user_store,      // exact native binary from the user store
-    pack,            // exact native binary from an installed/read-only pack
-    aot,             // ahead-of-time binary for the device's target, from a pack
-    failure_record,  // a fresh failure record: answered at once, no compile
-    jit,             // compiled just in time in the helper process
-    none,            // nothing answered (see status)
-    remote,          // exact native binary from the shared remote tier (verified, backfilled)
-};
-
-enum class StatusCode {
-    ok = 0,
-    not_cached,        // fail_fast and nothing stored
-    not_ready,         // background: a compile runs (or ran and failed); ask again
-    timeout,           // the compile did not finish by the deadline (now or recorded)
-    crashed,           // the driver's compiler crashed (now or recorded)
-    build_error,       // the source did not build (log in message)
-    unsupported,       // the device lacks what the variant needs; nothing compiled
-    unknown_kernel,    // no kernel or alias of that name / bad variant parameter
-    invalid_argument,  // null handle, device not in context, malformed request
-    disabled,          // KCACHE_DISABLE is set: the caller should build itself
-    device_error,      // an OpenCL call failed
-    store_error,       // the store could not be opened or written
-    config_error,      // a malformed configuration value
-    internal_error,
-    // The driver canary found this driver computing wrong answers for the
-    // variant (KCACHE_CANARY=enforce): take the fallback path. Not counted in
-    // CacheStats::requests, whose layout predates it.
-    driver_suspect,
-};
-
-// Why a rung did not answer.
-enum class MissCause {
-    not_in_process,      // not built in this process for this context and device
-    not_found,           // the tier has no entry under the key
-    corrupt,             // the entry failed its checksum: quarantined, rebuilt
-    collision,           // an entry under the key with other fields (hash collision)
-    io_error,            // the tier could not be read
-    busy,                // the store stayed locked through every retry
-    not_verified,        // quirk verify_before_use: the entry is not verified
-    rejected_by_driver,  // the driver refused the stored binary
-    answered_below,      // a lower tier of the same rung had it (user store → pack)
-    no_aot_target,       // the device has no AOT target in the device database
-    target_not_covered,  // the packs record the AOT target as not buildable
-    skipped,             // the rung was skipped (quirk, configuration or policy)
-    no_failure_record,   // no fresh failure record: compiling is allowed
-    other,               // see the detail text
-    not_stored,          // produced, but writing it to the user store failed (detail says why)
-};
-
-// One rung that did not answer, and why.
-struct RungMiss {
-    Rung rung = Rung::none;
-    MissCause cause = MissCause::other;
-    std::string detail;  // for people: names the file, pack or driver message
-
-    RungMiss() = default;
-    RungMiss(Rung r, MissCause c, std::string d) : rung(r), cause(c), detail(std::move(d)) {}
-};
-
 // Returns the enumerator's name ("ok", "user_store", …).
-KCACHE_API const char* to_string(StatusCode s) noexcept;
-KCACHE_API const char* to_string(Rung r) noexcept;
-KCACHE_API const char* to_string(Mode m) noexcept;
-KCACHE_API const char* to_string(MissCause c) noexcept;
-
-// Where an effective configuration value came from.
-enum class Source { default_value, environment, config_file, api };  // api: kcache_config_set
-KCACHE_API const char* to_string(Source s) noexcept;
+inline const char* to_string(StatusCode s) noexcept;
+inline const char* to_string(Rung r) noexcept;
+inline const char* to_string(Mode m) noexcept;
+inline const char* to_string(MissCause c) noexcept;
+inline const char* to_string(Source s) noexcept;
 
 // Returns the library's version (KCACHE_VERSION_STRING of the build).
-KCACHE_API const char* version() noexcept;
-
-enum class LogLevel { warning, error };
-
-// Receives kcache's diagnostics (a pack skipped, a damaged store moved aside,
-// …) from any thread.
-using LogHandler = std::function<void(LogLevel, std::string_view)>;
+inline const char* version() noexcept;
 
 // Routes the process's kcache diagnostics to `handler`; an empty handler
 // restores the default (one line on stderr).
-KCACHE_API void set_log_handler(LogHandler handler) noexcept;
-
-// What a request for a registry kernel does about the driver canary (the
-// known-answer tests run once per driver before its binaries are served).
-enum class CanaryPolicy {
-    off,      // no canary runs
-    warn,     // a variant the canary found suspect is served, with a logged warning
-    enforce,  // a variant the canary found suspect is answered StatusCode::driver_suspect
-};
-
-// Effective configuration. Resolved from KCACHE_* environment variables,
-// then the config file ($KCACHE_CONFIG, else $XDG_CONFIG_HOME/kcache/config,
-// lines `key = value`), then defaults.
-struct Config {
-    std::filesystem::path dir;                       // KCACHE_DIR
-    std::uint64_t max_bytes = 1ull << 30;            // KCACHE_MAX_SIZE (bytes; K/M/G suffix)
-    std::chrono::milliseconds jit_timeout{120'000};  // KCACHE_JIT_TIMEOUT_MS: default deadline
-    bool disabled = false;                           // KCACHE_DISABLE (1/true/yes/on)
-    bool read_only = false;                          // KCACHE_READONLY
-    std::vector<std::filesystem::path> packs;        // KCACHE_PACKS (':'-separated files/dirs)
-    std::string jit_helper;                          // KCACHE_JIT_PATH (kcache-jit)
-    // KCACHE_JIT_HELPERS: persistent kcache-jit helpers per device (compiles of
-    // one device running at once); 0: a fresh helper per compile.
-    std::size_t jit_helpers = 4;
-    // KCACHE_JIT_IDLE_MS: a persistent helper idle this long exits.
-    std::chrono::milliseconds jit_idle{30'000};
-    // KCACHE_DEVICE_DB: a device-data file layered over the built-in device
-    // database (empty: the built-in data alone).
-    std::filesystem::path device_db;
-    // TMPDIR (config file: tmpdir): where kcache makes its scratch directories
-    // (ocloc's work directories, prebuild's store); an empty TMPDIR is /tmp.
-    std::filesystem::path tmpdir = "/tmp";
-    // The shared remote tier (docs/remote.md); off when `remote_urls` is empty.
-    std::vector<std::string> remote_urls;            // KCACHE_REMOTE: base URLs separated by spaces
-    bool remote_read_only = false;                   // KCACHE_REMOTE_READONLY: never send PUT
-    std::chrono::milliseconds remote_timeout{3000};  // KCACHE_REMOTE_TIMEOUT_MS: one request
-    std::chrono::milliseconds remote_connect_timeout{1000};  // KCACHE_REMOTE_CONNECT_TIMEOUT_MS
-    std::filesystem::path remote_token_file;  // KCACHE_REMOTE_TOKEN_FILE: bearer token
-    bool remote_netrc = false;                // KCACHE_REMOTE_NETRC: credentials from ~/.netrc
-    std::filesystem::path remote_ca;          // KCACHE_REMOTE_CA: CA file (default: system CAs)
-    bool remote_required = false;             // KCACHE_REMOTE_REQUIRED: remote errors are errors
-    std::chrono::milliseconds remote_breaker_window{30'000};  // KCACHE_REMOTE_BREAKER_MS
-    bool remote_allow_http_token = false;  // KCACHE_REMOTE_ALLOW_HTTP_TOKEN: token over http
-    // KCACHE_REMOTE_REQUIRE_SIGNED: use only remote objects signed by a
-    // trusted key (the trust sources of packs, below); on by default.
-    bool remote_require_signed = true;
-    // KCACHE_REMOTE_SIGNING_KEY: minisign secret key (`kcache keygen`) that
-    // signs uploads (push, warm, the JIT upload queue); empty: none.
-    std::filesystem::path remote_signing_key;
-    // KCACHE_REMOTE_TTL: Redis objects expire this long after their upload;
-    // 0: never (other backends ignore it).
-    std::chrono::milliseconds remote_ttl{0};
-    // S3 (s3://bucket/prefix among `remote_urls`; docs/remote.md, "S3"):
-    // KCACHE_REMOTE_S3_ENDPOINT: http(s)://host[:port]; empty: AWS's, by region.
-    std::string remote_s3_endpoint;
-    // KCACHE_REMOTE_S3_REGION; empty: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1.
-    std::string remote_s3_region;
-    // KCACHE_REMOTE_S3_URL_STYLE: "path" or "virtual" (bucket in the host
-    // name); empty: virtual on AWS's endpoint, path on another.
-    std::string remote_s3_url_style;
-    // KCACHE_REMOTE_S3_CREDENTIALS_FILE: an AWS credentials file used before
-    // the environment; empty: AWS_ACCESS_KEY_ID…, then ~/.aws/credentials.
-    std::filesystem::path remote_s3_credentials_file;
-    std::string remote_s3_profile;  // KCACHE_REMOTE_S3_PROFILE; empty: AWS_PROFILE, else default
-    // Observability (docs/design.md, "Metrics and trace"). KCACHE_METRICS:
-    // the process's latency histograms and request counts (CacheStats) are
-    // kept (on by default).
-    bool metrics = true;
-    // KCACHE_METRICS_FILE: the process writes its metrics in the Prometheus
-    // text format to this file (replaced atomically) every
-    // `metrics_interval` and at exit; "%p" is replaced by the process id.
-    std::filesystem::path metrics_file;
-    std::chrono::milliseconds metrics_interval{15'000};  // KCACHE_METRICS_INTERVAL_MS
-    // KCACHE_TRACE: a file that receives one Chrome trace event record per
-    // request (JSON, shared by the processes that name it), or "stderr" for
-    // one line per request through the log sink; empty: off.
-    std::string trace;
-    std::uint64_t trace_max_bytes = 64ull << 20;  // KCACHE_TRACE_MAX_SIZE: no record past it
-    // KCACHE_MAX_PROGRAMS: built programs kept per Cache for repeat hits, over
-    // all contexts; the least recently used is released first (0: keep none).
-    std::size_t max_programs = 1024;
-    // KCACHE_MAX_RESIDENT_BYTES: decoded, checksum-verified binaries kept in
-    // memory per Cache, so that a new context costs only the driver's load
-    // (bytes; K/M/G suffix; 0: off).
-    std::uint64_t max_resident_bytes = 64ull << 20;
-    // KCACHE_MAX_HOT_BYTES: hot copies, the user store's entries also kept
-    // raw in files of their own, so that a process's first hit reads one
-    // file instead of opening SQLite; the oldest go first (bytes; K/M/G
-    // suffix; 0: none written).
-    std::uint64_t max_hot_bytes = 64ull << 20;
-    // Signed packs: public keys (minisign .pub files) whose pack signatures
-    // are trusted, read from every *.pub of `trusted_key_dirs` (load_config
-    // sets /etc/kcache/trusted.d and $XDG_CONFIG_HOME/kcache/trusted.d) and
-    // from `trusted_keys`; with `require_signed_packs` a pack without a valid
-    // signature by one of them is not used (the outcome's misses say why).
-    std::vector<std::filesystem::path> trusted_keys;      // KCACHE_TRUSTED_KEYS (':'-separated)
-    std::vector<std::filesystem::path> trusted_key_dirs;  // not a setting: see above
-    bool require_signed_packs = false;                    // KCACHE_REQUIRE_SIGNED_PACKS
-    CanaryPolicy canary = CanaryPolicy::warn;             // KCACHE_CANARY: off, warn or enforce
-    std::map<std::string, std::pair<std::string, Source>> origins;  // key → (value, source)
-};
+inline void set_log_handler(LogHandler handler) noexcept;
 
 // Resolves the configuration; returns false and sets `error` (naming the
 // variable or file:line) on a malformed value.
-KCACHE_API bool load_config(Config& out, std::string& error) noexcept;
-
-// Why each rung above the answering one missed, and how long things took.
-struct Outcome {
-    StatusCode status = StatusCode::internal_error;
-    Rung rung = Rung::none;
-    std::vector<RungMiss> misses;  // in ladder order
-    std::string message;           // for people; build log on build_error
-    std::string key;               // hex cache key ("" before it is known)
-    std::chrono::microseconds total{0};
-    std::chrono::microseconds compile{0};  // helper wall time when a JIT ran
-    // The binary came from this process's memory (no store read, no decode);
-    // `rung` still names the tier that holds it (user_store or pack; jit or
-    // aot only when the user store is read-only).
-    bool resident = false;
-};
-
-// A registry kernel: name or alias plus variant parameters ("dtype" → "f16").
-struct KernelRequest {
-    std::string kernel;
-    std::map<std::string, std::string> params;
-    std::optional<std::chrono::milliseconds> deadline;  // default: Config::jit_timeout
-    Mode mode = Mode::blocking;
-};
-
-// The caller's own kernel, with the same ladder and watchdog.
-struct SourceRequest {
-    std::string name;  // descriptive only; never part of the key
-    std::string source;
-    std::string options;
-    std::vector<std::string> entry_points;  // empty: all kernels of the program
-    // >0: on a CPU device, launch once with this local size so that the
-    // stored binary loads ready to run (with pooled helpers, after the
-    // answer: the warmed binary replaces the stored one; stats().warmed_later)
-    std::size_t warmup_local_size = 0;
-    std::optional<std::chrono::milliseconds> deadline;
-    Mode mode = Mode::blocking;
-};
+inline bool load_config(Config& out, std::string& error) noexcept;
 
 // A built program (one reference owned by this object) and how it came.
 class Program {
   public:
     Program() noexcept = default;
-    KCACHE_API Program(Program&& o) noexcept;
-    KCACHE_API Program& operator=(Program&& o) noexcept;
+    Program(Program&& o) noexcept
+        : program_(std::exchange(o.program_, nullptr)), outcome_(std::move(o.outcome_)) {}
+    Program& operator=(Program&& o) noexcept {
+        if (this != &o) {
+            reset();
+            program_ = std::exchange(o.program_, nullptr);
+            outcome_ = std::move(o.outcome_);
+        }
+        return *this;
+    }
     Program(const Program&) = delete;
     Program& operator=(const Program&) = delete;
-    KCACHE_API ~Program();
+    ~Program() { reset(); }
 
     cl_program get() const noexcept { return program_; }
     // Gives the caller the reference; this object no longer releases it.
-    KCACHE_API cl_program release() noexcept;
+    cl_program release() noexcept { return std::exchange(program_, nullptr); }
     const Outcome& outcome() const noexcept { return outcome_; }
     bool ok() const noexcept { return program_ != nullptr; }
 
   private:
     friend class Cache;
+    void reset() noexcept {
+        if (program_ != nullptr) {
+            clReleaseProgram(program_);
+            program_ = nullptr;
+        }
+    }
     cl_program program_ = nullptr;
     Outcome outcome_;
-};
-
-// Raw binary bytes for a request instead of a program.
-struct Binary {
-    std::vector<unsigned char> bytes;
-    Outcome outcome;
-};
-
-// The upper bounds of every latency histogram's buckets, in nanoseconds
-// (steps of 1, 2.5, 5 from 250 ns to 100 s); a last bucket counts the rest.
-// clang-format off
-inline constexpr std::array<std::uint64_t, 27> kLatencyBoundsNs = {
-    250,           500,           1'000,          2'500,          5'000,
-    10'000,        25'000,        50'000,         100'000,        250'000,
-    500'000,       1'000'000,     2'500'000,      5'000'000,      10'000'000,
-    25'000'000,    50'000'000,    100'000'000,    250'000'000,    500'000'000,
-    1'000'000'000, 2'500'000'000, 5'000'000'000,  10'000'000'000, 25'000'000'000,
-    50'000'000'000, 100'000'000'000};
-// clang-format on
-inline constexpr std::size_t kLatencyBuckets = kLatencyBoundsNs.size() + 1;
-inline constexpr std::size_t kRungCount = 8;     // enumerators of Rung
-inline constexpr std::size_t kStatusCount = 14;  // StatusCodes before driver_suspect
-
-// Durations observed with fixed buckets (kLatencyBoundsNs).
-struct LatencyHistogram {
-    std::uint64_t count = 0;   // observations
-    std::uint64_t sum_ns = 0;  // their total
-    // Observations per bucket (not cumulative): buckets[i] counts those at
-    // most kLatencyBoundsNs[i] and above the bound before; the last, the rest.
-    std::array<std::uint64_t, kLatencyBuckets> buckets{};
-};
-
-struct CacheStats {
-    std::uint64_t entries = 0, raw_bytes = 0, stored_bytes = 0, evictions = 0, corruptions = 0;
-    std::uint64_t in_process_hits = 0, store_hits = 0, pack_hits = 0, aot_hits = 0;
-    std::uint64_t failure_hits = 0, jit_compiles = 0, jit_failures = 0;
-    // The remote tier, this process: hits, misses (any lookup that did not
-    // hit), errors, timeouts, corrupt objects, uploads and upload failures.
-    std::uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0, remote_timeouts = 0;
-    std::uint64_t remote_corrupt = 0, remote_uploads = 0, remote_upload_failures = 0;
-    std::uint64_t resident_hits = 0;  // answered from binaries kept in memory
-    std::uint64_t programs_released =
-        0;  // in-process programs let go (context gone, bound, forget)
-    // JIT binaries replaced in the user store by their warmed build (CPU
-    // devices: the helper answers first and warms up afterwards).
-    std::uint64_t warmed_later = 0;
-    // Writes of this process to the user store that failed (a produced
-    // binary not stored, a failure record or a removal not written); each
-    // request it happened in names it in its misses (MissCause::not_stored).
-    std::uint64_t store_write_failures = 0;
-    // The process's metrics, recorded by every Cache of it that keeps them
-    // (Config::metrics, on by default): request latency, first check to
-    // answer, overall and by the rung that answered (index: Rung; a request
-    // that failed counts under Rung::none); compiles in the helper (once per
-    // compile, however many requests wait for it); the driver's loads of
-    // binaries; remote downloads and uploads; and requests by rung and status.
-    LatencyHistogram request;
-    std::array<LatencyHistogram, kRungCount> answered;
-    LatencyHistogram compile, load, remote_get, remote_put;
-    // Requests by rung and status: requests[Rung][StatusCode].
-    std::array<std::array<std::uint64_t, kStatusCount>, kRungCount> requests{};
 };
 
 class Cache {
@@ -349,40 +82,43 @@ class Cache {
     // "Hot copies") has its SQLite database opened at the first request that
     // needs it; a problem found then shows in that request's outcome as a
     // miss of the user store.
-    KCACHE_API static std::unique_ptr<Cache> open(const Config& config,
-                                                  Outcome* outcome = nullptr) noexcept;
+    static std::unique_ptr<Cache> open(const Config& config, Outcome* outcome = nullptr) noexcept;
     // load_config() then open().
-    KCACHE_API static std::unique_ptr<Cache> open_default(Outcome* outcome = nullptr) noexcept;
-    KCACHE_API ~Cache();
+    static std::unique_ptr<Cache> open_default(Outcome* outcome = nullptr) noexcept;
+    ~Cache() { kcache_close(cache_); }
+    Cache(const Cache&) = delete;
+    Cache& operator=(const Cache&) = delete;
 
     // A ready (built) program for a registry kernel on `device` in `context`.
-    KCACHE_API Program program(cl_context context, cl_device_id device,
-                               const KernelRequest& request) noexcept;
+    Program program(cl_context context, cl_device_id device, const KernelRequest& request) noexcept;
     // The same for the caller's own kernel source.
-    KCACHE_API Program program(cl_context context, cl_device_id device,
-                               const SourceRequest& request) noexcept;
+    Program program(cl_context context, cl_device_id device, const SourceRequest& request) noexcept;
     // The binary bytes of the program program() answers (same ladder: a miss
     // compiles, and the program is built in `context` on the way).
-    KCACHE_API Binary binary(cl_context context, cl_device_id device,
-                             const KernelRequest& request) noexcept;
+    Binary binary(cl_context context, cl_device_id device, const KernelRequest& request) noexcept;
     // Counters of this process plus the store's sizes (zero sizes when the
     // store cannot be read).
-    KCACHE_API CacheStats stats() noexcept;
+    CacheStats stats() noexcept;
     // Releases every program this cache keeps for `context` (call it before
     // releasing a context for good); returns how many. Programs the caller
     // holds stay valid; a later request for `context` builds again.
-    KCACHE_API std::size_t forget(cl_context context) noexcept;
+    std::size_t forget(cl_context context) noexcept;
     // Waits for background compiles started by this object, for the
     // warm-ups that follow JIT answers on CPU devices, then for its queued
     // remote uploads (at most `limit` in all).
-    KCACHE_API void drain(std::chrono::milliseconds limit) noexcept;
-    KCACHE_API const Config& config() const noexcept;
-
-    struct Impl;
+    void drain(std::chrono::milliseconds limit) noexcept;
+    // The configuration this cache was opened with.
+    const Config& config() const noexcept { return config_; }
+    // The C handle (owned by this object), for calls of the C API.
+    kcache_cache* handle() const noexcept { return cache_; }
 
   private:
-    explicit Cache(std::unique_ptr<Impl> impl);
-    std::unique_ptr<Impl> impl_;
+    Cache(kcache_cache* cache, Config config) noexcept
+        : cache_(cache), config_(std::move(config)) {}
+    kcache_cache* cache_;
+    Config config_;
 };
 
 }  // namespace kcache
+
+#include "kcache/kcache_detail.hpp"

@@ -11,8 +11,16 @@
 #include <vector>
 
 #include "jit_support.hpp"
-#include "kcache/kcache.hpp"
 #include "temp_dir.hpp"
+
+// The tests of the public API go through the header-only layer over the C
+// API; the tests of the service's internals, whose headers declare the
+// service's own C++ API, define KCACHE_TEST_INTERNAL_API to use that one.
+#ifdef KCACHE_TEST_INTERNAL_API
+#include "kcache/cache/service_api.hpp"
+#else
+#include "kcache/kcache.hpp"
+#endif
 
 namespace kcache::test {
 

@@ -1,0 +1,201 @@
+#pragma once
+// The inline bodies of <kcache/kcache.hpp>'s Cache (include kcache.hpp): the
+// open, each request and its answer, and kcache_stats read into CacheStats.
+
+#include <algorithm>
+
+#include "kcache/kcache_detail.hpp"
+
+namespace kcache {
+namespace detail {
+
+static_assert(KCACHE_LATENCY_BUCKETS == kLatencyBuckets && KCACHE_RUNG_COUNT == kRungCount &&
+              KCACHE_STATUS_COUNT == kStatusCount);
+
+inline LatencyHistogram histogram_of(const kcache_histogram& h) {
+    LatencyHistogram out;
+    out.count = h.count;
+    out.sum_ns = h.sum_ns;
+    std::copy(std::begin(h.buckets), std::end(h.buckets), out.buckets.begin());
+    return out;
+}
+
+inline CacheStats stats_of(const kcache_stats& s) {
+    CacheStats out;
+    out.entries = s.entries;
+    out.raw_bytes = s.raw_bytes;
+    out.stored_bytes = s.stored_bytes;
+    out.evictions = s.evictions;
+    out.corruptions = s.corruptions;
+    out.in_process_hits = s.in_process_hits;
+    out.store_hits = s.store_hits;
+    out.pack_hits = s.pack_hits;
+    out.aot_hits = s.aot_hits;
+    out.failure_hits = s.failure_hits;
+    out.jit_compiles = s.jit_compiles;
+    out.jit_failures = s.jit_failures;
+    out.remote_hits = s.remote_hits;
+    out.remote_misses = s.remote_misses;
+    out.remote_errors = s.remote_errors;
+    out.remote_timeouts = s.remote_timeouts;
+    out.remote_corrupt = s.remote_corrupt;
+    out.remote_uploads = s.remote_uploads;
+    out.remote_upload_failures = s.remote_upload_failures;
+    out.resident_hits = s.resident_hits;
+    out.programs_released = s.programs_released;
+    out.warmed_later = s.warmed_later;
+    out.store_write_failures = s.store_write_failures;
+    out.request = histogram_of(s.request_latency);
+    for (std::size_t i = 0; i < kRungCount; ++i) {
+        out.answered[i] = histogram_of(s.answered_latency[i]);
+        std::copy(std::begin(s.requests[i]), std::end(s.requests[i]), out.requests[i].begin());
+    }
+    out.compile = histogram_of(s.compile_latency);
+    out.load = histogram_of(s.load_latency);
+    out.remote_get = histogram_of(s.remote_get_latency);
+    out.remote_put = histogram_of(s.remote_put_latency);
+    return out;
+}
+
+}  // namespace detail
+
+inline std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexcept {
+    Outcome local;
+    Outcome& out = outcome ? *outcome : local;
+    try {
+        detail::ConfigPtr c;
+        if (auto error = detail::to_c(config, c); !error.empty()) {
+            out = Outcome{};
+            out.status = StatusCode::config_error;
+            out.message = error;
+            return nullptr;
+        }
+        kcache_cache* cache = nullptr;
+        kcache_outcome* raw = nullptr;
+        const auto status = kcache_open_config(c.get(), &cache, &raw);
+        detail::OutcomePtr o(raw);
+        out = detail::outcome_of(o.get(), status);
+        if (cache == nullptr) {
+            return nullptr;
+        }
+        std::unique_ptr<Cache> opened(new (std::nothrow) Cache(cache, Config{}));
+        if (!opened) {
+            kcache_close(cache);
+            out = detail::failed(KCACHE_STATUS_INTERNAL_ERROR);
+            return nullptr;
+        }
+        opened->config_ = config;
+        return opened;
+    } catch (const std::exception& e) {
+        out = Outcome{};
+        out.message = e.what();
+    }
+    return nullptr;
+}
+
+inline std::unique_ptr<Cache> Cache::open_default(Outcome* outcome) noexcept {
+    Config c;
+    std::string error;
+    if (!load_config(c, error)) {
+        if (outcome) {
+            *outcome = Outcome{};
+            outcome->status = StatusCode::config_error;
+            outcome->message = error;
+        }
+        return nullptr;
+    }
+    return open(c, outcome);
+}
+
+inline Program Cache::program(cl_context context, cl_device_id device,
+                              const KernelRequest& request) noexcept {
+    Program p;
+    try {
+        std::string params;
+        auto r = detail::to_c(request, params);
+        r.deadline_ms = detail::deadline_ms(request.deadline);
+        kcache_outcome* raw = nullptr;
+        const auto status =
+            kcache_get_kernel_program_v2(cache_, context, device, &r, &p.program_, &raw);
+        detail::OutcomePtr o(raw);
+        p.outcome_ = detail::outcome_of(o.get(), status);
+    } catch (const std::exception& e) {
+        p.reset();
+        p.outcome_ = Outcome{};
+        p.outcome_.message = e.what();
+    }
+    return p;
+}
+
+inline Program Cache::program(cl_context context, cl_device_id device,
+                              const SourceRequest& request) noexcept {
+    Program p;
+    try {
+        std::vector<const char*> names;
+        for (const auto& e : request.entry_points) {
+            names.push_back(e.c_str());
+        }
+        kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
+        r.source = request.source.c_str();
+        r.options = request.options.c_str();
+        r.entry_points = names.data();
+        r.n_entry_points = names.size();
+        r.deadline_ms = detail::deadline_ms(request.deadline);
+        r.mode = static_cast<kcache_mode>(request.mode);
+        r.name = request.name.c_str();
+        r.warmup_local_size = request.warmup_local_size;
+        kcache_outcome* raw = nullptr;
+        const auto status =
+            kcache_get_source_program_v2(cache_, context, device, &r, &p.program_, &raw);
+        detail::OutcomePtr o(raw);
+        p.outcome_ = detail::outcome_of(o.get(), status);
+    } catch (const std::exception& e) {
+        p.reset();
+        p.outcome_ = Outcome{};
+        p.outcome_.message = e.what();
+    }
+    return p;
+}
+
+inline Binary Cache::binary(cl_context context, cl_device_id device,
+                            const KernelRequest& request) noexcept {
+    Binary b;
+    try {
+        std::string params;
+        auto r = detail::to_c(request, params);
+        r.deadline_ms = detail::deadline_ms(request.deadline);
+        unsigned char* bytes = nullptr;
+        std::size_t size = 0;
+        kcache_outcome* raw = nullptr;
+        const auto status =
+            kcache_get_kernel_binary_v2(cache_, context, device, &r, &bytes, &size, &raw);
+        detail::OutcomePtr o(raw);
+        std::unique_ptr<unsigned char, detail::CFree> held(bytes);
+        b.outcome = detail::outcome_of(o.get(), status);
+        b.bytes.assign(bytes, bytes + size);
+    } catch (const std::exception& e) {
+        b = Binary{};
+        b.outcome.message = e.what();
+    }
+    return b;
+}
+
+inline CacheStats Cache::stats() noexcept {
+    kcache_stats s = KCACHE_STATS_INIT;
+    if (kcache_get_stats(cache_, &s) != KCACHE_STATUS_OK) {
+        return CacheStats{};
+    }
+    return detail::stats_of(s);
+}
+
+inline std::size_t Cache::forget(cl_context context) noexcept {
+    std::size_t dropped = 0;
+    kcache_forget_context(cache_, context, &dropped);
+    return dropped;
+}
+
+inline void Cache::drain(std::chrono::milliseconds limit) noexcept {
+    kcache_drain(cache_, limit.count() < 0 ? 0 : static_cast<uint64_t>(limit.count()));
+}
+
+}  // namespace kcache
