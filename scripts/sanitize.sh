@@ -37,8 +37,8 @@ if [ "$mode" = address ]; then
   dir=build-asan
   flags=address,undefined
   targets="store_test compiler_runner_test compiler_protocol_test compiler_helper_test
-    compiler_jit_test device_db_tests cache_api_test cache_ladder_test cache_context_test
-    cache_context_cycle_test cli_tests cli_pocl_tests $fuzz_targets"
+    compiler_jit_test device_db_tests cache_api_test cache_api_store_test cache_ladder_test
+    cache_context_test cache_context_cycle_test cli_tests cli_pocl_tests $fuzz_targets"
   # Not Pocl.AddressSpaceCapIsAppliedToTheHelper: ASan reserves terabytes of
   # address space for its shadow when a process starts, so a helper under a
   # 4 GiB address-space cap cannot start at all (the cap is tested in build/).
@@ -52,8 +52,8 @@ if [ "$mode" = address ]; then
 else
   dir=build-tsan
   flags=thread
-  targets="cache_concurrency_test cache_api_test cache_ladder_test cache_pool_test cache_context_test
-    cache_context_cycle_test compiler_pool_test kcache-jit"
+  targets="cache_concurrency_test cache_api_test cache_api_store_test cache_ladder_test
+    cache_pool_test cache_context_test cache_context_cycle_test compiler_pool_test kcache-jit"
   default_args=(-L pocl -LE 'GPU|python|install|api' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
 fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
