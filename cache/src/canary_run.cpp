@@ -1,6 +1,8 @@
 // Running the canary: the default set of variants, and one kcache-verify
 // (--canary) per variant under the watchdog, several at once.
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -14,6 +16,10 @@
 
 namespace kcache::canary {
 namespace {
+
+// The niceness of a canary nobody waits for, set as soon as each helper is
+// started (before its driver is loaded, whose threads inherit it).
+constexpr int kBackgroundNice = 10;
 
 // The largest "max error X" of a KAT's detail.
 std::optional<double> max_error_in(const std::string& detail) {
@@ -136,7 +142,12 @@ Verdict run_one(const device_db::DeviceIdentity& device, const std::string& id,
         spec.args.insert(spec.args.end(), {"--previous", previous->driver});
         spec.stdin_data.assign(previous->bytes.begin(), previous->bytes.end());
     }
-    const compiler::RunResult r = compiler::run(spec, compiler::Clock::now() + options.timeout);
+    const compiler::RunResult r =
+        compiler::run(spec, compiler::Clock::now() + options.timeout, [&](pid_t pid) {
+            if (options.priority == Priority::background) {
+                ::setpriority(PRIO_PROCESS, static_cast<id_t>(pid), kBackgroundNice);
+            }
+        });
     const std::size_t end = r.out.find('\n');
     const bool exited = r.outcome == compiler::ChildExit::exited && r.exit_code == 0;
     // Without a differential check only a helper that exited normally has
@@ -216,6 +227,34 @@ Record run_canary(const device_db::DeviceIdentity& device,
                          std::chrono::steady_clock::now() - start)
                          .count();
     return record;
+}
+
+Verdict run_caller_kat(const device_db::DeviceIdentity& device, const std::string& name,
+                       const std::filesystem::path& kat_file,
+                       const std::vector<std::uint8_t>& binary, const std::string& build_options,
+                       const RunOptions& options) {
+    compiler::SpawnSpec spec;
+    spec.program = options.helper;
+    spec.args = {"--kat",    kat_file.string(),    "--options",  build_options,
+                 "--device", device.name,          "--platform", device.platform_name,
+                 "--driver", device.driver_version};
+    spec.stdin_data.assign(binary.begin(), binary.end());
+    const compiler::RunResult r = compiler::run(spec, compiler::Clock::now() + options.timeout);
+    const std::size_t end = r.out.find('\n');
+    const std::string state = r.out.substr(0, end);
+    const std::string detail =
+        end == std::string::npos ? "" : r.out.substr(end + 1, r.out.find('\n', end + 1) - end - 1);
+    const bool answered = r.outcome == compiler::ChildExit::exited && end != std::string::npos;
+    if (answered && (r.exit_code == 0 || r.exit_code == 1)) {
+        return verdict(name, r.exit_code == 0 ? VerdictState::validated : VerdictState::suspect,
+                       r.exit_code == 0 ? "" : "result", options.seed, max_error_in(detail),
+                       detail);
+    }
+    if (r.outcome == compiler::ChildExit::exited && r.exit_code == 64) {
+        return verdict(name, VerdictState::not_run, "kat_file", options.seed, std::nullopt,
+                       r.err.substr(0, r.err.find('\n')));
+    }
+    return without_reply(name, r, options);
 }
 
 std::uint32_t fresh_seed() {

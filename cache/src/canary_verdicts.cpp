@@ -49,8 +49,10 @@ std::string suspects_of(const canary::Record& record) {
 
 // Runs the canary of the driver and keeps its record (unless read-only).
 canary::Record run_now(const Config& config, const device_db::DeviceIdentity& device,
-                       const std::filesystem::path& dir, const CanaryParts& parts) {
+                       const std::filesystem::path& dir, const CanaryParts& parts,
+                       canary::Priority priority) {
     canary::RunOptions options;
+    options.priority = priority;
     options.helper = verify_helper_beside(config.jit_helper);
     options.seed = canary::fresh_seed();
     // One variant is a compile and a short test: no longer than a compile may take.
@@ -86,10 +88,10 @@ canary::Record run_now(const Config& config, const device_db::DeviceIdentity& de
 // now by this process or, while another one holds the driver's lock, by that
 // one (then read from its record).
 canary::Record obtain(const Config& config, const device_db::DeviceIdentity& device,
-                      const CanaryParts& parts) {
+                      const CanaryParts& parts, canary::Priority priority) {
     const canary::DriverIdentity identity = canary::driver_identity(device);
     if (config.dir.empty()) {
-        return run_now(config, device, {}, parts);
+        return run_now(config, device, {}, parts, priority);
     }
     const auto dir = canary::canary_dir(config.dir);
     if (auto stored = canary::load_record(dir, identity)) {
@@ -105,7 +107,7 @@ canary::Record obtain(const Config& config, const device_db::DeviceIdentity& dev
             }
         }
     }
-    return run_now(config, device, dir, parts);
+    return run_now(config, device, dir, parts, priority);
 }
 
 }  // namespace
@@ -118,10 +120,13 @@ std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
     if (!known->started) {
         known->started = true;
         lock.unlock();
-        std::function<void()> fill = [known, config, device, parts] {
+        const bool unwaited = config.canary == CanaryPolicy::warn && parts.workers != nullptr;
+        const auto priority = unwaited ? canary::Priority::background : canary::Priority::normal;
+        std::function<void()> fill = [known, config, device, parts, priority] {
             std::shared_ptr<const canary::Record> record;
             try {
-                record = std::make_shared<const canary::Record>(obtain(config, device, parts));
+                record =
+                    std::make_shared<const canary::Record>(obtain(config, device, parts, priority));
             } catch (const std::exception& e) {  // only std::bad_alloc is expected
                 logging::warning(std::string("driver canary: no verdicts: ") + e.what());
                 record = std::make_shared<const canary::Record>();
@@ -130,9 +135,7 @@ std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
             known->record = std::move(record);
             known->filled.notify_all();
         };
-        const bool background = config.canary == CanaryPolicy::warn && parts.workers != nullptr &&
-                                parts.workers->start(fill);
-        if (!background) {
+        if (!unwaited || !parts.workers->start(fill)) {
             fill();
         }
         lock.lock();

@@ -8,8 +8,9 @@
 //
 // Under enforce the first request waits for the verdicts. Under warn (where
 // no verdict changes what is served) the canary runs on a worker of the
-// cache, the request goes on without it, and the verdicts are logged when
-// they come; the cache waits for it when it closes.
+// cache, its helpers below the caller's priority, the request goes on
+// without it, and the verdicts are logged when they come; the cache waits
+// for it when it closes.
 
 #include <functional>
 #include <memory>

@@ -5,6 +5,7 @@
 //
 //   kcache-verify --variant ID --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --check load --options OPTS --device NAME --platform NAME --driver VERSION
+//   kcache-verify --kat FILE --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
 //                 [--previous DRIVER]   (one ID; an earlier driver's binary on stdin)
 //
@@ -32,18 +33,25 @@
 
 #include "kcache/cl/kat.hpp"
 #include "kcache/cl/program.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "verify_canary.hpp"
+#include "verify_kat.hpp"
 
 namespace {
 
 using namespace kcache;
 
+// A KAT file lists a few thousand values; anything far larger is not one.
+constexpr std::size_t kMaxKatFileBytes = 16u << 20;
+
 constexpr const char* kUsage =
     "usage: kcache-verify --variant ID --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n"
     "       kcache-verify --check load --options OPTS --device NAME --platform NAME "
+    "--driver VERSION < BINARY\n"
+    "       kcache-verify --kat FILE --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n"
     "       kcache-verify --canary \"ID;ID\" --seed N --device NAME --platform NAME "
     "--driver VERSION [--previous DRIVER < BINARY]\n";
@@ -112,6 +120,24 @@ int canary(std::map<std::string, std::string>& args, const device_db::OpenClDevi
         previous ? &*previous : nullptr);
 }
 
+// The caller's KAT of --kat FILE on the binary from stdin (verify_kat.hpp).
+int caller_kat(std::map<std::string, std::string>& args, const device_db::OpenClDevice& d) {
+    auto text = read_regular_file(args["--kat"], kMaxKatFileBytes);
+    if (!text) {
+        std::cerr << "kcache-verify: " << text.error().message << "\n";
+        return 64;
+    }
+    const std::string in((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
+    auto r =
+        cl::run_caller_kat(d.platform, d.device, *text, {in.begin(), in.end()}, args["--options"]);
+    if (!r) {
+        std::cerr << "kcache-verify: " << args["--kat"] << ": " << r.error() << "\n";
+        return 64;
+    }
+    return verdict(r->passed ? cl::KatState::passed : cl::KatState::failed, r->detail);
+}
+
 // Runs the test of `variant` (none: only loads the binary) on the device
 // named by `args`; see the usage above.
 int verify(std::map<std::string, std::string>& args,
@@ -128,6 +154,9 @@ int verify(std::map<std::string, std::string>& args,
         }
         if (args.count("--canary")) {
             return canary(args, d);
+        }
+        if (args.count("--kat")) {
+            return caller_kat(args, d);
         }
         const cl_context_properties props[] = {
             CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(d.platform), 0};
@@ -170,9 +199,11 @@ int main(int argc, char** argv) {
     }
     const bool load_only = args.count("--check") && args["--check"] == "load";
     const bool canary = args.count("--canary") != 0;
+    const bool caller = args.count("--kat") != 0;
     for (const char* name :
          {canary      ? "--canary"
           : load_only ? "--check"
+          : caller    ? "--kat"
                       : "--variant",
           canary ? "--seed" : "--options", "--device", "--platform", "--driver"}) {
         const int expected = canary && args.count("--previous") ? 13 : 11;
@@ -182,7 +213,7 @@ int main(int argc, char** argv) {
         }
     }
     std::optional<kernels::Variant> variant;
-    if (!load_only && !canary) {
+    if (!load_only && !canary && !caller) {
         auto parsed = kernels::parse_variant(args["--variant"]);
         if (!parsed) {
             return verdict(cl::KatState::no_kat, parsed.error().message);

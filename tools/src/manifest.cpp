@@ -70,9 +70,10 @@ std::string join_options(const std::string& a, const std::string& b) {
 Status<ManifestError> add_kernel(const json& k, const std::string& where,
                                  const std::filesystem::path& base,
                                  std::vector<ManifestItem>& out) {
-    check_keys(k,
-               {"name", "sources", "options", "entry_points", "local_size", "variants", "devices"},
-               where);
+    check_keys(
+        k,
+        {"name", "sources", "options", "entry_points", "local_size", "kat", "variants", "devices"},
+        where);
     ManifestItem item;
     item.name = string_at(k, "name", where, true);
     item.devices = strings_at(k, "devices", where);
@@ -92,6 +93,14 @@ Status<ManifestError> add_kernel(const json& k, const std::string& where,
                                       where + ": cannot read source " + text.error().message});
         }
         item.source += *text;
+    }
+    if (const std::string kat = string_at(k, "kat", where, false); !kat.empty()) {
+        item.kat = base / kat;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(item.kat, ec)) {
+            return fail(ManifestError{ManifestErrc::not_found,
+                                      where + ".kat: no KAT file " + item.kat.string()});
+        }
     }
     if (k.contains("local_size")) {
         if (!k["local_size"].is_number_unsigned()) {

@@ -9,6 +9,9 @@
 //                   "options": string?,              -- build options for every variant
 //                   "entry_points": [ string, … ]?,  -- default: every kernel of the program
 //                   "local_size": integer?,          -- >0: one warm-up launch (CPU drivers)
+//                   "kat": path?,                    -- its known-answer test (a KAT file:
+//                                                    --   docs/canary-kat.md), run on what
+//                                                    --   is stored for every variant
 //                   "variants": [ variant, … ]?,     -- default: one variant, no extras
 //                   "devices": [ string, … ]? }      -- only on devices of these names
 //   variant    := { "name": string,                  -- "name:variant" in progress lines
@@ -45,6 +48,7 @@ struct ManifestItem {
     std::vector<std::string> entry_points;
     std::vector<std::string> extensions;
     std::size_t local_size = 0;
+    std::filesystem::path kat;  // the caller's KAT file; empty: none
 };
 
 enum class ManifestErrc { not_found, invalid };

@@ -3,6 +3,8 @@
 #include "warmer.hpp"
 
 #include "cli.hpp"
+#include "kat.hpp"
+#include "kcache/cache/canary.hpp"
 #include "kcache/cache/keys.hpp"
 
 namespace kcache::cli {
@@ -83,7 +85,32 @@ ItemReport Warmer::build(const OpenedDevice& dev, const WarmItem& item,
                                                : "compiled, but the user store does not hold it";
         }
     }
+    if (item.manifest && !item.manifest->kat.empty() && report.kept) {
+        caller_kat(dev, *item.manifest, *report.kept, timeout, report);
+    }
     return report;
+}
+
+void Warmer::caller_kat(const OpenedDevice& dev, const ManifestItem& item,
+                        const store::KeyFields& fields, std::chrono::milliseconds timeout,
+                        ItemReport& report) {
+    auto entry = store_.get(fields);
+    if (!entry) {
+        report.result = WarmResult::failed;
+        report.message = "known-answer test not run: the stored binary cannot be read";
+        return;
+    }
+    canary::RunOptions options;
+    options.helper = verify_helper_path();
+    options.timeout = timeout;
+    const canary::Verdict v = canary::run_caller_kat(dev.identity, item.name, item.kat,
+                                                     entry->bytes, item.options, options);
+    if (v.state != canary::VerdictState::validated) {
+        report.result = WarmResult::failed;
+        report.message = "known-answer test " + item.kat.filename().string() + " " +
+                         (v.state == canary::VerdictState::suspect ? "failed" : "not run") + " (" +
+                         v.check + "): " + v.detail;
+    }
 }
 
 Program Warmer::request(Cache& cache, const OpenedDevice& dev, const WarmItem& item,

@@ -73,6 +73,11 @@ class Warmer {
     bool stored(const store::KeyFields& fields) { return store_.get(fields).ok(); }
     Program request(Cache& cache, const OpenedDevice& dev, const WarmItem& item,
                     std::chrono::milliseconds timeout);
+    // Runs `item`'s own known-answer test on its stored binary (`fields`):
+    // one that fails, or cannot run, makes `report` a failure saying why.
+    void caller_kat(const OpenedDevice& dev, const ManifestItem& item,
+                    const store::KeyFields& fields, std::chrono::milliseconds timeout,
+                    ItemReport& report);
     Cache* open_cache();
 
     Config config_;

@@ -128,12 +128,17 @@ Result<Record, std::string> record_from_json(const std::string& text);
 // variant of that kernel it supports).
 std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& device);
 
+// How the canary's helpers compete for the processor: as the caller does, or
+// below it (nice 10: a canary nobody waits for yields to the work that is).
+enum class Priority { normal, background };
+
 // How the canary runs.
 struct RunOptions {
     std::string helper;                         // kcache-verify
     std::uint32_t seed = 0;                     // inputs' seed (recorded)
     std::chrono::milliseconds timeout{20'000};  // bound on one variant (build, load, KAT)
     unsigned parallel = 0;                      // helpers at once; 0: the cores, at most 4
+    Priority priority = Priority::normal;
 };
 
 // The binary an earlier driver built for a variant on the same device.
@@ -161,6 +166,19 @@ PreviousBinaries previous_binaries(store::Store& store, const device_db::DeviceI
 Record run_canary(const device_db::DeviceIdentity& device,
                   const std::vector<kernels::Variant>& variants, const RunOptions& options,
                   const PreviousBinaries& previous = {});
+
+// A caller's own known-answer test of a kernel built from its source: the
+// KAT file `kat_file` (inputs, expected outputs, tolerance; the grammar is in
+// kernels_cl/src/verify_kat.hpp) run by kcache-verify --kat on `binary`,
+// built with `build_options` for `device`, under `options.timeout`. The
+// verdict's variant is `name`: validated; suspect with its check ("result":
+// an output outside the tolerance or an OpenCL step that failed, "timeout",
+// "crashed"); not_run when the KAT file is unusable ("kat_file") or the
+// helper could not run.
+Verdict run_caller_kat(const device_db::DeviceIdentity& device, const std::string& name,
+                       const std::filesystem::path& kat_file,
+                       const std::vector<std::uint8_t>& binary, const std::string& build_options,
+                       const RunOptions& options);
 
 // A seed from the system's entropy source.
 std::uint32_t fresh_seed();
