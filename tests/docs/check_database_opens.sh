@@ -19,6 +19,7 @@ names='kStoreFileName|store\.sqlite|db_path|\.sqlite|"-wal"|"-shm"|"-journal"|st
 # path|text on the line|why it is not a database file
 allowed='
 cache/store/src/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file under hot/
+cache/store/src/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
 cache/store/src/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
 cache/store/src/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
 cache/store/src/store_open.cpp|UniqueFd fd(::mkstemp(tmp.data()));|a new store file'"'"'s private name, closed before any connection opens it
