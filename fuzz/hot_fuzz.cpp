@@ -48,8 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto store = Store::open(copy.parent_path().parent_path().parent_path(), policy);
     check(store.ok(), "a stamped store did not open");
     if (auto got = store->get_hot(probe_fields())) {
-        // Header 40 bytes, then the key record, then exactly the bytes.
-        check(size >= 40 + got->size(), "an accepted copy is shorter than its bytes");
+        // Header 72 bytes (with the tag), then the key record, then exactly the bytes.
+        check(size >= 72 + got->size(), "an accepted copy is shorter than its bytes");
         check(std::equal(got->begin(), got->end(), data + (size - got->size())),
               "an accepted copy's bytes are not the file's tail");
     }
