@@ -26,7 +26,8 @@ using RemoteBuilder = CacheTest;
 const KernelRequest kF32{"dot", {{"dtype", "f32"}}, {}, Mode::blocking};
 const KernelRequest kF16{"dot", {{"dtype", "f16"}}, {}, Mode::blocking};
 
-std::string miss_of(const Outcome& o, Rung rung) {
+// The detail of the miss of `rung` in `o`; "" when it did not miss.
+std::string remote_miss(const Outcome& o, Rung rung) {
     for (const auto& m : o.misses) {
         if (m.rung == rung) {
             return m.detail;
@@ -122,8 +123,9 @@ TEST_F(RemoteBuilder, ABuildersObjectSkipsTheCheckAnotherTrustedKeysIsChecked) {
         auto p = cache->program(context_, device_, kF32);
         ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
         EXPECT_EQ(p.outcome().rung, Rung::jit);
-        EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("known-answer test"), std::string::npos)
-            << miss_of(p.outcome(), Rung::remote);
+        EXPECT_NE(remote_miss(p.outcome(), Rung::remote).find("known-answer test"),
+                  std::string::npos)
+            << remote_miss(p.outcome(), Rung::remote);
     }
     EXPECT_EQ(remote::read_stats_file(checked.dir).builder_hits, 0u);
 
@@ -133,7 +135,7 @@ TEST_F(RemoteBuilder, ABuildersObjectSkipsTheCheckAnotherTrustedKeysIsChecked) {
         auto cache = Cache::open(trusted);
         auto p = cache->program(context_, device_, kF32);
         ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
-        EXPECT_EQ(p.outcome().rung, Rung::remote) << miss_of(p.outcome(), Rung::remote);
+        EXPECT_EQ(p.outcome().rung, Rung::remote) << remote_miss(p.outcome(), Rung::remote);
     }
     EXPECT_EQ(remote::read_stats_file(trusted.dir).builder_hits, 1u);
     EXPECT_EQ(remote::read_stats_file(trusted.dir).hits, 1u);
@@ -179,8 +181,8 @@ TEST_F(RemoteBuilder, ATruncatedObjectOfANonBuilderKeyIsCheckedNeverASignal) {
         auto p = cache->program(context_, device_, scale_request(80));
         ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
         EXPECT_EQ(p.outcome().rung, Rung::jit);
-        EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("kcache-verify"), std::string::npos)
-            << miss_of(p.outcome(), Rung::remote);
+        EXPECT_NE(remote_miss(p.outcome(), Rung::remote).find("kcache-verify"), std::string::npos)
+            << remote_miss(p.outcome(), Rung::remote);
         EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 82.0f);
     }
     EXPECT_EQ(remote::read_stats_file(node.dir).builder_hits, 0u);
