@@ -15,13 +15,13 @@ namespace kcache::service {
 namespace {
 
 // One driver's variants already warned about in this process (under `mu` of Gate).
-struct Known {
+struct WarnedFor {
     std::set<std::string> warned;
 };
 
 struct Gate {
     std::mutex mu;
-    std::map<std::string, std::shared_ptr<Known>> by_driver;  // store dir + identity id
+    std::map<std::string, std::shared_ptr<WarnedFor>> by_driver;  // store dir + identity id
 };
 
 Gate& gate() {
@@ -66,11 +66,11 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         return ok;
     }
     const canary::DriverIdentity identity = canary::driver_identity(device);
-    std::shared_ptr<Known> known;
+    std::shared_ptr<WarnedFor> known;
     {
         std::lock_guard g(gate().mu);
         auto& slot = gate().by_driver[config.dir.string() + "\n" + identity.id()];
-        slot = slot ? slot : std::make_shared<Known>();
+        slot = slot ? slot : std::make_shared<WarnedFor>();
         known = slot;
     }
     std::shared_ptr<const canary::Record> record;
