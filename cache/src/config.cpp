@@ -107,70 +107,9 @@ std::vector<std::filesystem::path> split_paths(const std::string& v) {
     return out;
 }
 
-// Parses milliseconds in [1, `max`] into `out` (bare digits are
-// milliseconds; "90s", "5m" also work); false on anything else.
 constexpr std::uint64_t kDayMs = 24ull * 3600 * 1000;
+using service::parse_ms_setting;
 
-bool parse_ms(const std::string& value, std::uint64_t max, std::chrono::milliseconds& out) {
-    auto ms = service::parse_duration(value, service::BareUnit::milliseconds);
-    if (!ms || ms->count() <= 0 || static_cast<std::uint64_t>(ms->count()) > max) {
-        return false;
-    }
-    out = *ms;
-    return true;
-}
-
-std::vector<std::string> split_words(const std::string& v) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while ((start = v.find_first_not_of(" \t", start)) != std::string::npos) {
-        auto end = v.find_first_of(" \t", start);
-        out.push_back(v.substr(start, end == std::string::npos ? end : end - start));
-        start = end;
-    }
-    return out;
-}
-
-// Applies one remote_* setting (docs/remote.md); returns "" or what is wrong.
-std::string apply_remote(Config& c, const std::string& key, const std::string& value) {
-    if (key == "remote") {
-        c.remote_urls = split_words(value);
-        for (const auto& u : c.remote_urls) {
-            if (!remote::scheme_supported(u)) {
-                return "expected URLs separated by spaces, of a supported scheme (" +
-                       remote::supported_scheme_list() + "), got " + u;
-            }
-        }
-    } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||
-               key == "remote_breaker_ms") {
-        auto& out = key == "remote_timeout_ms"           ? c.remote_timeout
-                    : key == "remote_connect_timeout_ms" ? c.remote_connect_timeout
-                                                         : c.remote_breaker_window;
-        if (!parse_ms(value, 3'600'000, out)) {
-            return "expected milliseconds between 1 and 3600000";
-        }
-    } else if (key == "remote_token_file") {
-        c.remote_token_file = value;
-    } else if (key == "remote_ca") {
-        c.remote_ca = value;
-    } else if (key == "remote_signing_key") {
-        c.remote_signing_key = value;
-    } else if (key == "remote_trusted_builders") {
-        // No field of Config: the value is read from Config::origins
-        // (service::trusted_builder_files).
-    } else if (key == "remote_ttl") {
-        auto ttl = service::parse_duration(value.empty() ? "0" : value, service::BareUnit::seconds);
-        if (!ttl || ttl->count() < 0) {
-            return "expected a duration such as 604800 (seconds), 12h or 7d; 0 or empty: none";
-        }
-        c.remote_ttl = *ttl;
-    } else if (key.rfind("remote_s3_", 0) == 0) {
-        return service::apply_remote_s3(c, key, value);
-    } else {
-        return "unknown setting";
-    }
-    return {};
-}
 // A config file is a few lines; anything larger is not one.
 constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
@@ -180,7 +119,7 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         return parse_bool(value, c.*(flag->member)) ? "" : kBoolWords;
     }
     if (key.rfind("remote", 0) == 0) {
-        return apply_remote(c, key, value);
+        return service::apply_remote_setting(c, key, value);
     }
     if (key.rfind("metrics_", 0) == 0 || key.rfind("trace", 0) == 0) {
         return metrics::apply_setting(c, key, value);
@@ -223,7 +162,7 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         }
         c.jit_helpers = static_cast<std::size_t>(*n);
     } else if (key == "jit_idle_ms") {
-        if (!parse_ms(value, kDayMs, c.jit_idle)) {
+        if (!parse_ms_setting(value, kDayMs, c.jit_idle)) {
             return "expected milliseconds between 1 and 86400000";
         }
     } else if (key == "max_programs") {
@@ -419,6 +358,16 @@ bool resolve_config(Config& out, std::string& error) {
 }
 
 }  // namespace
+
+bool service::parse_ms_setting(const std::string& value, std::uint64_t max,
+                               std::chrono::milliseconds& out) {
+    auto ms = service::parse_duration(value, service::BareUnit::milliseconds);
+    if (!ms || ms->count() <= 0 || static_cast<std::uint64_t>(ms->count()) > max) {
+        return false;
+    }
+    out = *ms;
+    return true;
+}
 
 bool core::load_config(Config& out, std::string& error) noexcept {
     try {

@@ -3,7 +3,9 @@
 // configuration object (kcache_config_*): apply one, list them, and write a
 // value back as text that applies unchanged.
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,14 @@ inline constexpr const char* kTrustedKeyDirsKey = "trusted_key_dirs";
 // config.cpp; also kTrustedKeyDirsKey, ':'-separated); returns "" or what is
 // wrong ("unknown setting" for a key).
 std::string apply_setting(Config& config, const std::string& key, const std::string& value);
+
+// Parses milliseconds in [1, `max`] into `out` (bare digits are
+// milliseconds; "90s", "5m" also work); false on anything else.
+bool parse_ms_setting(const std::string& value, std::uint64_t max, std::chrono::milliseconds& out);
+
+// Applies one remote_* setting (remote_config.cpp); returns "" or what is
+// wrong ("unknown setting" for a key it does not know).
+std::string apply_remote_setting(Config& c, const std::string& key, const std::string& value);
 
 // The key of setting `index`, in the config file's order; nullptr past the
 // last.

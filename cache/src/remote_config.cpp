@@ -1,12 +1,27 @@
-// The remote_s3_* settings (docs/remote.md, "S3"): how they are checked when
-// read, mapped into the client's settings, and shown by `kcache doctor`.
+// The remote tier's settings (docs/remote.md): how the remote_* keys of the
+// configuration are checked when read; the remote_s3_* ones ("S3") also how
+// they map into the client's settings and show in `kcache doctor`.
 
 #include <algorithm>
 
+#include "kcache/cache/quantity.hpp"
 #include "kcache/cache/remote_tier.hpp"
+#include "kcache/remote/schemes.hpp"
+#include "settings.hpp"
 
 namespace kcache::service {
 namespace {
+
+std::vector<std::string> split_words(const std::string& v) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while ((start = v.find_first_not_of(" \t", start)) != std::string::npos) {
+        auto end = v.find_first_of(" \t", start);
+        out.push_back(v.substr(start, end == std::string::npos ? end : end - start));
+        start = end;
+    }
+    return out;
+}
 
 // "http(s)://host[:port]" with at most a trailing slash: the bucket goes in
 // front of the host or after it, so the endpoint carries no path.
@@ -91,6 +106,48 @@ std::string remote_s3_effective(const Config& c, const std::string& name) {
                    : s.credentials_file.string();
     }
     return s.profile.empty() ? "(AWS_PROFILE, else default)" : s.profile;
+}
+
+// Applies one remote_* setting of the config file (docs/remote.md); returns
+// "" or what is wrong.
+std::string apply_remote_setting(Config& c, const std::string& key, const std::string& value) {
+    if (key == "remote") {
+        c.remote_urls = split_words(value);
+        for (const auto& u : c.remote_urls) {
+            if (!remote::scheme_supported(u)) {
+                return "expected URLs separated by spaces, of a supported scheme (" +
+                       remote::supported_scheme_list() + "), got " + u;
+            }
+        }
+    } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||
+               key == "remote_breaker_ms") {
+        auto& out = key == "remote_timeout_ms"           ? c.remote_timeout
+                    : key == "remote_connect_timeout_ms" ? c.remote_connect_timeout
+                                                         : c.remote_breaker_window;
+        if (!parse_ms_setting(value, 3'600'000, out)) {
+            return "expected milliseconds between 1 and 3600000";
+        }
+    } else if (key == "remote_token_file") {
+        c.remote_token_file = value;
+    } else if (key == "remote_ca") {
+        c.remote_ca = value;
+    } else if (key == "remote_signing_key") {
+        c.remote_signing_key = value;
+    } else if (key == "remote_trusted_builders") {
+        // No field of Config: the value is read from Config::origins
+        // (service::trusted_builder_files).
+    } else if (key == "remote_ttl") {
+        auto ttl = parse_duration(value.empty() ? "0" : value, BareUnit::seconds);
+        if (!ttl || ttl->count() < 0) {
+            return "expected a duration such as 604800 (seconds), 12h or 7d; 0 or empty: none";
+        }
+        c.remote_ttl = *ttl;
+    } else if (key.rfind("remote_s3_", 0) == 0) {
+        return apply_remote_s3(c, key, value);
+    } else {
+        return "unknown setting";
+    }
+    return {};
 }
 
 }  // namespace kcache::service
