@@ -34,6 +34,7 @@
 
 #include "kcache/common/read_file.hpp"
 #include "kcache/store/signature.hpp"
+#include "kcache/store/types.hpp"
 #include "signature_internal.hpp"
 
 namespace kcache::store {
@@ -44,8 +45,6 @@ constexpr std::string_view kUntrusted = "untrusted comment: ";
 constexpr std::string_view kTrusted = "trusted comment: ";
 constexpr std::size_t kSecretBlobBytes = 158;
 constexpr std::size_t kMaxFileBytes = 64 * 1024;
-
-using Bytes = std::vector<std::uint8_t>;
 
 Unexpected<SignError> malformed(std::string message) {
     return fail(SignError{SignErrc::malformed, std::move(message)});
