@@ -4,16 +4,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "number_text.hpp"
+
 namespace kcache::cl {
-namespace {
-
-std::string number(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v);
-    return text;
-}
-
-}  // namespace
 
 kernels::DType KatCase::dtype() const {
     return kernels::parse_dtype(variant.get("dtype")).value_or(kernels::DType::f32);
@@ -68,7 +61,7 @@ void KatChecks::compare(const std::string& what, const kernels::Tolerance& tol,
         }
     }
     const std::string largest =
-        "max error " + number(max_error) +
+        "max error " + number_text(max_error) +
         (max_error > 0 ? " at [" + std::to_string(worst) + "]" : std::string());
     if (outside == 0) {
         passed_.push_back(what + ": " + std::to_string(got.size()) + " values, " + largest);
@@ -76,7 +69,8 @@ void KatChecks::compare(const std::string& what, const kernels::Tolerance& tol,
     }
     failure_ = what + ": " + std::to_string(outside) + " of " + std::to_string(got.size()) +
                " values outside tolerance; first at [" + std::to_string(first) + "]: got " +
-               number(got[first]) + ", expected " + number(want[first].value) + "; " + largest;
+               number_text(got[first]) + ", expected " + number_text(want[first].value) + "; " +
+               largest;
 }
 
 KatResult KatChecks::result() const {

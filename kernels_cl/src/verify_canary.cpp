@@ -10,6 +10,7 @@
 #include "kat_check.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/cl/program.hpp"
+#include "number_text.hpp"
 
 namespace kcache::cl {
 namespace {
@@ -79,12 +80,6 @@ KatResult canary_of(cl_context context, cl_device_id device, const kernels::Vari
     return run_kat_keeping(context, device, loaded->get(), variant, seed, &outputs);
 }
 
-std::string number(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v);
-    return text;
-}
-
 // How far apart two runs' outputs are: the largest difference and how many
 // values lie outside the check's tolerance of each other (the reference's
 // scale stands for both), over the checks both runs reached.
@@ -140,7 +135,7 @@ void differential(cl_context context, cl_device_id device, const kernels::Varian
                                std::to_string(d.compared) +
                                " values apart by more than the tolerance";
     std::cout << id << "\tdifferential\t" << result << '\t'
-              << (d.max_difference ? number(*d.max_difference) : std::string("-")) << '\t'
+              << (d.max_difference ? number_text(*d.max_difference) : std::string("-")) << '\t'
               << one_line(detail) << '\n'
               << std::flush;
 }

@@ -13,6 +13,7 @@
 
 #include "kcache/cl/handles.hpp"
 #include "kcache/cl/program.hpp"
+#include "number_text.hpp"
 
 namespace kcache::cl {
 namespace {
@@ -180,12 +181,6 @@ double decode(Type type, const std::uint8_t* p) {
     return type == Type::f32 ? f : type == Type::i32 ? s : u;
 }
 
-std::string number(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", v);
-    return text;
-}
-
 // Compares output `index`; returns "" when every value is within tolerance.
 std::string compare(const Kat& kat, std::size_t index, const std::vector<std::uint8_t>& bytes,
                     double& max_error) {
@@ -197,7 +192,7 @@ std::string compare(const Kat& kat, std::size_t index, const std::vector<std::ui
         max_error = std::max(max_error, error);
         if (!(error <= kat.abs + kat.rel * std::fabs(a.expected[i]))) {
             return "args[" + std::to_string(index) + "][" + std::to_string(i) + "]: got " +
-                   number(got) + ", expected " + number(a.expected[i]);
+                   number_text(got) + ", expected " + number_text(a.expected[i]);
         }
     }
     return {};
@@ -252,11 +247,11 @@ std::string launch(cl_context context, cl_device_id device, cl_program program, 
         }
         double max_error = 0;
         if (std::string wrong = compare(kat, i, bytes, max_error); !wrong.empty()) {
-            return wrong + "; max error " + number(max_error);
+            return wrong + "; max error " + number_text(max_error);
         }
         summary += (summary.empty() ? "" : "; ") + std::string("args[") + std::to_string(i) +
                    "]: " + std::to_string(kat.args[i].count) + " values, max error " +
-                   number(max_error);
+                   number_text(max_error);
     }
     return {};
 }
