@@ -12,11 +12,7 @@ root=$PWD
 S=$root/.gpu
 [ -x "$S/bin/canary_bench" ] || { echo "no staged canary_bench: run bench/gpu/stage.sh here first" >&2; exit 2; }
 report=${OUT:-$S}/canary-report.txt
-mkdir -p /etc/OpenCL/vendors
-echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
-export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
-unset OCL_ICD_VENDORS
-export LD_LIBRARY_PATH=$S/ocl-icd:$S/lib:$S/prefix/lib
+. "$root/bench/gpu/nvidia_icd.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME=$work/xdg HOME=$work/home TMPDIR=$work KCACHE_TEST_PLATFORM=NVIDIA

@@ -13,11 +13,7 @@ root=$PWD
 S=$root/.gpu
 [ -x "$S/prefix/bin/kcache" ] || { echo "no staged build: run bench/gpu/stage.sh here first" >&2; exit 2; }
 report=${OUT:-$S}/layer-report.txt
-mkdir -p /etc/OpenCL/vendors
-echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
-export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
-unset OCL_ICD_VENDORS
-export LD_LIBRARY_PATH=$S/ocl-icd:$S/lib:$S/prefix/lib
+. "$root/bench/gpu/nvidia_icd.sh"
 export PATH=$S/prefix/bin:$S/bin:$PATH
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
