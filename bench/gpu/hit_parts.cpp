@@ -45,15 +45,16 @@ double floor_with_calls_us(const Device& d, cl_context ctx, const Bytes& bytes,
 // context the cache keeps (the cache's own code and data in the CPU caches).
 // The resident hit is split at the driver's calls (the definitions above):
 // before clCreateProgramWithBinary, inside it and clBuildProgram, after
-// clBuildProgram; and along every driver call it makes.
+// clBuildProgram; and along every driver call it makes. "own" is kcache's
+// own time in all: the hit less every driver call it made.
 }  // namespace
 
 void hit_parts(const Device& d, const std::filesystem::path& dir) {
     std::printf(
         "\n1b. resident hit over the floor, new context per sample (%d samples, medians, µs)\n",
         kSamples);
-    std::printf("%-16s %9s %9s %11s %11s %9s %9s %9s\n", "kernel", "floor", "resident",
-                "floor+calls", "warmed hit", "before", "driver", "after");
+    std::printf("%-16s %9s %9s %11s %11s %9s %9s %9s %9s\n", "kernel", "floor", "resident",
+                "floor+calls", "warmed hit", "before", "driver", "after", "own");
     for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
@@ -64,7 +65,7 @@ void hit_parts(const Device& d, const std::filesystem::path& dir) {
         Ctx kept(d);
         (void)cache->program(kept.c, d.device, request_of(k.name));
         const kcache::KernelRequest request = request_of(k.name);
-        std::vector<double> t[4], parts[3];
+        std::vector<double> t[4], parts[4];
         std::vector<std::vector<double>> steps;  // per timeline step: kcache's time, the call's
         std::vector<const char*> calls;
         bool wrong = false;
@@ -87,13 +88,14 @@ void hit_parts(const Device& d, const std::filesystem::path& dir) {
                 end = now_ns();
             }
             if (!warm) {  // the cold hit split at the driver's calls
-                std::int64_t in = 0, left = 0, last = start;
+                std::int64_t in = 0, left = 0, last = start, driver = 0;
                 std::vector<double> step;
                 std::vector<const char*> names;
                 for (const auto& st : timeline) {
                     step.push_back(static_cast<double>(st.entered - last) / 1000.0);
                     step.push_back(static_cast<double>(st.left - st.entered) / 1000.0);
                     names.push_back(st.call);
+                    driver += st.left - st.entered;
                     last = st.left;
                     in = std::string(st.call) == "clCreateProgramWithBinary" ? st.entered : in;
                     left = std::string(st.call) == "clBuildProgram" ? st.left : left;
@@ -102,6 +104,7 @@ void hit_parts(const Device& d, const std::filesystem::path& dir) {
                 parts[0].push_back(static_cast<double>(in - start) / 1000.0);
                 parts[1].push_back(static_cast<double>(left - in) / 1000.0);
                 parts[2].push_back(static_cast<double>(end - left) / 1000.0);
+                parts[3].push_back(static_cast<double>(end - start - driver) / 1000.0);
                 if (steps.empty()) {
                     steps.resize(step.size());
                     calls = names;
@@ -128,9 +131,10 @@ void hit_parts(const Device& d, const std::filesystem::path& dir) {
             },
             [&] { hit(true, t[3]); }};
         rotate(arms, 4);
-        std::printf("%-16s %9.1f %9.1f %11.1f %11.1f %9.1f %9.1f %9.1f%s\n", k.name.c_str(),
+        std::printf("%-16s %9.1f %9.1f %11.1f %11.1f %9.1f %9.1f %9.1f %9.1f%s\n", k.name.c_str(),
                     median(t[0]), median(t[1]), median(t[2]), median(t[3]), median(parts[0]),
-                    median(parts[1]), median(parts[2]), wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+                    median(parts[1]), median(parts[2]), median(parts[3]),
+                    wrong ? "  (WRONG RUNG OR FAILURE)" : "");
         std::printf("    timeline (medians, µs; [kcache's own] then each driver call):");
         for (std::size_t i = 0; i < steps.size(); ++i) {
             if (i % 2 == 0) {
