@@ -36,11 +36,10 @@ Differential checked(const Verdict& v, VerdictState state, const std::string& dr
     return d;
 }
 
-class CanaryDifferential : public test::TempDirTest {
+class CanaryDifferential : public test::FaultLayerTest {
   protected:
     void SetUp() override {
-        test::TempDirTest::SetUp();
-        test::use_fault_layer();
+        test::FaultLayerTest::SetUp();
         device_ = test::test_device();
     }
 

@@ -12,11 +12,10 @@
 namespace kcache::canary {
 namespace {
 
-class CanaryFaults : public test::TempDirTest {
+class CanaryFaults : public test::FaultLayerTest {
   protected:
     void SetUp() override {
-        test::TempDirTest::SetUp();
-        test::use_fault_layer();
+        test::FaultLayerTest::SetUp();
         device_ = test::test_device();
     }
 

@@ -19,13 +19,8 @@ namespace {
 
 const std::filesystem::path kExample = KCACHE_KAT_EXAMPLE_DIR;
 
-class CallerKat : public TempDirTest {
+class CallerKat : public FaultLayerTest {
   protected:
-    void SetUp() override {
-        TempDirTest::SetUp();
-        use_fault_layer();
-    }
-
     // `kcache warm --manifest` of the example's kernel with `kat` as its KAT
     // file (copied beside a copy of the manifest), under `faults`.
     compiler::RunResult warm(const std::string& kat_text, std::vector<std::string> faults = {}) {

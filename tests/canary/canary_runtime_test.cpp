@@ -6,9 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <mutex>
-
 #include "canary_support.hpp"
 #include "child_process.hpp"
 #include "jit_support.hpp"
@@ -21,40 +18,16 @@
 namespace kcache::test {
 namespace {
 
-// dot's partial sums subtract instead of add: dot's KAT fails, the others pass.
-const std::vector<std::string> kDotMiscompiled = {"KCACHE_FAULT_MATCH=dot_partial",
-                                                  "KCACHE_FAULT_SOURCE_FROM=acc += KC_PRODUCT",
-                                                  "KCACHE_FAULT_SOURCE_TO=acc -= KC_PRODUCT"};
-
-KernelRequest request(const std::string& kernel, std::map<std::string, std::string> params = {}) {
-    KernelRequest r;
-    r.kernel = kernel;
-    r.params = std::move(params);
-    return r;
+// The faults of a driver that reports version `driver` and miscompiles dot:
+// its partial sums subtract instead of add, so dot's KAT fails and the others
+// pass.
+std::vector<std::string> dot_miscompiled_by(const std::string& driver) {
+    return {"KCACHE_FAULT_MATCH=dot_partial", "KCACHE_FAULT_SOURCE_FROM=acc += KC_PRODUCT",
+            "KCACHE_FAULT_SOURCE_TO=acc -= KC_PRODUCT", "KCACHE_FAULT_DRIVER=" + driver};
 }
 
-class CanaryRuntime : public TempDirTest {
+class CanaryRuntime : public FaultLayerContextTest {
   protected:
-    void SetUp() override {
-        TempDirTest::SetUp();
-        use_fault_layer();  // before this process's first OpenCL call
-        cl_platform_id platforms[8] = {};
-        cl_uint n = 0;
-        ASSERT_EQ(clGetPlatformIDs(8, platforms, &n), CL_SUCCESS);
-        ASSERT_GT(n, 0u);
-        ASSERT_EQ(clGetDeviceIDs(platforms[0], CL_DEVICE_TYPE_ALL, 1, &device_, nullptr),
-                  CL_SUCCESS);
-        cl_int err = CL_SUCCESS;
-        context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
-        ASSERT_EQ(err, CL_SUCCESS);
-    }
-    void TearDown() override {
-        if (context_ != nullptr) {
-            clReleaseContext(context_);
-        }
-        TempDirTest::TearDown();
-    }
-
     Config config(CanaryPolicy policy) const {
         Config c;
         c.dir = dir() / "store";
@@ -69,46 +42,21 @@ class CanaryRuntime : public TempDirTest {
         d.driver_version = driver;
         return canary::load_record(canary::canary_dir(dir() / "store"), canary::driver_identity(d));
     }
-
-    cl_device_id device_ = nullptr;
-    cl_context context_ = nullptr;
-};
-
-// Collects the process's log lines while alive.
-class LogLines {
-  public:
-    LogLines() {
-        set_log_handler([this](LogLevel, std::string_view line) {
-            std::lock_guard g(mu_);
-            text_ += std::string(line) + "\n";
-        });
-    }
-    ~LogLines() { set_log_handler({}); }
-    std::string text() {
-        std::lock_guard g(mu_);
-        return text_;
-    }
-
-  private:
-    std::mutex mu_;
-    std::string text_;
 };
 
 TEST_F(CanaryRuntime, EnforceAnswersTheMiscompiledKernelDriverSuspectAndServesTheRest) {
-    std::vector<std::string> env = kDotMiscompiled;
-    env.push_back("KCACHE_FAULT_DRIVER=9.1-enforce");
-    ScopedEnv faults(env);
+    ScopedEnv faults(dot_miscompiled_by("9.1-enforce"));
     auto cache = Cache::open(config(CanaryPolicy::enforce));
     ASSERT_TRUE(cache);
-    Program dot = cache->program(context_, device_, request("dot"));
+    Program dot = cache->program(context_, device_, kernel_request("dot"));
     EXPECT_EQ(dot.outcome().status, StatusCode::driver_suspect) << dot.outcome().message;
     EXPECT_EQ(dot.get(), nullptr);
     EXPECT_NE(dot.outcome().message.find("suspect for dot:"), std::string::npos)
         << dot.outcome().message;
     // Another variant of dot is covered by its kernel's verdict.
-    Program dot16 = cache->program(context_, device_, request("dot", {{"dtype", "f16"}}));
+    Program dot16 = cache->program(context_, device_, kernel_request("dot", {{"dtype", "f16"}}));
     EXPECT_EQ(dot16.outcome().status, StatusCode::driver_suspect);
-    Program conv = cache->program(context_, device_, request("conv2d"));
+    Program conv = cache->program(context_, device_, kernel_request("conv2d"));
     EXPECT_EQ(conv.outcome().status, StatusCode::ok) << conv.outcome().message;
     EXPECT_EQ(to_string(StatusCode::driver_suspect), std::string("driver_suspect"));
     auto stored = record("9.1-enforce");
@@ -117,14 +65,12 @@ TEST_F(CanaryRuntime, EnforceAnswersTheMiscompiledKernelDriverSuspectAndServesTh
 }
 
 TEST_F(CanaryRuntime, WarnServesTheMiscompiledKernelAndWarnsOnceTheCanaryHasRun) {
-    std::vector<std::string> env = kDotMiscompiled;
-    env.push_back("KCACHE_FAULT_DRIVER=9.1-warn");
-    ScopedEnv faults(env);
+    ScopedEnv faults(dot_miscompiled_by("9.1-warn"));
     LogLines log;
     {
         auto cache = Cache::open(config(CanaryPolicy::warn));
         ASSERT_TRUE(cache);
-        Program dot = cache->program(context_, device_, request("dot"));
+        Program dot = cache->program(context_, device_, kernel_request("dot"));
         EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
     }  // closing the cache waits for the canary it started
     EXPECT_NE(log.text().find("SUSPECT for dot:"), std::string::npos) << log.text();
@@ -134,7 +80,7 @@ TEST_F(CanaryRuntime, WarnServesTheMiscompiledKernelAndWarnsOnceTheCanaryHasRun)
     // Now that the verdict is known, serving the suspect variant is logged.
     auto cache = Cache::open(config(CanaryPolicy::warn));
     ASSERT_TRUE(cache);
-    Program dot = cache->program(context_, device_, request("dot"));
+    Program dot = cache->program(context_, device_, kernel_request("dot"));
     EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
     EXPECT_NE(log.text().find("served anyway"), std::string::npos) << log.text();
 }
@@ -148,7 +94,7 @@ TEST_F(CanaryRuntime, WarnServesTheFirstRequestWithoutWaitingForTheCanary) {
     auto cache = Cache::open(c);
     ASSERT_TRUE(cache);
     const auto start = std::chrono::steady_clock::now();
-    Program dot = cache->program(context_, device_, request("dot"));
+    Program dot = cache->program(context_, device_, kernel_request("dot"));
     EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
     EXPECT_FALSE(record("9.1-bg")) << "the request waited for the canary";
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
@@ -165,7 +111,7 @@ void request_dot_as_child(cl_context context, cl_device_id device, const Config&
     LogLines log;
     auto cache = Cache::open(c);
     ASSERT_TRUE(cache);
-    Program dot = cache->program(context, device, request("dot"));
+    Program dot = cache->program(context, device, kernel_request("dot"));
     report_line(std::string(to_string(dot.outcome().status)) +
                 (log.text().find("driver canary on") != std::string::npos ? " ran" : " read"));
 }
@@ -200,19 +146,16 @@ TEST_F(CanaryRuntime, TwoCachesOnOneStoreRunTheCanaryOncePerDriver) {
 }
 
 TEST_F(CanaryRuntime, OffRunsNoCanary) {
-    std::vector<std::string> env = kDotMiscompiled;
-    env.push_back("KCACHE_FAULT_DRIVER=9.1-off");
-    ScopedEnv faults(env);
+    ScopedEnv faults(dot_miscompiled_by("9.1-off"));
     auto cache = Cache::open(config(CanaryPolicy::off));
     ASSERT_TRUE(cache);
-    Program dot = cache->program(context_, device_, request("dot"));
+    Program dot = cache->program(context_, device_, kernel_request("dot"));
     EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
     EXPECT_FALSE(std::filesystem::exists(dir() / "store" / "canary"));
 }
 
 TEST_F(CanaryRuntime, TheCApiAnswersKcacheStatusDriverSuspect) {
-    std::vector<std::string> env = kDotMiscompiled;
-    env.push_back("KCACHE_FAULT_DRIVER=9.1-c");
+    std::vector<std::string> env = dot_miscompiled_by("9.1-c");
     env.push_back("KCACHE_CANARY=enforce");
     env.push_back("KCACHE_DIR=" + (dir() / "store").string());
     env.push_back(std::string("KCACHE_JIT_PATH=") + jit_helper_path());
@@ -231,8 +174,7 @@ TEST_F(CanaryRuntime, TheCApiAnswersKcacheStatusDriverSuspect) {
 }
 
 TEST_F(CanaryRuntime, TheCliRunsTheCanaryAndShowsTheVerdicts) {
-    std::vector<std::string> env = kDotMiscompiled;
-    env.push_back("KCACHE_FAULT_DRIVER=9.1-cli");
+    std::vector<std::string> env = dot_miscompiled_by("9.1-cli");
     env.push_back("KCACHE_DIR=" + (dir() / "store").string());
     compiler::SpawnSpec spec;
     spec.program = KCACHE_CLI_PATH;

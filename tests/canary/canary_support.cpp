@@ -24,6 +24,35 @@ void use_fault_layer() {
     ::setenv("OPENCL_LAYERS", KCACHE_FAULT_LAYER, 1);
 }
 
+void FaultLayerTest::SetUp() {
+    TempDirTest::SetUp();
+    use_fault_layer();
+}
+
+void FaultLayerContextTest::SetUp() {
+    FaultLayerTest::SetUp();
+    cl_platform_id platform = nullptr;
+    ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+    ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+}
+
+void FaultLayerContextTest::TearDown() {
+    if (context_ != nullptr) {
+        clReleaseContext(context_);
+    }
+    FaultLayerTest::TearDown();
+}
+
+KernelRequest kernel_request(const std::string& kernel, std::map<std::string, std::string> params) {
+    KernelRequest r;
+    r.kernel = kernel;
+    r.params = std::move(params);
+    return r;
+}
+
 ScopedEnv::ScopedEnv(std::vector<std::string> settings) {
     for (const std::string& s : settings) {
         const std::size_t eq = s.find('=');

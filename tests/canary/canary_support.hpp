@@ -1,14 +1,18 @@
 #pragma once
 // What the canary tests share: the test platform's device as the canary sees
 // it, the test layer in the environment of every helper, faults set and
-// cleared around one run.
+// cleared around one run, fixtures that run under the test layer.
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/opencl.h"
+#include "temp_dir.hpp"
 
 namespace kcache::test {
 
@@ -19,6 +23,27 @@ device_db::DeviceIdentity test_device();
 // Puts the test layer in OPENCL_LAYERS (for this process's later OpenCL
 // calls and every helper it starts).
 void use_fault_layer();
+
+// A test in a temporary directory with the test layer in OPENCL_LAYERS, set
+// before the process's first OpenCL call.
+class FaultLayerTest : public TempDirTest {
+  protected:
+    void SetUp() override;
+};
+
+// A FaultLayerTest with a context on the first device of the first platform.
+class FaultLayerContextTest : public FaultLayerTest {
+  protected:
+    void SetUp() override;
+    void TearDown() override;
+
+    cl_device_id device_ = nullptr;
+    cl_context context_ = nullptr;
+};
+
+// A request for registry kernel `kernel` with variant parameters `params`.
+KernelRequest kernel_request(const std::string& kernel,
+                             std::map<std::string, std::string> params = {});
 
 // Sets "NAME=value" settings for its lifetime, then unsets them.
 class ScopedEnv {

@@ -26,31 +26,11 @@ namespace kcache::test {
 namespace {
 
 KernelRequest dot(std::map<std::string, std::string> params = {}) {
-    KernelRequest r;
-    r.kernel = "dot";
-    r.params = std::move(params);
-    return r;
+    return kernel_request("dot", std::move(params));
 }
 
-class ErrataRuntime : public TempDirTest {
+class ErrataRuntime : public FaultLayerContextTest {
   protected:
-    void SetUp() override {
-        TempDirTest::SetUp();
-        use_fault_layer();  // before this process's first OpenCL call
-        cl_platform_id platform = nullptr;
-        ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
-        ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
-        cl_int err = CL_SUCCESS;
-        context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
-        ASSERT_EQ(err, CL_SUCCESS);
-    }
-    void TearDown() override {
-        if (context_ != nullptr) {
-            clReleaseContext(context_);
-        }
-        TempDirTest::TearDown();
-    }
-
     // The running driver as the cache names it (under the test's KCACHE_FAULT_DRIVER).
     static canary::DriverIdentity running() { return canary::driver_identity(test_device()); }
 
@@ -88,9 +68,6 @@ class ErrataRuntime : public TempDirTest {
         e.evidence = "partial sums subtracted";
         return e;
     }
-
-    cl_device_id device_ = nullptr;
-    cl_context context_ = nullptr;
 };
 
 TEST_F(ErrataRuntime, AnErratumCarriedByASignedPackIsAppliedUnderEnforce) {
