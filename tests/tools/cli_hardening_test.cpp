@@ -163,8 +163,8 @@ TEST_F(CliHardening, DoctorNamesMissingPackEntries) {
 }
 
 // The settings the lower layers get only through Config are in doctor's
-// report with their origins: the device-data override, the scratch directory
-// and the helper path.
+// report with their origins: the device-data override, the scratch directory,
+// the helper path and the canary's policy.
 TEST_F(CliHardening, DoctorShowsTheSettingsTheLowerLayersGetThroughConfig) {
     std::filesystem::create_directories(dir() / "xdg-config" / "kcache");
     std::ofstream(dir() / "xdg-config" / "kcache" / "config")
@@ -173,7 +173,8 @@ TEST_F(CliHardening, DoctorShowsTheSettingsTheLowerLayersGetThroughConfig) {
     const CliRun r = kcache({"doctor", "--json", "--timeout", "1ms"},
                             {"XDG_CONFIG_HOME=" + (dir() / "xdg-config").string(),
                              "KCACHE_DEVICE_DB=" + (dir() / "site.json").string(),
-                             "KCACHE_JIT_PATH=" + (dir() / "my-kcache-jit").string()});
+                             "KCACHE_JIT_PATH=" + (dir() / "my-kcache-jit").string(),
+                             "KCACHE_CANARY=enforce"});
     std::map<std::string, std::string> config;
     for (const auto& f : r.json()) {
         if (f["section"] == "config") {
@@ -185,6 +186,7 @@ TEST_F(CliHardening, DoctorShowsTheSettingsTheLowerLayersGetThroughConfig) {
     EXPECT_EQ(config["device_db"], (dir() / "site.json").string() + "  [environment]");
     EXPECT_EQ(config["tmpdir"], (dir() / "scratch").string() + "  [config file]");
     EXPECT_EQ(config["jit_path"], (dir() / "my-kcache-jit").string() + "  [environment]");
+    EXPECT_EQ(config["canary"].rfind("enforce (", 0), 0u) << config["canary"];
 }
 
 // prebuild makes ocloc's scratch directories under Config::tmpdir: the

@@ -81,6 +81,11 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }
+    if (name == "canary") {
+        return c.canary == CanaryPolicy::off    ? "off (no canary runs)"
+               : c.canary == CanaryPolicy::warn ? "warn (a suspect variant is served, with a warning)"
+                                                : "enforce (a suspect variant is answered driver_suspect)";
+    }
     if (name == "device_db") {
         return c.device_db.empty() ? "(none: the built-in data only)" : c.device_db.string();
     }
@@ -100,6 +105,10 @@ std::string effective(const Config& c, const std::string& name) {
             files += (files.empty() ? "" : ":") + f.string();
         }
         return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
+    }
+    if (name != "packs") {  // a setting without a line above: the text it was given
+        const auto it = c.origins.find(name);
+        return it != c.origins.end() ? it->second.first : std::string();
     }
     std::string packs;
     for (const auto& p : c.packs) {
