@@ -170,11 +170,11 @@ TEST_F(CliHardening, DoctorShowsTheSettingsTheLowerLayersGetThroughConfig) {
     std::ofstream(dir() / "xdg-config" / "kcache" / "config")
         << "tmpdir = " << (dir() / "scratch").string() << "\n";
     std::ofstream(dir() / "site.json") << R"({"schema": 1})";
-    const CliRun r = kcache({"doctor", "--json", "--timeout", "1ms"},
-                            {"XDG_CONFIG_HOME=" + (dir() / "xdg-config").string(),
-                             "KCACHE_DEVICE_DB=" + (dir() / "site.json").string(),
-                             "KCACHE_JIT_PATH=" + (dir() / "my-kcache-jit").string(),
-                             "KCACHE_CANARY=enforce"});
+    const CliRun r =
+        kcache({"doctor", "--json", "--timeout", "1ms"},
+               {"XDG_CONFIG_HOME=" + (dir() / "xdg-config").string(),
+                "KCACHE_DEVICE_DB=" + (dir() / "site.json").string(),
+                "KCACHE_JIT_PATH=" + (dir() / "my-kcache-jit").string(), "KCACHE_CANARY=enforce"});
     std::map<std::string, std::string> config;
     for (const auto& f : r.json()) {
         if (f["section"] == "config") {

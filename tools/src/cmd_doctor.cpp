@@ -82,9 +82,10 @@ std::string effective(const Config& c, const std::string& name) {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
     }
     if (name == "canary") {
-        return c.canary == CanaryPolicy::off    ? "off (no canary runs)"
-               : c.canary == CanaryPolicy::warn ? "warn (a suspect variant is served, with a warning)"
-                                                : "enforce (a suspect variant is answered driver_suspect)";
+        return c.canary == CanaryPolicy::off ? "off (no canary runs)"
+               : c.canary == CanaryPolicy::warn
+                   ? "warn (a suspect variant is served, with a warning)"
+                   : "enforce (a suspect variant is answered driver_suspect)";
     }
     if (name == "device_db") {
         return c.device_db.empty() ? "(none: the built-in data only)" : c.device_db.string();
