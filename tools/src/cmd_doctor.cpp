@@ -42,6 +42,36 @@ const char* level_name(Level l) {
     return l == Level::ok ? "ok" : l == Level::note ? "note" : "problem";
 }
 
+// The settings that are a search path: the trusted keys and the packs (each
+// with where the runtime looks after them); any other setting without a line
+// in effective(), the text it was given.
+std::string search_path_effective(const Config& c, const std::string& name) {
+    if (name == "trusted_keys") {
+        std::string dirs;
+        for (const auto& d : c.trusted_key_dirs) {
+            dirs += (dirs.empty() ? "" : ", ") + d.string() + "/*.pub";
+        }
+        std::string files;
+        for (const auto& f : c.trusted_keys) {
+            files += (files.empty() ? "" : ":") + f.string();
+        }
+        return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
+    }
+    if (name != "packs") {
+        const auto it = c.origins.find(name);
+        return it != c.origins.end() ? it->second.first : std::string();
+    }
+    std::string packs;
+    for (const auto& p : c.packs) {
+        packs += (packs.empty() ? "" : ":") + p.string();
+    }
+    std::string installed;
+    for (const auto& d : service::installed_pack_dirs()) {
+        installed += (installed.empty() ? "" : ", ") + d.string();
+    }
+    return (packs.empty() ? std::string("(none)") : packs) + ", then " + installed;
+}
+
 // The effective value of setting `name` as the runtime uses it.
 std::string effective(const Config& c, const std::string& name) {
     if (name == "dir") {
@@ -96,30 +126,7 @@ std::string effective(const Config& c, const std::string& name) {
     if (name == "require_signed_packs") {
         return c.require_signed_packs ? "true" : "false";
     }
-    if (name == "trusted_keys") {
-        std::string dirs;
-        for (const auto& d : c.trusted_key_dirs) {
-            dirs += (dirs.empty() ? "" : ", ") + d.string() + "/*.pub";
-        }
-        std::string files;
-        for (const auto& f : c.trusted_keys) {
-            files += (files.empty() ? "" : ":") + f.string();
-        }
-        return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
-    }
-    if (name != "packs") {  // a setting without a line above: the text it was given
-        const auto it = c.origins.find(name);
-        return it != c.origins.end() ? it->second.first : std::string();
-    }
-    std::string packs;
-    for (const auto& p : c.packs) {
-        packs += (packs.empty() ? "" : ":") + p.string();
-    }
-    std::string installed;
-    for (const auto& d : service::installed_pack_dirs()) {
-        installed += (installed.empty() ? "" : ", ") + d.string();
-    }
-    return (packs.empty() ? std::string("(none)") : packs) + ", then " + installed;
+    return search_path_effective(c, name);
 }
 
 void check_config(std::vector<Finding>& out, const Config& config) {
