@@ -15,47 +15,68 @@
 
 #include "ladder.hpp"
 
+#include <tuple>
+
 #include "kcache/cache/trace.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
 
-Ladder::Ladder(const RungParts& parts) : programs_(parts.programs) {
-    rungs_.push_back(std::make_unique<InProcessRung>("in_process", parts));
-    rungs_.push_back(std::make_unique<ResidentRung>("resident", parts));
-    rungs_.push_back(std::make_unique<StoredRung>("stored", parts));
-    rungs_.push_back(std::make_unique<RemoteRung>("remote", parts));
-    rungs_.push_back(std::make_unique<AotRung>("aot", parts));
-    rungs_.push_back(std::make_unique<FailureRecordRung>("failure_record", parts));
-    rungs_.push_back(std::make_unique<JitRung>("jit", parts));
-}
+// The ladder, top to bottom (each rung is one class of rungs.hpp), with the
+// parts its rungs are made of, in one block of memory.
+struct Ladder::Rungs {
+    explicit Rungs(const RungParts& p)
+        : parts(p), list(parts, parts, parts, parts, parts, parts, parts) {}
 
-[[gnu::hot]] cl_program Ladder::walk(Ask& ask) {
-    for (const auto& rung : rungs_) {
-        if (rung->needs_plan() && ask.plan() == nullptr) {
-            return nullptr;  // the request cannot be planned: `ask.out` says why
-        }
-        // One attempt of one rung, a span of the traced request (trace.hpp).
-        trace::Span span(rung->name(), "rung");
-        Step step = rung->attempt(ask);
-        if (!step.done) {
-            continue;
-        }
-        if (step.kept != nullptr) {
-            ask.out.status = StatusCode::ok;
-            return step.kept;
-        }
-        if (!step.program) {
-            return nullptr;  // answered without a program: `ask.out` says why
-        }
+    const RungParts parts;
+    std::tuple<InProcessRung, ResidentRung, StoredRung, RemoteRung, AotRung, FailureRecordRung,
+               JitRung>
+        list;
+};
+
+Ladder::Ladder(const RungParts& parts) : rungs_(std::make_unique<Rungs>(parts)) {}
+Ladder::~Ladder() = default;
+
+namespace {
+
+// One attempt of `rung` (a span of the traced request, trace.hpp): true when
+// it answered, with `answer` the caller's program reference or null (then
+// `ask.out` says why). Called on the rung's own final class: no virtual call.
+template <class Rung>
+[[gnu::always_inline]] inline bool answered(Rung& rung, Ask& ask, ProgramCache& programs,
+                                            cl_program& answer) {
+    if (rung.needs_plan() && ask.plan() == nullptr) {
+        return true;  // the request cannot be planned: `ask.out` says why
+    }
+    trace::Span span(rung.name(), "rung");
+    Step step = rung.attempt(ask);
+    if (!step.done) {
+        return false;
+    }
+    if (step.kept != nullptr) {
+        ask.out.status = StatusCode::ok;
+        answer = step.kept;
+    } else if (step.program) {
         const Plan& plan = ask.planned();
         ask.out.status = StatusCode::ok;
-        return programs_.insert(ask.context, ask.device, plan.platform, plan.key,
-                                std::move(step.program), ask.signature);
+        answer = programs.insert(ask.context, ask.device, plan.platform, plan.key,
+                                 std::move(step.program), ask.signature);
+    }  // else answered without a program: `ask.out` says why
+    return true;
+}
+
+}  // namespace
+
+[[gnu::hot]] cl_program Ladder::walk(Ask& ask) {
+    cl_program answer = nullptr;
+    const bool done = std::apply(
+        [&](auto&... rung) { return (answered(rung, ask, rungs_->parts.programs, answer) || ...); },
+        rungs_->list);
+    if (!done) {
+        ask.out.status = StatusCode::internal_error;  // the JIT rung always answers
+        ask.out.message = "no rung answered";
     }
-    ask.out.status = StatusCode::internal_error;  // the JIT rung always answers
-    ask.out.message = "no rung answered";
-    return nullptr;
+    return answer;
 }
 
 }  // namespace kcache::service

@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <string_view>
-#include <vector>
 
 #include "ask.hpp"
 #include "cl_util.hpp"
@@ -71,10 +70,13 @@ struct RungParts {
     Counters& counters;
 };
 
-// One rung of the ladder (rungs.hpp lists them).
+// One rung of the ladder (rungs.hpp lists them). The walk calls each rung
+// through its own final class, so no call goes through the table of
+// virtual functions: a request in a new context finds all of this cold.
 class LadderRung {
   public:
-    // `name`: a literal, the rung's name in logs, metrics and traces.
+    // `name`: a literal, the rung's name in logs, metrics and traces;
+    // `parts`: the ladder's, which outlive the rung.
     LadderRung(std::string_view name, const RungParts& parts) : parts_(parts), name_(name) {}
     virtual ~LadderRung() = default;
     LadderRung(const LadderRung&) = delete;
@@ -89,7 +91,7 @@ class LadderRung {
     virtual Step attempt(Ask& ask) = 0;
 
   protected:
-    const RungParts parts_;
+    const RungParts& parts_;
 
   private:
     std::string_view name_;
@@ -98,13 +100,16 @@ class LadderRung {
 class Ladder {
   public:
     explicit Ladder(const RungParts& parts);
+    ~Ladder();
+    Ladder(const Ladder&) = delete;
+    Ladder& operator=(const Ladder&) = delete;
     // Walks the rungs for `ask`: returns the caller's reference to the
     // program that answered, or null with `ask.out` saying why.
     cl_program walk(Ask& ask);
 
   private:
-    ProgramCache& programs_;
-    std::vector<std::unique_ptr<LadderRung>> rungs_;
+    struct Rungs;                   // the list, in ladder.cpp
+    std::unique_ptr<Rungs> rungs_;  // the parts and every rung, in one block
 };
 
 }  // namespace kcache::service

@@ -34,7 +34,9 @@ constexpr std::size_t kRequestCells = kSumCells + kHistograms * kLatencyBuckets;
 constexpr std::size_t kStatusCols = kStatusCount + 1;
 constexpr std::size_t kCells = kRequestCells + kRungCount * kStatusCols;
 
-struct alignas(64) Cells {
+// One page: a request after a context creation, when the page's
+// translation is cold too, pays for one walk of the page tables, not two.
+struct alignas(4096) Cells {
     std::array<std::atomic<std::uint64_t>, kCells> v{};
 
     // Only the owning thread adds: a plain read-modify-write is exact.
@@ -42,6 +44,8 @@ struct alignas(64) Cells {
         v[i].store(v[i].load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
 };
+
+static_assert(sizeof(Cells) == 4096, "a thread's cells fill one page");
 
 struct Registry {
     std::mutex mu;

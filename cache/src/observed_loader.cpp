@@ -18,9 +18,14 @@ class ObservedLoader final : public Loader {
     Result<device_db::DeviceIdentity, std::string> identify(cl_device_id device) override {
         return inner_->identify(device);
     }
+    // The calls of a hit in a new context are [[gnu::hot]], as the inner
+    // loader's: the linker keeps them beside the rest of that path.
     bool is_root_device(cl_device_id device) override { return inner_->is_root_device(device); }
-    cl_platform_id platform_of(cl_device_id device) override { return inner_->platform_of(device); }
-    bool device_in_context(cl_context context, cl_device_id device, std::string& why) override {
+    [[gnu::hot]] cl_platform_id platform_of(cl_device_id device) override {
+        return inner_->platform_of(device);
+    }
+    [[gnu::hot]] bool device_in_context(cl_context context, cl_device_id device,
+                                        std::string& why) override {
         return inner_->device_in_context(context, device, why);
     }
     [[gnu::hot]] Result<cl::ProgramHandle, std::string> load(cl_context context,
@@ -33,19 +38,23 @@ class ObservedLoader final : public Loader {
         if (metrics_) {
             metrics::observe(metrics::Timer::load, std::chrono::steady_clock::now() - start);
         }
-        span.arg("bytes", std::to_string(bytes.size()));
-        span.arg("result", program ? "ok" : "rejected");
+        if (span.active()) {
+            span.arg("bytes", std::to_string(bytes.size()));
+            span.arg("result", program ? "ok" : "rejected");
+        }
         return program;
     }
     Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) override {
         return inner_->binary_of(program);
     }
-    std::uint32_t context_references(cl_context context) override {
+    [[gnu::hot]] std::uint32_t context_references(cl_context context) override {
         return inner_->context_references(context);
     }
     bool counts_programs(cl_context context) override { return inner_->counts_programs(context); }
-    cl::ContextHandle retain(cl_context context) override { return inner_->retain(context); }
-    cl_program retain(cl_program program) override { return inner_->retain(program); }
+    [[gnu::hot]] cl::ContextHandle retain(cl_context context) override {
+        return inner_->retain(context);
+    }
+    [[gnu::hot]] cl_program retain(cl_program program) override { return inner_->retain(program); }
 
   private:
     std::unique_ptr<Loader> inner_;

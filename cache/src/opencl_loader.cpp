@@ -28,7 +28,7 @@ class OpenClLoader final : public Loader {
                parent == nullptr;
     }
 
-    cl_platform_id platform_of(cl_device_id device) override {
+    [[gnu::hot]] cl_platform_id platform_of(cl_device_id device) override {
         cl_platform_id platform = nullptr;
         if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr) !=
             CL_SUCCESS) {
@@ -48,7 +48,7 @@ class OpenClLoader final : public Loader {
 
     Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) override;
 
-    std::uint32_t context_references(cl_context context) override {
+    [[gnu::hot]] std::uint32_t context_references(cl_context context) override {
         cl_uint n = 0;
         if (clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(n), &n, nullptr) !=
             CL_SUCCESS) {
@@ -59,7 +59,7 @@ class OpenClLoader final : public Loader {
 
     bool counts_programs(cl_context context) override;
 
-    cl::ContextHandle retain(cl_context context) override {
+    [[gnu::hot]] cl::ContextHandle retain(cl_context context) override {
         cl::ContextHandle held;
         if (clRetainContext(context) == CL_SUCCESS) {
             held.reset(context);
@@ -67,7 +67,7 @@ class OpenClLoader final : public Loader {
         return held;
     }
 
-    cl_program retain(cl_program program) override {
+    [[gnu::hot]] cl_program retain(cl_program program) override {
         clRetainProgram(program);
         return program;
     }

@@ -42,7 +42,7 @@ Releaser::~Releaser() {
     queue_.clear();  // anything queued after the thread left
 }
 
-void Releaser::hand_over(Released r) noexcept {
+[[gnu::hot]] void Releaser::hand_over(Released r) noexcept {
     if (mode_ == Mode::inline_release) {
         return;  // `r` is released here
     }

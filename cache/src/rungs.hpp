@@ -11,7 +11,7 @@ namespace kcache::service {
 // the plan's key, another request naming the same binary (rungs_memory.cpp).
 class InProcessRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit InProcessRung(const RungParts& parts) : LadderRung("in_process", parts) {}
     bool needs_plan() const noexcept override { return false; }
     Step attempt(Ask& ask) override;
 };
@@ -19,7 +19,7 @@ class InProcessRung final : public LadderRung {
 // Bytes this process already loaded, for a new context (rungs_memory.cpp).
 class ResidentRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit ResidentRung(const RungParts& parts) : LadderRung("resident", parts) {}
     Step attempt(Ask& ask) override;
 };
 
@@ -27,7 +27,7 @@ class ResidentRung final : public LadderRung {
 // packs (rungs_stored.cpp).
 class StoredRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit StoredRung(const RungParts& parts) : LadderRung("stored", parts) {}
     Step attempt(Ask& ask) override;
 };
 
@@ -35,7 +35,7 @@ class StoredRung final : public LadderRung {
 // tier holds the entry (remote_rung.cpp).
 class RemoteRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit RemoteRung(const RungParts& parts) : LadderRung("remote", parts) {}
     Step attempt(Ask& ask) override;
 };
 
@@ -43,14 +43,14 @@ class RemoteRung final : public LadderRung {
 // key (rungs_stored.cpp).
 class AotRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit AotRung(const RungParts& parts) : LadderRung("aot", parts) {}
     Step attempt(Ask& ask) override;
 };
 
 // A fresh failure record: answers with its status, no compile (rungs_final.cpp).
 class FailureRecordRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit FailureRecordRung(const RungParts& parts) : LadderRung("failure_record", parts) {}
     Step attempt(Ask& ask) override;
 };
 
@@ -58,7 +58,7 @@ class FailureRecordRung final : public LadderRung {
 // (rungs_final.cpp).
 class JitRung final : public LadderRung {
   public:
-    using LadderRung::LadderRung;
+    explicit JitRung(const RungParts& parts) : LadderRung("jit", parts) {}
     Step attempt(Ask& ask) override;
 };
 
