@@ -96,7 +96,15 @@ struct InsideCache {
 };
 bool inside_cache() noexcept;
 
-// The layer's entry points (a subset of the dispatch table).
+// The layer's entry points (a subset of the dispatch table). Creating a
+// context starts the cache's opening (service.hpp), off the first build.
+cl_context CL_API_CALL create_context(const cl_context_properties*, cl_uint, const cl_device_id*,
+                                      void(CL_CALLBACK*)(const char*, const void*, size_t, void*),
+                                      void*, cl_int*);
+cl_context CL_API_CALL create_context_from_type(const cl_context_properties*, cl_device_type,
+                                                void(CL_CALLBACK*)(const char*, const void*, size_t,
+                                                                   void*),
+                                                void*, cl_int*);
 cl_program CL_API_CALL create_program_with_source(cl_context, cl_uint, const char**, const size_t*,
                                                   cl_int*);
 cl_int CL_API_CALL retain_program(cl_program);

@@ -136,11 +136,10 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
                                                   cl_int* errcode_ret) {
     const cl_program source =
         target().clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
-    // The cache opens at the first build, not here: a program that is never
-    // built costs no cache, and the first build's time includes the opening.
     if (source == nullptr || inside_cache()) {
         return source;
     }
+    open_early();  // when the context's creation did not start it
     auto* w = new (std::nothrow) LayerProgram;
     if (w == nullptr) {
         return source;  // the driver's own program: it simply is not cached
@@ -186,6 +185,32 @@ cl_int CL_API_CALL release_program(cl_program program) {
         finish(w, active);
     }
     return CL_SUCCESS;
+}
+
+cl_context CL_API_CALL create_context(const cl_context_properties* properties, cl_uint count,
+                                      const cl_device_id* devices,
+                                      void(CL_CALLBACK* notify)(const char*, const void*, size_t,
+                                                                void*),
+                                      void* user_data, cl_int* errcode_ret) {
+    const cl_context context =
+        target().clCreateContext(properties, count, devices, notify, user_data, errcode_ret);
+    if (context != nullptr) {
+        open_early();
+    }
+    return context;
+}
+
+cl_context CL_API_CALL create_context_from_type(const cl_context_properties* properties,
+                                                cl_device_type type,
+                                                void(CL_CALLBACK* notify)(const char*, const void*,
+                                                                          size_t, void*),
+                                                void* user_data, cl_int* errcode_ret) {
+    const cl_context context =
+        target().clCreateContextFromType(properties, type, notify, user_data, errcode_ret);
+    if (context != nullptr) {
+        open_early();
+    }
+    return context;
 }
 
 cl_kernel CL_API_CALL create_kernel(cl_program program, const char* name, cl_int* errcode_ret) {

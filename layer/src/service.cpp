@@ -6,12 +6,18 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "kcache/common/unique_fd.hpp"
 #include "layer.hpp"
@@ -27,36 +33,54 @@ using Counts = std::array<unsigned long long, kVerdictNames.size()>;
 // a small program's load. A process that dies loses at most this many.
 constexpr unsigned long long kFlushEvery = 16;
 
+// The opening of the cache (open_early, ensure_open): `phase` and `opener`
+// are guarded by `open_mutex`; what the opening sets (cache, live, opened,
+// owner, counters, trace, deferred) is written by one thread, the opener or
+// a build, and read by others after `ready` (or after joining the opener).
+enum class Phase { idle, started };
+
 struct State {
     std::unique_ptr<Cache> cache;       // owns it until it closes at exit
     std::atomic<Cache*> live{nullptr};  // what requests use; null once closed
     std::atomic<int> in_flight{0};      // CacheUse objects alive
     bool opened = false;                // the cache opened (else all passes through)
-    pid_t opener = 0;                   // the process that opened it
+    pid_t owner = 0;                    // the process that opened it
     std::string counters;               // the counters file ("" when none is written)
     bool trace = false;
     std::mutex pending_mutex;
     Counts pending{};  // verdicts not yet in the counters file
     unsigned long long pending_total = 0;
     std::array<std::atomic<bool>, kVerdictNames.size()> close_registered{};
+
+    std::mutex open_mutex;
+    Phase phase = Phase::idle;
+    std::thread opener;              // the opening thread, until joined
+    std::optional<Config> deferred;  // loaded early, its store not made yet
+    std::atomic<bool> ready{false};  // opened, or known not to open
 };
 
-State& state();
+State& state() {
+    static auto* s = new State;  // lives to exit
+    return *s;
+}
+
+// Set on the opening thread: it never waits for itself.
+thread_local bool t_opener = false;
 
 void say(const std::string& line) {
     const std::string text = "kcache layer: " + line + "\n";
     std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
-// The environment's configuration for an application run under the layer.
-// The layer keeps no built programs of its own (the application owns each
-// program it builds); KCACHE_TRACE=1 asks for the layer's lines only.
-void open_state(State& s) {
-    Config config;
+// The environment's configuration for an application run under the layer
+// (false, said once, when it does not load). The layer keeps no built
+// programs of its own (the application owns each program it builds);
+// KCACHE_TRACE=1 asks for the layer's lines only.
+bool load(State& s, Config& config) {
     std::string error;
     if (!load_config(config, error)) {
         say("configuration: " + error + "; every OpenCL call goes straight to the driver");
-        return;
+        return false;
     }
     const char* trace = std::getenv("KCACHE_TRACE");
     s.trace = trace != nullptr && *trace != '\0';
@@ -64,6 +88,10 @@ void open_state(State& s) {
         config.trace.clear();
     }
     config.max_programs = 0;
+    return true;
+}
+
+void open_with(State& s, const Config& config) {
     Outcome why;
     {
         InsideCache inside;
@@ -75,21 +103,61 @@ void open_state(State& s) {
         return;
     }
     s.opened = true;
-    s.opener = ::getpid();
+    s.owner = ::getpid();
     s.live.store(s.cache.get());
     if (!config.read_only && !config.disabled) {
         s.counters = counters_path(config.dir.string());
     }
 }
 
-State& state() {
-    static State* s = nullptr;
-    static std::once_flag once;
-    std::call_once(once, [] {
-        s = new State;  // lives to exit
-        open_state(*s);
-    });
-    return *s;
+// The opening thread: the configuration, then the cache, unless its
+// directory is not there yet: making it is left to the first build, so that
+// an application that never builds leaves no store behind.
+void open_in_background(State& s) {
+    t_opener = true;
+    InsideCache inside;  // what the opening asks of OpenCL passes through
+    Config config;
+    if (!load(s, config)) {
+        return;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(config.dir, ec)) {
+        s.deferred = std::move(config);
+        return;
+    }
+    open_with(s, config);
+}
+
+// Caller holds `s.open_mutex`.
+void join_opener_locked(State& s) {
+    if (s.opener.joinable() && !t_opener) {
+        s.opener.join();
+    }
+}
+
+// Opens the cache unless it is open: waits for the opening thread, or opens
+// here when none was started (or it left the store to be made).
+void ensure_open(State& s) {
+    if (s.ready.load(std::memory_order_acquire)) {
+        return;
+    }
+    std::lock_guard lock(s.open_mutex);
+    if (s.ready.load(std::memory_order_relaxed)) {
+        return;
+    }
+    if (s.phase == Phase::started) {
+        join_opener_locked(s);
+        if (s.deferred) {
+            open_with(s, *s.deferred);
+            s.deferred.reset();
+        }
+    } else {
+        Config config;
+        if (load(s, config)) {
+            open_with(s, config);
+        }
+    }
+    s.ready.store(true, std::memory_order_release);
 }
 
 // Adds `add` to the lines of the counters file.
@@ -143,8 +211,40 @@ void close_at_exit() {
         std::lock_guard lock(s.pending_mutex);
         flush_locked(s);
     }
-    if (s.opener == ::getpid() && s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
+    if (s.owner == ::getpid() && s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
         s.cache.reset();
+    }
+}
+
+// At exit, when the opening was started early: the opening thread finishes
+// before anything is torn down under it. This handler is registered before
+// that thread starts, so it runs before the destructors of everything
+// libkcache had set up by then; the opening itself registers none (what a
+// first request sets up is covered by close_at_exit, registered after it).
+// A cache opened for an application that never built closes here.
+void finish_at_exit() {
+    State& s = state();
+    {
+        std::lock_guard lock(s.open_mutex);
+        join_opener_locked(s);
+    }
+    close_at_exit();
+}
+
+// fork() waits for the opening thread, which the child would not have (its
+// half-made cache with it), and holds the opening's lock across, so that no
+// thread starts one meanwhile. The opening thread itself starts no process
+// with fork() (kcache's helpers are spawned, which runs no fork handler).
+void before_fork() {
+    if (!t_opener) {
+        State& s = state();
+        s.open_mutex.lock();
+        join_opener_locked(s);
+    }
+}
+void after_fork() {
+    if (!t_opener) {
+        state().open_mutex.unlock();
     }
 }
 
@@ -164,8 +264,34 @@ std::string counters_path(const std::string& dir) {
     return dir + "/layer-counters";
 }
 
+void open_early() noexcept {
+    if (inside_cache()) {
+        return;  // kcache's own calls, the opening thread's among them
+    }
+    State& s = state();
+    if (s.ready.load(std::memory_order_acquire)) {
+        return;
+    }
+    std::lock_guard lock(s.open_mutex);
+    if (s.phase != Phase::idle) {
+        return;
+    }
+    static const bool handlers = ::pthread_atfork(before_fork, after_fork, after_fork) == 0 &&
+                                 std::atexit(finish_at_exit) == 0;
+    if (!handlers) {
+        return;  // the first build opens it
+    }
+    try {
+        s.opener = std::thread(open_in_background, std::ref(s));
+        s.phase = Phase::started;
+    } catch (const std::system_error&) {
+        // No thread: the first build opens it.
+    }
+}
+
 CacheUse::CacheUse() {
     State& s = state();
+    ensure_open(s);
     s.in_flight.fetch_add(1);
     cache_ = s.live.load();
 }
@@ -176,6 +302,7 @@ CacheUse::~CacheUse() {
 
 void note(Verdict verdict, const Outcome* outcome, double ms, std::string_view detail) {
     State& s = state();
+    ensure_open(s);
     if (!s.opened) {
         return;  // passing everything through, as said once
     }

@@ -1,8 +1,10 @@
 #pragma once
-// The layer's service: the process's one kcache Cache (opened at the first
-// build of a program the application created from source), and what the layer reports
-// about each program: a trace line (KCACHE_TRACE) and the counters file that
-// `kcache stats` reads.
+// The layer's service: the process's one kcache Cache, and what the layer
+// reports about each program: a trace line (KCACHE_TRACE) and the counters
+// file that `kcache stats` reads. The cache starts opening on a thread of
+// the layer's own when the application creates a context or a program from
+// source, and the first build that needs it waits for it (or opens it, when
+// nothing started that).
 
 #include <string>
 #include <string_view>
@@ -11,10 +13,17 @@
 
 namespace kcache::layer {
 
-// The process's cache while this object lives (opened at the first one),
-// or null when it cannot open (the reason is logged once and the layer
-// passes every call on) or has closed at exit, which it does not while one
-// of these lives.
+// Starts opening the process's cache on a thread of its own, unless that
+// is under way or done (or the calling thread is kcache's own). The thread
+// loads the configuration and opens the cache if its directory exists; a
+// store not made yet is made by the first build, so an application that
+// never builds leaves none. Exit and fork() wait for the thread.
+void open_early() noexcept;
+
+// The process's cache while this object lives (opened, or waited for, at
+// the first one), or null when it cannot open (the reason is logged once and
+// the layer passes every call on) or has closed at exit, which it does not
+// while one of these lives.
 class CacheUse {
   public:
     CacheUse();

@@ -2,12 +2,20 @@
 // tests run with and without the layer. `entry` prints one `name=value` line
 // per answer of every program and kernel entry point the layer handles, for
 // the test to compare; `slow` builds a kernel whose compile takes minutes and
-// prints the status, the milliseconds and the build log.
+// prints the status, the milliseconds and the build log; `context`, `exit`
+// and `fork` create a context and then build nothing, exit from another
+// thread, or fork before building.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jit_support.hpp"
@@ -257,6 +265,47 @@ int slow() {
     return 0;
 }
 
+// Nothing but the context main() created: an application that never builds.
+int context_only() {
+    return 0;
+}
+
+// exit() from another thread as soon as the context exists (while the
+// layer may still be opening the cache).
+int exit_from_thread() {
+    std::thread([] { std::exit(0); }).join();
+    return 1;  // not reached
+}
+
+// fork() as soon as the context exists (open_context forks when `g_fork`
+// is set); the child uses no OpenCL and exits through exit() (its exit
+// handlers run). Prints whether the child exited within 10 s, then builds
+// and runs a program in the parent.
+bool g_fork = false;
+pid_t g_child = 0;
+
+int fork_then_build() {
+    const pid_t child = g_child;
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 1000 && !exited; ++i) {
+        exited = ::waitpid(child, &status, WNOHANG) == child;
+        if (!exited) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    put("fork.child", exited && WIFEXITED(status) ? "exited" : "hung");
+    if (!exited) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, &status, 0);
+    }
+    cl_program p = from_source(kSource);
+    put("fork.build", clBuildProgram(p, 0, nullptr, "-DVAL=3", nullptr, nullptr));
+    put("fork.run", static_cast<long long>(run_scale(p) * 10));
+    clReleaseProgram(p);
+    return 0;
+}
+
 bool open_context() {
     cl_platform_id platform = nullptr;
     cl_uint n = 0;
@@ -268,6 +317,9 @@ bool open_context() {
     clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, g_devices.data(), nullptr);
     cl_int err = CL_SUCCESS;
     g_context = clCreateContext(nullptr, n, g_devices.data(), nullptr, nullptr, &err);
+    if (g_fork && (g_child = ::fork()) == 0) {
+        std::exit(0);
+    }
     g_queue = clCreateCommandQueueWithProperties(g_context, g_devices[0], nullptr, &err);
     put("devices", n);
     return err == CL_SUCCESS;
@@ -276,14 +328,20 @@ bool open_context() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_fork = argc == 2 && std::string(argv[1]) == "fork";
     if (argc != 2 || !open_context()) {
-        std::fprintf(stderr, "usage: layer_probe entry|unbuilt|slow (needs an OpenCL device)\n");
+        std::fprintf(
+            stderr,
+            "usage: layer_probe entry|unbuilt|slow|context|exit|fork (needs an OpenCL device)\n");
         return 2;
     }
     const std::string mode = argv[1];
     const int rc = mode == "entry"     ? entry()
                    : mode == "unbuilt" ? unbuilt()
                    : mode == "slow"    ? slow()
+                   : mode == "context" ? context_only()
+                   : mode == "exit"    ? exit_from_thread()
+                   : mode == "fork"    ? fork_then_build()
                                        : 2;
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);
