@@ -1,10 +1,15 @@
 // Two small OpenCL programs for bench/layer/run.sh (plain OpenCL, no kcache
 // code, so they measure the same with and without the layer):
-//   layer_bench_apps load FILE...   creates and builds a program from each
-//       binary file on the first device and prints `load_ms TOTAL
-//       read_load_ms TOTAL`: the floor a cache hit cannot beat (the driver's
-//       own load of the bytes), and the same with the file read first (what
-//       an application that keeps its own binaries does).
+//   layer_bench_apps load LIST      creates and builds a program from each
+//       binary that LIST names, on the device it was built for, with its
+//       build options, and prints `load_ms TOTAL read_load_ms TOTAL`: the
+//       floor a cache hit cannot beat (the driver's own load of the bytes),
+//       and the same with the file read first (what an application that
+//       keeps its own binaries does). LIST has one line per binary, four
+//       tab-separated fields: platform name, device name, build options,
+//       file (run.sh writes it from the store's entries). An application
+//       may build for every platform (clpeak does), so a binary is loaded
+//       where it came from, never on a device it was not made for.
 //   layer_bench_apps enqueue N      builds one kernel, then enqueues it N
 //       times (a finish every 64) and prints `enqueue_ms TOTAL`: calls the
 //       layer does not take, to show what it costs them.
@@ -13,7 +18,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kcache/opencl.h"
@@ -43,12 +50,84 @@ Device first_device() {
     return d;
 }
 
-int load(const Device& d, int argc, char** argv) {
+// A string the driver answers through `get` (clGetPlatformInfo,
+// clGetDeviceInfo) for `handle`.
+template <typename Handle, typename Info>
+std::string text_of(cl_int(CL_API_CALL* get)(Handle, Info, size_t, void*, size_t*), Handle handle,
+                    std::type_identity_t<Info> what) {
+    size_t n = 0;
+    get(handle, what, 0, nullptr, &n);
+    std::string s(n, '\0');
+    get(handle, what, n, s.data(), nullptr);
+    return s.c_str();
+}
+
+// The device named `device` on the platform named `platform`, with a context
+// of its own (null when there is none).
+Device named_device(const std::string& platform, const std::string& device) {
+    cl_uint n = 0;
+    clGetPlatformIDs(0, nullptr, &n);
+    std::vector<cl_platform_id> platforms(n);
+    clGetPlatformIDs(n, platforms.data(), nullptr);
+    for (cl_platform_id p : platforms) {
+        cl_uint m = 0;
+        if (text_of(clGetPlatformInfo, p, CL_PLATFORM_NAME) != platform ||
+            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &m) != CL_SUCCESS) {
+            continue;
+        }
+        std::vector<cl_device_id> devices(m);
+        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, m, devices.data(), nullptr);
+        for (cl_device_id d : devices) {
+            if (text_of(clGetDeviceInfo, d, CL_DEVICE_NAME) == device) {
+                cl_int err = CL_SUCCESS;
+                return {d, clCreateContext(nullptr, 1, &d, nullptr, nullptr, &err)};
+            }
+        }
+    }
+    return {};
+}
+
+struct Binary {
+    std::string platform, device, options, file;
+};
+
+std::vector<Binary> read_list(const char* path) {
+    std::vector<Binary> list;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        for (std::size_t at = 0;;) {
+            const std::size_t tab = line.find('\t', at);
+            f.push_back(line.substr(at, tab - at));
+            if (tab == std::string::npos) {
+                break;
+            }
+            at = tab + 1;
+        }
+        if (f.size() == 4) {
+            list.push_back({f[0], f[1], f[2], f[3]});
+        }
+    }
+    return list;
+}
+
+int load(const char* list_path) {
+    const std::vector<Binary> list = read_list(list_path);
+    std::map<std::string, Device> devices;  // one context per device, made before the clock
+    for (const Binary& b : list) {
+        Device& d = devices[b.platform + '\t' + b.device];
+        if (d.context == nullptr && (d = named_device(b.platform, b.device)).context == nullptr) {
+            std::fprintf(stderr, "%s: no device '%s' on a platform '%s'\n", b.file.c_str(),
+                         b.device.c_str(), b.platform.c_str());
+            return 1;
+        }
+    }
     double loads = 0;
     double with_reads = 0;
-    for (int i = 2; i < argc; ++i) {
+    for (const Binary& b : list) {
+        const Device& d = devices[b.platform + '\t' + b.device];
         const auto read_start = Clock::now();
-        std::ifstream in(argv[i], std::ios::binary);
+        std::ifstream in(b.file, std::ios::binary);
         const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
                                                std::istreambuf_iterator<char>());
         const unsigned char* data = bytes.data();
@@ -57,13 +136,19 @@ int load(const Device& d, int argc, char** argv) {
         cl_int err = CL_SUCCESS;
         cl_program p =
             clCreateProgramWithBinary(d.context, 1, &d.device, &size, &data, nullptr, &err);
-        if (err != CL_SUCCESS || clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr) != 0) {
-            std::fprintf(stderr, "%s: the driver did not load it\n", argv[i]);
+        const cl_int built =
+            p == nullptr ? err : clBuildProgram(p, 0, nullptr, b.options.c_str(), nullptr, nullptr);
+        if (err != CL_SUCCESS || built != CL_SUCCESS) {
+            std::fprintf(stderr, "%s (%zu bytes): the driver did not load it (%d, %d)\n",
+                         b.file.c_str(), size, err, built);
             return 1;
         }
         loads += ms_since(start);
         with_reads += ms_since(read_start);
         clReleaseProgram(p);
+    }
+    for (auto& [name, d] : devices) {
+        clReleaseContext(d.context);
     }
     std::printf("load_ms %.3f read_load_ms %.3f\n", loads, with_reads);
     return 0;
@@ -108,13 +193,19 @@ int enqueue(const Device& d, long n) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
-    const Device d = first_device();
-    if (d.context == nullptr || (mode != "load" && mode != "enqueue") ||
-        (mode == "enqueue" && argc != 3)) {
-        std::fprintf(stderr, "usage: layer_bench_apps load FILE... | enqueue N\n");
+    if ((mode != "load" && mode != "enqueue") || argc != 3) {
+        std::fprintf(stderr, "usage: layer_bench_apps load LIST | enqueue N\n");
         return 2;
     }
-    const int rc = mode == "load" ? load(d, argc, argv) : enqueue(d, std::stol(argv[2]));
+    if (mode == "load") {
+        return load(argv[2]);
+    }
+    const Device d = first_device();
+    if (d.context == nullptr) {
+        std::fprintf(stderr, "layer_bench_apps: no OpenCL device\n");
+        return 2;
+    }
+    const int rc = enqueue(d, std::stol(argv[2]));
     clReleaseContext(d.context);
     return rc;
 }

@@ -13,6 +13,10 @@
 #   read+flr       the same with the files read first
 #   own            kcache's own part of layer-2nd: its build time less the
 #                  driver's loads inside it, taken in the same runs
+#   base-2nd       layer-second with another layer library, when
+#                  KCACHE_BENCH_BASE_LAYER names one (an installed copy of an
+#                  earlier build: old and new side by side in one run; it
+#                  loads the libkcache beside it); "-" otherwise
 #   2nd-cold, flr-cold     layer-second and floor with the driver's cache
 #                  off and its directory empty (PoCL then unpacks each
 #                  binary's files into it and syncs each one)
@@ -34,6 +38,7 @@ build=${KCACHE_BUILD_DIR:-$root/build}
 kcache=${KCACHE_BENCH_CLI:-$build/tools/kcache}
 helper=${KCACHE_BENCH_APPS:-$build/bench/layer/layer_bench_apps}
 repeats=${1:-5}
+base_layer=${KCACHE_BENCH_BASE_LAYER:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Applications write files where they run (CLBlast's tuner its JSON results):
@@ -63,11 +68,11 @@ run_app() {
   build_ms "$work/$name/err"
 }
 
-# floor NAME CACHE(on|off) CACHE_DIR: the stored binaries loaded directly;
-# prints "LOAD_MS READ_LOAD_MS".
+# floor NAME CACHE(on|off) CACHE_DIR: the stored binaries loaded directly,
+# each on its own device with its build options; prints "LOAD_MS READ_LOAD_MS".
 floor() {
   # shellcheck disable=SC2046
-  env $(cache_env "$2" "$3") "$helper" load "$work/$1"/bin/* | awk '{ print $2, $4 }'
+  env $(cache_env "$2" "$3") "$helper" load "$work/$1/bin.list" | awk '{ print $2, $4 }'
 }
 
 # own NAME STORE CACHE_DIR: kcache's own part of one warm second run, ms:
@@ -98,30 +103,42 @@ bench_app() {
   n=$(builds "$work/$name/err")
   run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1 >/dev/null  # fills the driver's cache
   f=$(run_app "$name" "$s" on "$ld")                             # fills the store and ld
+  # The stored binaries, each listed with the platform, device and build
+  # options it was made for (an application may build for every platform).
   mkdir -p "$work/$name/bin"
-  KCACHE_DIR="$s" "$kcache" ls --json | python3 -c 'import json,sys; print("\n".join(e["key"] for e in json.load(sys.stdin)))' |
-    while read -r key; do KCACHE_DIR="$s" "$kcache" get "$key" --output "$work/$name/bin/$key"; done
+  KCACHE_DIR="$s" "$kcache" ls --json | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    f = e["fields"]
+    print("\t".join([f["platform_name"], f["device_name"], f["build_options"], sys.argv[1] + "/" + e["key"]]))
+' "$work/$name/bin" >"$work/$name/bin.list"
+  cut -f4 "$work/$name/bin.list" | while read -r file; do
+    KCACHE_DIR="$s" "$kcache" get "$(basename "$file")" --output "$file"
+  done
   floor "$name" on "$ld" >/dev/null  # the first load of these binaries with the cache on
   for i in $(seq "$repeats"); do
     echo "c $(run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1)"
     echo "l $(run_app "$name" "$s" on "$ld")"
+    if [ -n "$base_layer" ]; then echo "b $(run_app "$name" "$s" on "$ld" KCACHE_LAYER_PATH="$base_layer")"; fi
     echo "f $(floor "$name" on "$ld")"
     rm -rf "$cold" && echo "L $(run_app "$name" "$s" off "$cold")"
     rm -rf "$cold" && echo "F $(floor "$name" off "$cold")"
     echo "o $(own "$name" "$s" "$ld")"
   done >"$work/$name/second"
   col() { awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$work/$name/second" | median; }
-  local c l fl rf L F o
+  local c l b fl rf L F o
   c=$(col c 2) l=$(col l 2) fl=$(col f 2) rf=$(col f 3) L=$(col L 2) F=$(col F 2) o=$(col o 2)
-  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s\n' "$name" "$n" "$d" "$c" \
-    "$f" "$l" "$fl" "$rf" "$o" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" "$(ratio "$c" "$l" %.1fx)" \
-    "$(ratio "$L" "$F" %.2fx)" "$(ratio "$c" "$L" %.1fx)"
+  b=$( [ -n "$base_layer" ] && col b 2 || echo -)
+  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s %7s\n' "$name" "$n" "$d" \
+    "$c" "$f" "$l" "$b" "$fl" "$rf" "$o" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" \
+    "$(ratio "$c" "$l" %.1fx)" "$(ratio "$L" "$F" %.2fx)" "$(ratio "$c" "$L" %.1fx)" \
+    "$( [ "$b" = - ] && echo - || ratio "$b" "$fl" %.2fx)"
 }
 
 echo "program-build time per run, ms (medians of $repeats; $(date -u +%F), $(uname -n))"
-printf '%-9s %6s %8s %8s %9s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s\n' app builds driver \
-  drv-cache layer-1st layer-2nd floor read+flr own 2nd-cold flr-cold 2nd/flr cache/2nd \
-  cold/flr cache/cold
+printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s %7s\n' app builds driver \
+  drv-cache layer-1st layer-2nd base-2nd floor read+flr own 2nd-cold flr-cold 2nd/flr cache/2nd \
+  cold/flr cache/cold base/flr
 # The system's Python first (Debian's pyopencl and numpy are for it).
 python=$(for p in /usr/bin/python3 python3; do
   "$p" -c 'import pyopencl, numpy' 2>/dev/null && { command -v "$p"; break; }
