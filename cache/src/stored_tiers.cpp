@@ -54,7 +54,13 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
 }  // namespace
 
 StoredTiers::StoredTiers(const Config& config, store::TieredStore tiers)
-    : config_(config), tiers_(std::move(tiers)) {}
+    : config_(config), tiers_(std::move(tiers)) {
+    // A miss needs SQLite (a hit from a hot copy does not, but its write-back
+    // at exit does): opened while the application sets up, off the request.
+    if (store::Store* user = tiers_.user()) {
+        user->open_in_background();
+    }
+}
 
 store::TieredStore& StoredTiers::with_packs() {
     std::call_once(packs_opened_, [this] {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "hot_copies.hpp"
 #include "kcache/common/sha256.hpp"
@@ -86,6 +87,37 @@ TEST_F(Store, ACopyAnsweringBeforeTheDatabaseOpensIsCheckedAtTheWriteBack) {
     auto again = ks::Store::open(store_dir(), deferred_policy());
     ASSERT_TRUE(again.ok());
     EXPECT_FALSE(again->get_hot(sample_fields(1)));
+}
+
+TEST_F(Store, ADeferredConnectionOpensInTheBackgroundAndFindsAnEntryWithoutItsCopy) {
+    {
+        auto store = open_store();
+        ASSERT_TRUE(store.put(sample_fields(1), binary_like(16 * 1024, 1), test_provenance()).ok());
+    }
+    std::filesystem::remove(copy_path(store_dir(), sample_fields(1)));
+    const std::filesystem::path shm =
+        db_path().string() + "-shm";  // SQLite's, while a connection is open
+    ASSERT_FALSE(std::filesystem::exists(shm));
+    auto store = ks::Store::open(store_dir(), deferred_policy());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    EXPECT_FALSE(std::filesystem::exists(shm)) << "deferred: no connection yet";
+    store->open_in_background();
+    store->open_in_background();  // a second call changes nothing
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(shm) && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_TRUE(std::filesystem::exists(shm)) << "opened before anything needed it";
+    EXPECT_FALSE(store->get_hot(sample_fields(1)));  // no copy: the entry is SQLite's
+    auto hit = store->get(sample_fields(1));
+    ASSERT_TRUE(hit.ok()) << hit.error().detail;
+    EXPECT_EQ(hit->bytes, binary_like(16 * 1024, 1));
+    EXPECT_EQ(store->get(sample_fields(2)).error().reason, ks::MissReason::not_found);
+
+    // Closed while the background open may still run: joined, nothing lost.
+    auto closing = ks::Store::open(store_dir(), deferred_policy());
+    ASSERT_TRUE(closing.ok());
+    closing->open_in_background();
 }
 
 TEST_F(Store, AMissThroughTheDatabaseRemovesTheCopyEvenReadOnly) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "kcache/store/trust.hpp"
 #include "signature_internal.hpp"
@@ -332,6 +333,20 @@ TEST_F(StoreSignature, TrustedKeysComeFromDirectoriesAndFilesAndBadOnesAreNamed)
     EXPECT_NE(keys.problems()[0].find("broken.pub: line 2: not base64"), std::string::npos)
         << keys.problems()[0];
     EXPECT_NE(keys.problems()[1].find("missing.pub"), std::string::npos);
+}
+
+TEST_F(StoreSignature, TheWarmUpChecksRfc8032sFirstExample) {
+    // On a thread of its own, as the remote client runs it, beside a check.
+    bool warmed = false;
+    std::thread t([&] { warmed = ks::warm_up_signature_checks(); });
+    auto key = ks::generate_key();
+    ASSERT_TRUE(key.ok());
+    const std::vector<std::uint8_t> message(1000, 7);
+    auto sig = ks::sign_message(*key, message);
+    ASSERT_TRUE(sig.ok());
+    EXPECT_TRUE(ks::verify_message(key->public_key(), message, *sig));
+    t.join();
+    EXPECT_TRUE(warmed);
 }
 
 TEST_F(StoreSignature, KeyFilesAreWrittenNewWithTheirModeAndNeverOverwritten) {

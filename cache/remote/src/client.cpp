@@ -3,11 +3,14 @@
 
 #include <unistd.h>
 
+#include <system_error>
+
 #include "client_impl.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/store/key.hpp"
+#include "kcache/store/signature.hpp"
 
 namespace kcache::remote {
 namespace {
@@ -81,12 +84,23 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
         return fail(opened.error());
     }
     impl->signing_key = std::move(*signing_key);
+    if (impl->signing_key || !impl->settings.trusted_keys.keys().empty() ||
+        !impl->settings.trusted_builders.keys().empty()) {
+        try {
+            impl->warming = std::thread([] { (void)store::warm_up_signature_checks(); });
+        } catch (const std::system_error&) {
+            // No thread: the first check sets OpenSSL up itself.
+        }
+    }
     return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() {
+    if (impl_->warming.joinable()) {
+        impl_->warming.join();
+    }
     impl_->stop_worker(2 * impl_->settings.timeout);
     (void)add_to_stats_file(impl_->settings.state_dir, counters());
 }

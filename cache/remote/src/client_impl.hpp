@@ -39,6 +39,9 @@ struct Client::Impl {
     bool busy = false;  // the worker is sending one
     bool stopping = false;
     std::thread worker;  // started at the first enqueue
+    // Sets OpenSSL up for signature checks while the application still
+    // starts (store::warm_up_signature_checks); joined when the client closes.
+    std::thread warming;
 
     explicit Impl(Settings s);
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "hot_copies.hpp"
@@ -44,6 +45,11 @@ struct Store::Impl {
     // their check) before the connection opened, checked against their
     // entries, and removed when unbacked or damaged, at the next write-back.
     std::unordered_map<std::string, std::string> unconfirmed;
+    // Store::open_in_background(): the thread opening the deferred
+    // connection, and what it opened, read once it is joined. The thread
+    // touches nothing else of the Impl.
+    std::thread opening;
+    std::optional<Result<sql::Db, StoreError>> opened_early;
 
     Impl(std::filesystem::path d, std::filesystem::path p, Policy pol, OpenMode m, sql::Db database)
         : dir(std::move(d)),
@@ -52,6 +58,13 @@ struct Store::Impl {
           mode(m),
           db(std::move(database)),
           retry{policy.busy_retries, policy.retry_backoff_ms} {}
+    ~Impl() {
+        if (opening.joinable()) {
+            opening.join();
+        }
+    }
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
 
     TimeMs now() const { return now_ms(policy); }
     StoreError error(const sql::SqlError& e) const { return schema::to_store_error(e, db_path); }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 
 #include "dir_safety.hpp"
 #include "hot_copies.hpp"
@@ -219,11 +220,35 @@ Result<Store, StoreError> Store::open(const fs::path& dir, Policy policy) {
     return Store(std::move(impl));
 }
 
+void Store::open_in_background() {
+    Impl& s = *impl_;
+    std::lock_guard lock(s.mu);
+    if (s.db.get() != nullptr || s.opening.joinable() || s.opened_early ||
+        s.mode != OpenMode::read_write) {
+        return;
+    }
+    try {
+        // Copies of what the open reads: the thread touches no guarded state.
+        s.opening =
+            std::thread([&slot = s.opened_early, path = s.db_path, policy = s.policy,
+                         retry = s.retry] { slot.emplace(open_writable(path, policy, retry)); });
+    } catch (const std::system_error&) {
+        // No thread: opened at the first need, as without this call.
+    }
+}
+
 Status<StoreError> Store::Impl::ensure_open_locked() {
     if (db.get() != nullptr) {
         return Ok{};
     }
-    auto opened = open_writable(db_path, policy, retry);
+    if (opening.joinable()) {
+        opening.join();
+    }
+    // What the background open found; when it failed (busy, say), the open
+    // is tried again now, so that its verdict is current.
+    std::optional<Result<sql::Db, StoreError>> early = std::move(opened_early);
+    opened_early.reset();
+    auto opened = early && early->ok() ? std::move(*early) : open_writable(db_path, policy, retry);
     if (!opened.ok()) {
         const StoreErrc code = opened.error().code;
         if (code == StoreErrc::schema_too_new || code == StoreErrc::foreign) {

@@ -42,6 +42,11 @@ class Store {
     // open is checked then and opened at the first call that needs SQLite;
     // that call reports what the open finds.
     static Result<Store, StoreError> open(const std::filesystem::path& dir, Policy policy = {});
+    // A connection that Policy::defer_open put off starts opening now, on a
+    // thread of its own (no-op when open, opening, or read-only): the first
+    // call that needs SQLite waits for it instead of opening it then (and
+    // opens it again itself when that open failed); get_hot() never waits.
+    void open_in_background();
 
     Store(Store&&) noexcept;
     Store& operator=(Store&&) noexcept;
