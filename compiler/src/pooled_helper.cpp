@@ -58,6 +58,30 @@ FrameState frame_state(const std::string& buf, std::string& problem) {
     return FrameState::complete;
 }
 
+// One round of the exchange's I/O after poll() said what is ready (`fds`:
+// reply, stderr, request, exit): keeps the tail of stderr, sends more of
+// `frame` from `sent`, reads more of the reply; false once the reply's end
+// is closed.
+bool pump(Spawned& proc, const pollfd (&fds)[4], const std::string& frame, std::size_t& sent,
+          Exchange& ex) {
+    if (fds[1].revents && !read_some(proc.err.get(), ex.err)) {
+        proc.err.reset();
+    }
+    if (ex.err.size() > 2 * kErrTail) {
+        ex.err.erase(0, ex.err.size() - kErrTail);
+    }
+    if (fds[2].revents) {
+        const ssize_t n = ::send(proc.in.get(), frame.data() + sent, frame.size() - sent,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            sent = frame.size();  // the helper stopped reading: its death shows below
+        }
+    }
+    return !(fds[0].revents && !read_some(proc.out.get(), ex.reply));
+}
+
 }  // namespace
 
 Result<PooledHelper, int> PooledHelper::start(const SpawnSpec& spec) {
@@ -94,24 +118,7 @@ Exchange PooledHelper::exchange(const std::string& frame, Clock::time_point dead
             ex.end = ExchangeEnd::died;
             break;
         }
-        if (fds[1].revents && !read_some(proc_.err.get(), ex.err)) {
-            proc_.err.reset();
-        }
-        if (ex.err.size() > 2 * kErrTail) {
-            ex.err.erase(0, ex.err.size() - kErrTail);
-        }
-        if (fds[2].revents) {
-            const ssize_t n = ::send(proc_.in.get(), frame.data() + sent, frame.size() - sent,
-                                     MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n > 0) {
-                sent += static_cast<std::size_t>(n);
-            } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                sent = frame.size();  // the helper stopped reading: its death shows below
-            }
-        }
-        if (fds[0].revents && !read_some(proc_.out.get(), ex.reply)) {
-            out_open = false;
-        }
+        out_open = pump(proc_, fds, frame, sent, ex) && out_open;
         const FrameState state = frame_state(ex.reply, ex.problem);
         if (state == FrameState::complete) {
             ex.end = ExchangeEnd::reply;

@@ -143,6 +143,35 @@ json tier_json(const store::TierStats& t) {
     return {{"name", t.name}, {"hits", t.hits}, {"misses", misses}};
 }
 
+// `kcache stats`'s text form: the store's figures, then the report `j`'s
+// tiers, remote and layer counters, and the canary's verdicts.
+void print_stats(const store::Stats& stats, const json& j,
+                 const std::vector<CanaryLine>& canary_lines) {
+    std::cout << "store        " << j["store"].get<std::string>() << "\nentries      "
+              << stats.entries << "\nsize         " << human_size(stats.raw_bytes) << " ("
+              << human_size(stats.stored_bytes) << " stored)\nevictions    " << stats.evictions
+              << "\ncorruptions  " << stats.corruptions << "\n";
+    for (const json& t : j["tiers"]) {
+        std::cout << "tier " << t["name"].get<std::string>() << ": " << t["hits"]
+                  << " hits, misses " << t["misses"].dump() << "\n";
+    }
+    std::cout << "remote      ";
+    for (const auto& [name, n] : j["remote"].items()) {
+        std::cout << " " << name << " " << n.get<std::uint64_t>();
+    }
+    std::cout << "\nlayer       ";
+    for (const auto& [name, n] : j["layer"].items()) {
+        std::cout << " " << name << " " << n.get<std::uint64_t>();
+    }
+    std::cout << "\n";
+    for (const CanaryLine& line : canary_lines) {
+        std::cout << "canary       " << line.text << "\n";
+    }
+    if (canary_lines.empty()) {
+        std::cout << "canary       no verdicts\n";
+    }
+}
+
 int run_stats(const ParsedArgs& args) {
     const std::string format = args.value("format").value_or(args.has("json") ? "json" : "text");
     if (format != "text" && format != "json" && format != "openmetrics" && format != "prometheus") {
@@ -186,29 +215,7 @@ int run_stats(const ParsedArgs& args) {
         std::cout << j.dump(2) << "\n";
         return 0;
     }
-    std::cout << "store        " << store->path().string() << "\nentries      " << stats->entries
-              << "\nsize         " << human_size(stats->raw_bytes) << " ("
-              << human_size(stats->stored_bytes) << " stored)\nevictions    " << stats->evictions
-              << "\ncorruptions  " << stats->corruptions << "\n";
-    for (const json& t : j["tiers"]) {
-        std::cout << "tier " << t["name"].get<std::string>() << ": " << t["hits"]
-                  << " hits, misses " << t["misses"].dump() << "\n";
-    }
-    std::cout << "remote      ";
-    for (const auto& [name, n] : j["remote"].items()) {
-        std::cout << " " << name << " " << n.get<std::uint64_t>();
-    }
-    std::cout << "\nlayer       ";
-    for (const auto& [name, n] : j["layer"].items()) {
-        std::cout << " " << name << " " << n.get<std::uint64_t>();
-    }
-    std::cout << "\n";
-    for (const CanaryLine& line : canary_lines) {
-        std::cout << "canary       " << line.text << "\n";
-    }
-    if (canary_lines.empty()) {
-        std::cout << "canary       no verdicts\n";
-    }
+    print_stats(*stats, j, canary_lines);
     return 0;
 }
 

@@ -228,6 +228,32 @@ std::filesystem::path make_scratch(const std::filesystem::path& tmpdir) {
     return ::mkdtemp(pattern.data()) ? pattern : "";
 }
 
+// Writes the pack `out` from the scratch store, with its coverage records;
+// returns the summary's exit code, or minus the error's (the builds are then
+// kept in the scratch directory, and said so).
+int finish_pack(const BuildJob& job, store::Store& built, ScratchDir& scratch,
+                const std::filesystem::path& out, const std::filesystem::path& device_db) {
+    auto exported = built.export_pack(out);
+    if (!exported) {
+        // The builds are done: keep them rather than lose them to a late error.
+        scratch.keep = true;
+        return -report(exit_for(exported.error()), kName,
+                       exported.error().message + "; the built binaries are kept in " +
+                           scratch.path.string() + " (KCACHE_DIR=" + scratch.path.string() +
+                           " kcache export PACK writes them again)");
+    }
+    const auto records = coverage_of(job.plans, job.compiler_id, device_db);
+    if (auto written = store::write_aot_coverage(out, records); !written) {
+        return -report(Exit::store_error, kName, written.error().message);
+    }
+    ::chmod(out.c_str(), 0444);
+    int failures = 0;
+    for (const auto& p : job.plans) {
+        failures += p->failed;
+    }
+    return print_summary(records, *exported, out.string(), failures);
+}
+
 int run_prebuild(const ParsedArgs& args) {
     const std::filesystem::path out = *args.value("output");
     auto jobs = args.uint_value("jobs", 1, kMaxJobs);
@@ -275,25 +301,10 @@ int run_prebuild(const ParsedArgs& args) {
         *store, progress,  {}};
     run_jobs(job, jobs->value_or(1));
     progress.finish();
-    auto exported = store->export_pack(out);
-    if (!exported) {
-        // The builds are done: keep them rather than lose them to a late error.
-        scratch.keep = true;
-        return report(exit_for(exported.error()), kName,
-                      exported.error().message + "; the built binaries are kept in " +
-                          scratch.path.string() + " (KCACHE_DIR=" + scratch.path.string() +
-                          " kcache export PACK writes them again)");
+    const int summary = finish_pack(job, *store, scratch, out, config->device_db);
+    if (summary < 0) {
+        return -summary;
     }
-    const auto records = coverage_of(*plans, job.compiler_id, config->device_db);
-    if (auto written = store::write_aot_coverage(out, records); !written) {
-        return report(Exit::store_error, kName, written.error().message);
-    }
-    ::chmod(out.c_str(), 0444);
-    int failures = 0;
-    for (const auto& p : *plans) {
-        failures += p->failed;
-    }
-    const int summary = print_summary(records, *exported, out.string(), failures);
     const int signed_code = key ? sign_written_pack(kName, out, *key) : 0;
     return signed_code != 0 ? signed_code : summary;
 }

@@ -144,6 +144,37 @@ LoadVerdict verify_on_device(store::Store& store, const std::optional<KatRun>& k
     return v;
 }
 
+// Reads every listed entry (and loads and tests it with `kat`), adds a
+// result per entry to `results` (printed as it goes unless `json`); returns
+// how many need attention.
+int verify_entries(store::Store& user_store, const std::optional<KatRun>& kat,
+                   const std::vector<store::EntryInfo>& listed, bool json_out, json& results) {
+    int corrupt = 0;
+    LoadCheck load = kat ? LoadCheck(kat->devices, kDefaultLoadTimeout) : LoadCheck();
+    for (const store::EntryInfo& e : listed) {
+        auto entry = user_store.get(e.key);
+        std::string state = entry ? "ok" : store::to_string(entry.error().reason);
+        std::string detail;
+        corrupt += entry ? 0 : 1;
+        if (entry) {
+            LoadVerdict v = verify_on_device(user_store, kat, load, *entry);
+            state = std::move(v.state);
+            detail = std::move(v.detail);
+            corrupt += v.bad ? 1 : 0;
+        }
+        json result{{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}};
+        if (!detail.empty()) {
+            result["detail"] = detail;
+        }
+        results.push_back(std::move(result));
+        if (!json_out) {
+            std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  " << state
+                      << (detail.empty() ? "" : "  (" + detail + ")") << std::endl;
+        }
+    }
+    return corrupt;
+}
+
 int run_verify(const ParsedArgs& args) {
     if (auto usage = args.exclusive({"pack", "run"}); !usage) {
         return report(Exit::usage, "verify", usage.error().message);
@@ -183,29 +214,7 @@ int run_verify(const ParsedArgs& args) {
         return report(exit_for(listed.error()), "verify", listed.error().message);
     }
     json results = json::array();
-    int corrupt = 0;
-    LoadCheck load = kat ? LoadCheck(kat->devices, kDefaultLoadTimeout) : LoadCheck();
-    for (const store::EntryInfo& e : *listed) {
-        auto entry = store->get(e.key);
-        std::string state = entry ? "ok" : store::to_string(entry.error().reason);
-        std::string detail;
-        corrupt += entry ? 0 : 1;
-        if (entry) {
-            LoadVerdict v = verify_on_device(*store, kat, load, *entry);
-            state = std::move(v.state);
-            detail = std::move(v.detail);
-            corrupt += v.bad ? 1 : 0;
-        }
-        json result{{"key", e.key.hex()}, {"kernel", e.fields.kernel_name}, {"state", state}};
-        if (!detail.empty()) {
-            result["detail"] = detail;
-        }
-        results.push_back(std::move(result));
-        if (!args.has("json")) {
-            std::cout << e.key.hex().substr(0, 16) << "  " << e.fields.kernel_name << "  " << state
-                      << (detail.empty() ? "" : "  (" + detail + ")") << std::endl;
-        }
-    }
+    const int corrupt = verify_entries(*store, kat, *listed, args.has("json"), results);
     if (args.has("json")) {
         std::cout << results.dump(2) << "\n";
     } else {

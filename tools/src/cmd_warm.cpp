@@ -197,6 +197,19 @@ std::optional<std::vector<WarmItem>> plan_items(const ParsedArgs& args,
     return items;
 }
 
+// The driver canary on each device warm builds for, one line each.
+void run_warm_canaries(const Config& config, const std::vector<OpenedDevice>& devices) {
+    std::vector<device_db::DeviceIdentity> ids;
+    for (const OpenedDevice& d : devices) {
+        ids.push_back(d.identity);
+    }
+    for (const canary::Record& r : run_canaries(config, ids, canary::fresh_seed(), true)) {
+        std::cerr << "warm: driver canary on " << r.identity.describe() << ": "
+                  << (r.suspect() ? "SUSPECT (see kcache canary --show)" : "no suspect verdict")
+                  << " (" << r.wall_ms << " ms)\n";
+    }
+}
+
 int run_warm(const ParsedArgs& args) {
     auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
@@ -241,15 +254,7 @@ int run_warm(const ParsedArgs& args) {
         return code;
     }
     if (config->canary != CanaryPolicy::off) {  // the driver's verdicts before its binaries
-        std::vector<device_db::DeviceIdentity> ids;
-        for (const OpenedDevice& d : *devices) {
-            ids.push_back(d.identity);
-        }
-        for (const canary::Record& r : run_canaries(*config, ids, canary::fresh_seed(), true)) {
-            std::cerr << "warm: driver canary on " << r.identity.describe() << ": "
-                      << (r.suspect() ? "SUSPECT (see kcache canary --show)" : "no suspect verdict")
-                      << " (" << r.wall_ms << " ms)\n";
-        }
+        run_warm_canaries(*config, *devices);
     }
     const std::size_t parallel =
         jobs->value_or(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxJobs));
