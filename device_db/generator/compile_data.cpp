@@ -129,34 +129,9 @@ void write_file(std::ostream& out, const DataFile& f, std::size_t index) {
     out << "    return f;\n}\n\n";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    if (argc < 4) {
-        std::fprintf(stderr, "usage: kcache_device_db_compile OUT.cpp ROOT FILE...\n");
-        return 2;
-    }
-    const std::filesystem::path out_path = argv[1];
-    const std::filesystem::path root = argv[2];
-    std::vector<DataFile> files;
-    for (int i = 3; i < argc; ++i) {
-        const std::filesystem::path path = argv[i];
-        auto text = kcache::read_regular_file(path, 16u << 20);
-        if (!text) {
-            std::fprintf(stderr, "kcache_device_db_compile: %s\n", text.error().message.c_str());
-            return 1;
-        }
-        auto file = parse_data_file(*text, path.lexically_relative(root).generic_string());
-        if (!file) {
-            std::fprintf(stderr, "%s\n", file.error().message.c_str());
-            return 1;
-        }
-        files.push_back(std::move(*file));
-    }
-    if (auto db = DeviceDb::from_files(files); !db) {
-        std::fprintf(stderr, "%s\n", db.error().message.c_str());
-        return 1;
-    }
+// Writes the C++ source that holds `files` to `out_path` (beside it, then
+// renamed); returns the process's exit code.
+int write_generated(const std::filesystem::path& out_path, const std::vector<DataFile>& files) {
     std::ostringstream out;
     out << "// Generated from the device data files by device_db/generator/compile_data.cpp;\n"
            "// do not edit.\n"
@@ -192,4 +167,35 @@ int main(int argc, char** argv) {
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "usage: kcache_device_db_compile OUT.cpp ROOT FILE...\n");
+        return 2;
+    }
+    const std::filesystem::path out_path = argv[1];
+    const std::filesystem::path root = argv[2];
+    std::vector<DataFile> files;
+    for (int i = 3; i < argc; ++i) {
+        const std::filesystem::path path = argv[i];
+        auto text = kcache::read_regular_file(path, 16u << 20);
+        if (!text) {
+            std::fprintf(stderr, "kcache_device_db_compile: %s\n", text.error().message.c_str());
+            return 1;
+        }
+        auto file = parse_data_file(*text, path.lexically_relative(root).generic_string());
+        if (!file) {
+            std::fprintf(stderr, "%s\n", file.error().message.c_str());
+            return 1;
+        }
+        files.push_back(std::move(*file));
+    }
+    if (auto db = DeviceDb::from_files(files); !db) {
+        std::fprintf(stderr, "%s\n", db.error().message.c_str());
+        return 1;
+    }
+    return write_generated(out_path, files);
 }
