@@ -8,7 +8,6 @@
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -19,9 +18,13 @@
 
 #include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
+#include "store_samples.hpp"
+#include "temp_path.hpp"
 
 namespace ks = kcache::store;
 namespace fs = std::filesystem;
+using kcache::test::sample_fields;
+using kcache::test::test_provenance;
 
 namespace {
 
@@ -45,36 +48,13 @@ ks::Bytes payload(std::size_t n, std::size_t offset) {
                      all.begin() + static_cast<std::ptrdiff_t>(offset + n));
 }
 
-ks::KeyFields fields(int i) {
-    ks::KeyFields f;
-    f.kernel_name = "conv2d_f16";
-    f.source_digest = kcache::sha256_hex("kernel source " + std::to_string(i));
-    f.entry_points = {"conv2d_f16"};
-    f.build_options = "-cl-std=CL2.0 -DTILE=16";
-    f.target_format = "native";
-    f.vendor_id = 0x8086;
-    f.device_name = "Intel(R) Arc(TM) Graphics";
-    f.pci_device_id = 0x7d55;
-    f.driver_version = "23.35.27191.9";
-    f.platform_name = "Intel(R) OpenCL Graphics";
-    f.platform_version = "OpenCL 3.0";
-    f.opencl_c_version = "OpenCL C 1.2";
-    f.address_bits = 64;
-    f.compiler_id = "driver 23.35.27191.9";
-    return f;
-}
-
 // A store in a fresh temporary directory, removed afterwards.
 struct TempStore {
     fs::path dir;
     std::optional<ks::Store> store;
 
     explicit TempStore(ks::Policy policy = {}) {
-        std::string pattern = (fs::temp_directory_path() / "kcache-bench-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("mkdtemp failed");
-        }
-        dir = pattern;
+        dir = kcache::test::make_temp_dir("bench-store");
         auto s = ks::Store::open(dir / "cache", std::move(policy));
         if (!s.ok()) {
             throw std::runtime_error(s.error().message);
@@ -88,23 +68,19 @@ struct TempStore {
     }
 };
 
-ks::Provenance provenance() {
-    return {"kcache-bench", ks::Origin::jit, 100, "ok"};
-}
-
 void set_ratio(benchmark::State& state, const ks::Bytes& raw) {
     state.counters["zstd_ratio"] =
         static_cast<double>(raw.size()) / static_cast<double>(ks::encode(raw, 3).data.size());
 }
 
-// A populated store: the entry the get benchmarks read (fields(-1)), with
+// A populated store: the entry the get benchmarks read (sample_fields(-1)), with
 // 50 other entries around it; returns its bytes.
 ks::Bytes populate(TempStore& t) {
     const ks::Bytes raw = payload(kEntryBytes, 512 * 1024);
     for (int i = 0; i < 50; ++i) {
-        (void)t.store->put(fields(i), payload(kEntryBytes, 4096 * i), provenance());
+        (void)t.store->put(sample_fields(i), payload(kEntryBytes, 4096 * i), test_provenance());
     }
-    (void)t.store->put(fields(-1), raw, provenance());
+    (void)t.store->put(sample_fields(-1), raw, test_provenance());
     return raw;
 }
 
@@ -112,7 +88,7 @@ void BM_StoreGetHit100KiB(benchmark::State& state) {
     TempStore t;
     const ks::Bytes raw = populate(t);
     for (auto _ : state) {
-        auto got = t.store->get(fields(-1));
+        auto got = t.store->get(sample_fields(-1));
         if (!got.ok() || got->bytes.size() != raw.size()) {
             state.SkipWithError("get failed");
             break;
@@ -130,7 +106,7 @@ void BM_StoreGetHot100KiB(benchmark::State& state) {
     TempStore t;
     const ks::Bytes raw = populate(t);
     for (auto _ : state) {
-        auto got = t.store->get_hot(fields(-1));
+        auto got = t.store->get_hot(sample_fields(-1));
         if (!got || got->size() != raw.size()) {
             state.SkipWithError("get_hot failed");
             break;
@@ -144,9 +120,9 @@ BENCHMARK(BM_StoreGetHot100KiB)->Unit(benchmark::kMicrosecond);
 void BM_StoreGetMiss(benchmark::State& state) {
     TempStore t;
     for (int i = 0; i < 50; ++i) {
-        (void)t.store->put(fields(i), payload(kEntryBytes, 4096 * i), provenance());
+        (void)t.store->put(sample_fields(i), payload(kEntryBytes, 4096 * i), test_provenance());
     }
-    const ks::KeyFields absent = fields(1'000'000);
+    const ks::KeyFields absent = sample_fields(1'000'000);
     for (auto _ : state) {
         auto got = t.store->get(absent);
         benchmark::DoNotOptimize(got.ok());
@@ -168,7 +144,7 @@ void BM_StorePut100KiB(benchmark::State& state) {
     }
     int i = 0;
     for (auto _ : state) {
-        auto put = t.store->put(fields(i), payloads[i % payloads.size()], provenance());
+        auto put = t.store->put(sample_fields(i), payloads[i % payloads.size()], test_provenance());
         if (!put.ok()) {
             state.SkipWithError(put.error().message.c_str());
             break;

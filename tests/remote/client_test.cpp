@@ -40,7 +40,7 @@ TEST_F(RemoteClient, UploadThenFetchIsAVerifiedRoundTrip) {
     auto got = c->fetch(made_up_fields(1));
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(got->bytes, made_up_bytes(1));
-    EXPECT_EQ(got->provenance.producer_version, "kcache test");
+    EXPECT_EQ(got->provenance.producer_version, "kcache-test 0.1");
     auto present = c->exists(store::make_key(made_up_fields(1)));
     ASSERT_TRUE(present);
     EXPECT_TRUE(*present);

@@ -23,8 +23,8 @@ TEST(RemoteEnvelope, RoundTripKeepsFieldsProvenanceAndBytes) {
     ASSERT_TRUE(env) << env.error().message;
     EXPECT_EQ(env->bytes, bytes);
     EXPECT_EQ(env->fields, store::normalized(fields));
-    EXPECT_EQ(env->provenance.build_log, "built");
-    EXPECT_EQ(env->provenance.build_time_ms, 321);
+    EXPECT_EQ(env->provenance.build_log, "build ok");
+    EXPECT_EQ(env->provenance.build_time_ms, 1234);
 }
 
 TEST(RemoteEnvelope, EveryTruncationIsRefused) {

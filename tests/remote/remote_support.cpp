@@ -7,6 +7,7 @@
 #include "backend.hpp"
 #include "breaker.hpp"
 #include "kcache/store/signature.hpp"
+#include "store_samples.hpp"
 
 namespace kcache::test {
 
@@ -111,17 +112,8 @@ std::vector<std::filesystem::path> down_marks(const std::filesystem::path& state
 }
 
 store::KeyFields made_up_fields(int n) {
-    store::KeyFields f;
+    store::KeyFields f = sample_fields(n);
     f.kernel_name = "made_up_" + std::to_string(n);
-    f.source_digest = kcache::sha256_hex("source " + std::to_string(n));
-    f.entry_points = {"k" + std::to_string(n)};
-    f.build_options = "-cl-std=CL1.2";
-    f.target_format = "native";
-    f.vendor_id = 0x8086;
-    f.device_name = "test device";
-    f.driver_version = "1.2.3";
-    f.platform_name = "test platform";
-    f.compiler_id = "driver 1.2.3";
     return f;
 }
 
@@ -138,12 +130,7 @@ store::Bytes made_up_bytes(int n, std::size_t size) {
 }
 
 store::Provenance made_up_provenance() {
-    store::Provenance p;
-    p.producer_version = "kcache test";
-    p.origin = store::Origin::jit;
-    p.build_time_ms = 321;
-    p.build_log = "built";
-    return p;
+    return test_provenance();
 }
 
 void flip_byte(const std::filesystem::path& file, std::size_t offset) {

@@ -55,11 +55,12 @@ std::filesystem::path breaker_file(const std::filesystem::path& state_dir, const
 // The breaker's down marks in `state_dir`, one per server marked down.
 std::vector<std::filesystem::path> down_marks(const std::filesystem::path& state_dir);
 
-// Key fields of made-up entry `n` (distinct per `n`).
+// Key fields of made-up entry `n` (distinct per `n`): sample_fields(`n`)
+// (store_samples.hpp) named made_up_`n`.
 store::KeyFields made_up_fields(int n);
 // `size` bytes of made-up binary for entry `n` (partly compressible).
 store::Bytes made_up_bytes(int n, std::size_t size = 48 * 1024);
-// Provenance as a JIT would write it.
+// Provenance as a JIT would write it: test_provenance() (store_samples.hpp).
 store::Provenance made_up_provenance();
 
 // Flips one bit of the byte at `offset` from the end (1 = the last byte) of `file`.

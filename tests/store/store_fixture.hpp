@@ -1,7 +1,8 @@
 #pragma once
-// Shared helpers of the store tests: sample keys, binary-like payloads, a
-// fixture with a private store directory, and raw SQLite access for tests
-// that damage or forge database files the way a disk or an old kcache would.
+// Shared helpers of the store tests: sample keys (store_samples.hpp),
+// binary-like payloads, a fixture with a private store directory, and raw
+// SQLite access for tests that damage or forge database files the way a disk
+// or an old kcache would.
 
 #include <sqlite3.h>
 
@@ -13,22 +14,17 @@
 
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
+#include "store_samples.hpp"
 #include "temp_dir.hpp"
 
 namespace ks = kcache::store;
 
 namespace kcache::test {
 
-// Deterministic, distinct key fields for index `i`.
-ks::KeyFields sample_fields(int i);
-
 // `n` bytes resembling a device binary: runs of instruction-like words with
 // a small vocabulary, string tables and some incompressible noise, seeded by
 // `seed` (so equal seeds give equal bytes). zstd -3 shrinks it ~2-3x.
 ks::Bytes binary_like(std::size_t n, std::uint64_t seed);
-
-// A provenance for test puts.
-ks::Provenance test_provenance();
 
 // A policy that defers SQLite to the first need (Policy::defer_open), as
 // Cache::open's does.
