@@ -135,4 +135,16 @@ bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string
     return false;
 }
 
+void expect_each_refused_naming_its_variable(
+    std::initializer_list<std::pair<const char*, const char*>> settings) {
+    for (const auto& [var, value] : settings) {
+        ::setenv(var, value, 1);
+        Config c;
+        std::string err;
+        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
+        EXPECT_NE(err.find(var), std::string::npos) << err;
+        ::unsetenv(var);
+    }
+}
+
 }  // namespace kcache::test

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit_support.hpp"
@@ -52,11 +54,14 @@ bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string
 
 // A small caller kernel: `out[i] = in[i] * k + salt`.
 std::string scale_source(int salt);
-// A request for scale_source(`salt`) with entry point "scale".
-SourceRequest scale_request(int salt);
 
 // A SourceRequest named "scale" for scale_source(`salt`), entry point "scale".
 SourceRequest scale_request(int salt);
+
+// Sets each `var`=`value` of `settings` alone in the environment (then unsets
+// it) and expects load_config to refuse it with an error that names `var`.
+void expect_each_refused_naming_its_variable(
+    std::initializer_list<std::pair<const char*, const char*>> settings);
 
 // Runs kernel "scale" of `program` over 64 items; returns out[63] or NaN.
 float run_scale(cl_context context, cl_device_id device, cl_program program, float k);

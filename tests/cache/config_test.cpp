@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "cache_fixture.hpp"
 #include "kcache/kcache.hpp"
 #include "temp_dir.hpp"
 
@@ -149,7 +150,7 @@ TEST_F(ConfigTest, HelperPoolSettings) {
 }
 
 TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
-    const std::pair<const char*, const char*> bad[] = {
+    expect_each_refused_naming_its_variable({
         {"KCACHE_MAX_SIZE", "lots"},
         {"KCACHE_MAX_SIZE", "0"},
         {"KCACHE_MAX_SIZE", "99999999999G"},
@@ -170,15 +171,7 @@ TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
         {"KCACHE_MAX_RESIDENT_BYTES", "64Q"},
         {"KCACHE_MAX_HOT_BYTES", "-1"},
         {"KCACHE_MAX_HOT_BYTES", "lots"},
-    };
-    for (const auto& [var, value] : bad) {
-        ::setenv(var, value, 1);
-        kcache::Config c;
-        std::string err;
-        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
-        EXPECT_NE(err.find(var), std::string::npos) << err;
-        ::unsetenv(var);
-    }
+    });
 }
 
 TEST_F(ConfigTest, MalformedFileLineIsReported) {

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "cache_fixture.hpp"
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/cache/service_api.hpp"
 #include "temp_dir.hpp"
@@ -117,18 +118,11 @@ TEST_F(RemoteConfig, EnvironmentBeatsTheFile) {
 }
 
 TEST_F(RemoteConfig, MalformedValuesNameTheVariable) {
-    for (auto [var, value] : {std::pair{"KCACHE_REMOTE", "ftp://x"},
-                              {"KCACHE_REMOTE_TIMEOUT_MS", "0"},
-                              {"KCACHE_REMOTE_TIMEOUT_MS", "2h"},
-                              {"KCACHE_REMOTE_READONLY", "maybe"},
-                              {"KCACHE_REMOTE_BREAKER_MS", "-1"}}) {
-        ::setenv(var, value, 1);
-        Config c;
-        std::string err;
-        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
-        EXPECT_NE(err.find(var), std::string::npos) << err;
-        ::unsetenv(var);
-    }
+    expect_each_refused_naming_its_variable({{"KCACHE_REMOTE", "ftp://x"},
+                                             {"KCACHE_REMOTE_TIMEOUT_MS", "0"},
+                                             {"KCACHE_REMOTE_TIMEOUT_MS", "2h"},
+                                             {"KCACHE_REMOTE_READONLY", "maybe"},
+                                             {"KCACHE_REMOTE_BREAKER_MS", "-1"}});
 }
 
 TEST_F(RemoteConfig, TokenOverPlainHttpRefusesToOpen) {
@@ -166,17 +160,11 @@ TEST_F(RemoteConfig, S3SettingsFromTheFileAndTheEnvironment) {
 }
 
 TEST_F(RemoteConfig, MalformedS3SettingsNameTheVariable) {
-    for (auto [var, value] : {std::pair{"KCACHE_REMOTE_S3_ENDPOINT", "s3.site:9000"},
-                              {"KCACHE_REMOTE_S3_ENDPOINT", "https://s3.site/bucket"},
-                              {"KCACHE_REMOTE_S3_REGION", "EU West"},
-                              {"KCACHE_REMOTE_S3_URL_STYLE", "subdomain"}}) {
-        ::setenv(var, value, 1);
-        Config c;
-        std::string err;
-        EXPECT_FALSE(load_config(c, err)) << var << "=" << value;
-        EXPECT_NE(err.find(var), std::string::npos) << err;
-        ::unsetenv(var);
-    }
+    expect_each_refused_naming_its_variable(
+        {{"KCACHE_REMOTE_S3_ENDPOINT", "s3.site:9000"},
+         {"KCACHE_REMOTE_S3_ENDPOINT", "https://s3.site/bucket"},
+         {"KCACHE_REMOTE_S3_REGION", "EU West"},
+         {"KCACHE_REMOTE_S3_URL_STYLE", "subdomain"}});
 }
 
 TEST_F(RemoteConfig, AnS3RemoteWithoutCredentialsRefusesToOpenSayingWhy) {
