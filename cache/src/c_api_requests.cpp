@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "c_api_support.hpp"
 
@@ -87,6 +88,24 @@ std::string to_kernel_request(const kcache_kernel_request* in, KernelRequest& ou
     return {};
 }
 
+// The C++ reference that calls the caller's C `reference` with `user`.
+KatReference kat_reference_of(kcache_kat_reference reference, void* user) {
+    return [reference, user](const std::vector<std::vector<float>>& inputs,
+                             std::vector<std::vector<float>>& expected) {
+        std::vector<const float*> in(inputs.size());
+        std::vector<float*> out(inputs.size());
+        std::vector<std::size_t> in_counts(inputs.size()), out_counts(inputs.size());
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            in[i] = inputs[i].empty() ? nullptr : inputs[i].data();
+            in_counts[i] = inputs[i].size();
+            out[i] = expected[i].empty() ? nullptr : expected[i].data();
+            out_counts[i] = expected[i].size();
+        }
+        return reference(user, inputs.size(), in.data(), in_counts.data(), out.data(),
+                         out_counts.data()) == 0;
+    };
+}
+
 std::string to_source_request(const kcache_source_request* in, SourceRequest& out) {
     kcache_source_request r;
     if (auto e = read_request(in, KCACHE_END(kcache_source_request, source), r); !e.empty()) {
@@ -108,6 +127,18 @@ std::string to_source_request(const kcache_source_request* in, SourceRequest& ou
         out.entry_points.emplace_back(r.entry_points[i]);
     }
     out.warmup_local_size = r.warmup_local_size;
+    if (r.kat_reference != nullptr && r.kat_path == nullptr) {
+        return "request->kat_reference needs request->kat_path (the KAT file it completes)";
+    }
+    if (r.kat_path != nullptr) {
+        if (*r.kat_path == '\0') {
+            return "request->kat_path is empty (NULL for no known-answer test)";
+        }
+        out.kat = r.kat_path;
+    }
+    if (r.kat_reference != nullptr) {
+        out.kat_reference = kat_reference_of(r.kat_reference, r.kat_reference_user);
+    }
     out.deadline = deadline_of(r.deadline_ms);
     out.mode = static_cast<Mode>(r.mode);
     return {};

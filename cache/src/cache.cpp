@@ -7,6 +7,7 @@
 
 #include "cache_impl.hpp"
 #include "canary_gate.hpp"
+#include "canary_kat.hpp"
 #include "kcache/cache/parts.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -237,15 +238,37 @@ cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
     return program;
 }
 
+// A program answered for a request goes out only as its known-answer test's
+// verdict allows (canary_kat.hpp); otherwise it is released and `out` says
+// why. A registry kernel's canary gates its plan instead (canary_gate.hpp).
+void check_served(Cache::Impl&, cl_device_id, const KernelRequest&, cl_program&, Outcome&) {}
+void check_served(Cache::Impl& impl, cl_device_id device, const SourceRequest& request,
+                  cl_program& program, Outcome& out) {
+    if (request.kat.empty() && !request.kat_reference) {
+        return;
+    }
+    const service::KatServed served{out.key, device, program, impl.identities, *impl.loader};
+    Outcome verdict = service::caller_kat_gate(impl.config, request, served);
+    if (verdict.status != StatusCode::ok) {
+        clReleaseProgram(std::exchange(program, nullptr));
+        out.status = verdict.status;
+        out.message = std::move(verdict.message);
+    }
+}
+
 // A public request from start to end: answer() under guarded() (timed; an
-// exception becomes the outcome), then observed(). Fills `program` (the
-// caller's reference, or null) and `out`.
+// exception becomes the outcome), check_served(), then observed(). Fills
+// `program` (the caller's reference, or null) and `out`.
 template <class Request, class Resolve>
 void serve(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
            cl_program& program, Outcome& out, Resolve&& resolve) noexcept {
     trace::Request traced;
-    const auto took =
-        guarded(out, [&] { program = answer(impl, context, device, request, out, resolve); });
+    const auto took = guarded(out, [&] {
+        program = answer(impl, context, device, request, out, resolve);
+        if (program != nullptr) {
+            check_served(impl, device, request, program, out);
+        }
+    });
     observed(impl, device, request, took, traced, out);
 }
 

@@ -160,6 +160,19 @@ typedef struct kcache_kernel_request {
 } kcache_kernel_request;
 #define KCACHE_KERNEL_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_kernel_request)
 
+/* A known-answer test's reference (kcache_source_request.kat_reference),
+ * called in the caller's process with the KAT file's `n_args` arguments:
+ * `inputs[i]` holds `input_counts[i]` values (a scalar's value, a buffer's
+ * "in" list; 0 for __local and an output without "in"); for each output
+ * argument `expected[i]` has room for `expected_counts[i]` values, filled in
+ * with the file's "expected" list (zeros where it says "reference"); NULL
+ * with a count of 0 for the others. i32 and u32 values come as floats.
+ * Returns 0 when it filled them in, non-zero when it cannot (the request then
+ * fails with KCACHE_STATUS_INVALID_ARGUMENT). */
+typedef int (*kcache_kat_reference)(void* user, size_t n_args, const float* const* inputs,
+                                    const size_t* input_counts, float* const* expected,
+                                    const size_t* expected_counts);
+
 /* A request for the caller's own kernel (KCACHE_SOURCE_REQUEST_INIT, then set
  * `source`). */
 typedef struct kcache_source_request {
@@ -174,6 +187,21 @@ typedef struct kcache_source_request {
     /* >0: on a CPU device, launch once with this local size so that the
      * stored binary loads ready to run. */
     size_t warmup_local_size;
+    /* Appended (an older caller's smaller struct_size leaves them NULL): the
+     * kernel's own known-answer test, a KAT file (docs/canary-kat.md: inputs,
+     * expected outputs, tolerance) run once per driver on the binary kcache
+     * would serve, in kcache-verify under the watchdog, before it is served;
+     * its verdict is kept with the driver canary's (<store>/canary/). A
+     * failing, hanging or crashing test is a suspect verdict:
+     * KCACHE_STATUS_DRIVER_SUSPECT under KCACHE_CANARY=enforce, a logged
+     * warning under warn; off runs none. A KAT file that cannot be read or
+     * parsed fails the request (KCACHE_STATUS_INVALID_ARGUMENT). NULL: none. */
+    const char* kat_path;
+    /* Optional: computes the KAT's expected outputs in the caller's process
+     * (kcache_kat_reference), called with `kat_reference_user`; NULL: the
+     * file's "expected" lists. */
+    kcache_kat_reference kat_reference;
+    void* kat_reference_user;
 } kcache_source_request;
 #define KCACHE_SOURCE_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_source_request)
 

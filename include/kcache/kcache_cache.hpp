@@ -57,6 +57,32 @@ inline CacheStats stats_of(const kcache_stats& s) {
     return out;
 }
 
+// The C reference (kcache_kat_reference) that calls the SourceRequest's
+// KatReference at `user`; non-zero when it fails, throws or resizes an output.
+inline int call_kat_reference(void* user, std::size_t n_args, const float* const* inputs,
+                              const std::size_t* input_counts, float* const* expected,
+                              const std::size_t* expected_counts) noexcept {
+    try {
+        std::vector<std::vector<float>> in(n_args), out(n_args);
+        for (std::size_t i = 0; i < n_args; ++i) {
+            in[i].assign(inputs[i], inputs[i] + input_counts[i]);
+            out[i].assign(expected[i], expected[i] + expected_counts[i]);
+        }
+        if (!(*static_cast<const KatReference*>(user))(in, out)) {
+            return 1;
+        }
+        for (std::size_t i = 0; i < n_args; ++i) {
+            if (out[i].size() != expected_counts[i]) {
+                return 1;
+            }
+            std::copy(out[i].begin(), out[i].end(), expected[i]);
+        }
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}
+
 }  // namespace detail
 
 inline std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexcept {
@@ -144,6 +170,12 @@ inline Program Cache::program(cl_context context, cl_device_id device,
         r.mode = static_cast<kcache_mode>(request.mode);
         r.name = request.name.c_str();
         r.warmup_local_size = request.warmup_local_size;
+        const std::string kat = request.kat.string();
+        r.kat_path = kat.empty() ? nullptr : kat.c_str();
+        if (request.kat_reference) {
+            r.kat_reference = &detail::call_kat_reference;
+            r.kat_reference_user = const_cast<KatReference*>(&request.kat_reference);
+        }
         kcache_outcome* raw = nullptr;
         const auto status =
             kcache_get_source_program_v2(cache_, context, device, &r, &p.program_, &raw);

@@ -104,7 +104,8 @@ enum class LogLevel { warning, error };
 using LogHandler = std::function<void(LogLevel, std::string_view)>;
 
 // What a request for a registry kernel does about the driver canary (the
-// known-answer tests run once per driver before its binaries are served).
+// known-answer tests run once per driver before its binaries are served);
+// a SourceRequest with a KAT (SourceRequest::kat) follows it too.
 enum class CanaryPolicy {
     off,      // no canary runs
     warn,     // a variant the canary found suspect is served, with a logged warning
@@ -226,6 +227,17 @@ struct KernelRequest {
     Mode mode = Mode::blocking;
 };
 
+// A known-answer test's reference (SourceRequest::kat_reference), called in
+// the caller's process with each KAT argument's input values (`inputs[i]`: a
+// scalar's value, a buffer's "in" list; empty for __local and an output
+// without "in"; i32 and u32 values as floats). Fills each output argument's
+// expected values (`expected[i]` comes sized to the output's count, holding
+// the file's "expected" list or zeros; empty for the other arguments; its
+// sizes must stay). Returns false when it cannot (the request fails
+// invalid_argument).
+using KatReference = std::function<bool(const std::vector<std::vector<float>>& inputs,
+                                        std::vector<std::vector<float>>& expected)>;
+
 // The caller's own kernel, with the same ladder and watchdog.
 struct SourceRequest {
     std::string name;  // descriptive only; never part of the key
@@ -238,6 +250,12 @@ struct SourceRequest {
     std::size_t warmup_local_size = 0;
     std::optional<std::chrono::milliseconds> deadline;
     Mode mode = Mode::blocking;
+    // The kernel's own known-answer test (docs/canary-kat.md): a KAT file run
+    // once per driver on the binary kcache would serve, before it is served,
+    // under Config::canary as the registry kernels' canary is (enforce:
+    // driver_suspect; warn: served, logged). Empty: none.
+    std::filesystem::path kat;
+    KatReference kat_reference;  // optional: computes the KAT's expected outputs
 };
 
 // Raw binary bytes for a request instead of a program.

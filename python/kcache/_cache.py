@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _handles
 from ._errors import InvalidArgument, error_for
@@ -140,6 +140,8 @@ class Cache:
         warmup_local_size: int = 0,
         deadline: Optional[float] = None,
         mode: str = "blocking",
+        kat: Union[str, os.PathLike, None] = None,
+        kat_reference: Optional[Callable[[List[List[float]]], Sequence[Any]]] = None,
     ) -> Any:
         """Returns your own kernel `source` built with `options`, through the same
         ladder, store and watchdog as registry kernels.
@@ -149,6 +151,16 @@ class Cache:
         launches each kernel once before storing (CPU drivers finish code
         generation at first launch). Returns and raises as :meth:`program`;
         BuildError carries the build log in ``.log``.
+
+        ``kat`` names the kernel's known-answer test (a KAT file,
+        docs/canary-kat.md), run once per driver on the binary before it is
+        served; under ``KCACHE_CANARY=enforce`` a failing test raises
+        DriverSuspect, under warn it is logged. ``kat_reference(inputs)``
+        computes the expected outputs instead of the file's lists: it gets
+        one list of floats per KAT argument and returns one sequence per
+        argument, each output's expected values in its place (others are
+        ignored). A KAT file that cannot be used, or a reference that raises,
+        raises InvalidArgument (chained to the reference's exception).
         """
         ctx = _handles.handle(context, "context")
         dev = _handles.handle(device, "device")
@@ -158,6 +170,19 @@ class Cache:
             raise TypeError(f"options must be a str, not {type(options).__qualname__}")
         if isinstance(entry_points, str) or not all(isinstance(e, str) for e in entry_points):
             raise TypeError("entry_points must be a sequence of str")
+        if kat is not None and not isinstance(kat, (str, os.PathLike)):
+            raise TypeError(f"kat must be a path, not {type(kat).__qualname__}")
+        if kat_reference is not None and not callable(kat_reference):
+            raise TypeError("kat_reference must be callable")
+        raised: List[BaseException] = []
+
+        def reference(inputs: List[List[float]]) -> Sequence[Any]:
+            try:
+                return kat_reference(inputs)  # type: ignore[misc]
+            except Exception as e:
+                raised.append(e)
+                raise
+
         h = self._core.program_source(
             ctx,
             dev,
@@ -168,8 +193,15 @@ class Cache:
             warmup_local_size,
             _handles.deadline_ms(deadline),
             _mode(mode),
+            os.fspath(kat) if kat is not None else "",
+            reference if kat_reference is not None else None,
         )
-        return _wrap(h, name or "program_source")
+        try:
+            return _wrap(h, name or "program_source")
+        except InvalidArgument as e:
+            if raised:
+                raise e from raised[0]
+            raise
 
     def binary(
         self,

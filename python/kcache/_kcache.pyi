@@ -1,6 +1,6 @@
 """Type stubs of the kcache._kcache extension module (the bound C++ API)."""
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 class Outcome:
     """How a request was answered."""
@@ -55,6 +55,8 @@ class CacheCore:
         warmup_local_size: int,
         deadline_ms: Optional[int],
         mode: str,
+        kat: str = "",
+        kat_reference: Optional[Callable[[List[List[float]]], Sequence[Any]]] = None,
     ) -> ProgramHandle: ...
     def binary(
         self,

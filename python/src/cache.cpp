@@ -29,6 +29,45 @@ cl_device_id device_of(HandleInt h) {
 
 using Params = std::map<std::string, std::string>;
 
+// The KatReference that calls Python's `reference(inputs)` (GIL taken): it
+// gets one list of floats per KAT argument and returns one sequence per
+// argument, an output's expected values in its place (others are ignored).
+// False when it raises or returns the wrong shape (the Python layer re-raises
+// what it raised).
+KatReference python_reference(py::function reference) {
+    // Held and let go with the GIL, whichever thread drops the last copy.
+    std::shared_ptr<py::function> fn(new py::function(std::move(reference)), [](py::function* f) {
+        py::gil_scoped_acquire gil;
+        delete f;
+    });
+    return [fn](const std::vector<std::vector<float>>& inputs,
+                std::vector<std::vector<float>>& expected) {
+        py::gil_scoped_acquire gil;
+        try {
+            const py::object got = (*fn)(py::cast(inputs));
+            if (!py::isinstance<py::sequence>(got) || py::len(got) != expected.size()) {
+                return false;
+            }
+            const auto items = got.cast<py::sequence>();
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+                if (expected[i].empty()) {
+                    continue;
+                }
+                auto values = items[i].cast<std::vector<float>>();
+                if (values.size() != expected[i].size()) {
+                    return false;
+                }
+                expected[i] = std::move(values);
+            }
+            return true;
+        } catch (const py::error_already_set&) {
+            return false;
+        } catch (const py::cast_error&) {
+            return false;
+        }
+    };
+}
+
 class CacheCore {
   public:
     CacheCore(std::unique_ptr<Cache> cache, std::set<std::string> overridden)
@@ -281,18 +320,24 @@ void bind_cache(py::module_& m) {
             [](CacheCore& self, HandleInt ctx, HandleInt dev, std::string name, std::string source,
                std::string options, std::vector<std::string> entry_points,
                std::size_t warmup_local_size, std::optional<std::int64_t> deadline_ms,
-               const std::string& mode) {
+               const std::string& mode, std::string kat,
+               std::optional<py::function> kat_reference) {
                 SourceRequest r;
                 r.name = std::move(name);
                 r.source = std::move(source);
                 r.options = std::move(options);
                 r.entry_points = std::move(entry_points);
                 r.warmup_local_size = warmup_local_size;
+                r.kat = std::move(kat);
+                if (kat_reference) {
+                    r.kat_reference = python_reference(std::move(*kat_reference));
+                }
                 return self.program_source(ctx, dev, std::move(r), deadline_ms, mode);
             },
             py::arg("context"), py::arg("device"), py::arg("name"), py::arg("source"),
             py::arg("options"), py::arg("entry_points"), py::arg("warmup_local_size"),
-            py::arg("deadline_ms"), py::arg("mode"))
+            py::arg("deadline_ms"), py::arg("mode"), py::arg("kat") = "",
+            py::arg("kat_reference") = py::none())
         .def("binary", &CacheCore::binary, py::arg("context"), py::arg("device"), py::arg("kernel"),
              py::arg("params"), py::arg("deadline_ms"), py::arg("mode"))
         .def("stats", &CacheCore::stats)

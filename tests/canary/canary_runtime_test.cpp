@@ -28,13 +28,7 @@ std::vector<std::string> dot_miscompiled_by(const std::string& driver) {
 
 class CanaryRuntime : public FaultLayerContextTest {
   protected:
-    Config config(CanaryPolicy policy) const {
-        Config c;
-        c.dir = dir() / "store";
-        c.jit_helper = jit_helper_path();
-        c.canary = policy;
-        return c;
-    }
+    Config config(CanaryPolicy policy) const { return canary_config(dir() / "store", policy); }
 
     // The stored verdicts of the driver `driver` of the test device.
     std::optional<canary::Record> record(const std::string& driver) const {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "jit_support.hpp"
 #include "kcache/cache/service_api.hpp"
 #include "test_platform.hpp"
 
@@ -44,6 +45,14 @@ void FaultLayerContextTest::TearDown() {
         clReleaseContext(context_);
     }
     FaultLayerTest::TearDown();
+}
+
+Config canary_config(const std::filesystem::path& store, CanaryPolicy policy) {
+    Config c;
+    c.dir = store;
+    c.jit_helper = jit_helper_path();
+    c.canary = policy;
+    return c;
 }
 
 KernelRequest kernel_request(const std::string& kernel, std::map<std::string, std::string> params) {

@@ -41,6 +41,10 @@ class FaultLayerContextTest : public FaultLayerTest {
     cl_context context_ = nullptr;
 };
 
+// A Config on the store `store` under the canary policy `policy`, with the
+// kcache-jit built here.
+Config canary_config(const std::filesystem::path& store, CanaryPolicy policy);
+
 // A request for registry kernel `kernel` with variant parameters `params`.
 KernelRequest kernel_request(const std::string& kernel,
                              std::map<std::string, std::string> params = {});

@@ -123,8 +123,9 @@ Program Warmer::request(Cache& cache, const OpenedDevice& dev, const WarmItem& i
         return cache.program(dev.context.get(), dev.device, request);
     }
     const ManifestItem& m = *item.manifest;
-    SourceRequest request{m.name,       m.source, m.options,     m.entry_points,
-                          m.local_size, timeout,  Mode::blocking};
+    SourceRequest request{m.name,         m.source,     m.options,
+                          m.entry_points, m.local_size, timeout,
+                          Mode::blocking, {},           {}};  // no KAT: warm runs it itself
     return cache.program(dev.context.get(), dev.device, request);
 }
 
