@@ -10,6 +10,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,8 +36,9 @@ constexpr unsigned long long kFlushEvery = 16;
 
 // The opening of the cache (open_early, ensure_open): `phase` and `opener`
 // are guarded by `open_mutex`; what the opening sets (cache, live, opened,
-// owner, counters, trace, deferred) is written by one thread, the opener or
-// a build, and read by others after `ready` (or after joining the opener).
+// owner, counters, trace, deferred) is written by the one thread that
+// claimed it, the opening thread or a build, and read by others after
+// `done` or `ready`.
 enum class Phase { idle, started };
 
 struct State {
@@ -54,9 +56,11 @@ struct State {
 
     std::mutex open_mutex;
     Phase phase = Phase::idle;
-    std::thread opener;              // the opening thread, until joined
-    std::optional<Config> deferred;  // loaded early, its store not made yet
-    std::atomic<bool> ready{false};  // opened, or known not to open
+    std::thread opener;                // the opening thread, until joined
+    std::atomic<bool> claimed{false};  // the opening is taken (by the thread or a build)
+    std::atomic<bool> done{false};     // the thread's opening is done
+    std::optional<Config> deferred;    // loaded early, its store not made yet
+    std::atomic<bool> ready{false};    // opened, or known not to open
 };
 
 State& state() {
@@ -112,20 +116,41 @@ void open_with(State& s, const Config& config) {
 
 // The opening thread: the configuration, then the cache, unless its
 // directory is not there yet: making it is left to the first build, so that
-// an application that never builds leaves no store behind.
+// an application that never builds leaves no store behind. A build that
+// needs the cache before this thread has begun opens it itself (the thread
+// then does nothing): it would otherwise sleep until a thread not yet
+// running had done all the work, and be woken late on a busy machine.
 void open_in_background(State& s) {
     t_opener = true;
+    if (s.claimed.exchange(true)) {
+        return;  // a build got there first
+    }
     InsideCache inside;  // what the opening asks of OpenCL passes through
     Config config;
-    if (!load(s, config)) {
-        return;
+    if (load(s, config)) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(config.dir, ec)) {
+            open_with(s, config);
+        } else {
+            s.deferred = std::move(config);
+        }
     }
-    std::error_code ec;
-    if (!std::filesystem::is_directory(config.dir, ec)) {
-        s.deferred = std::move(config);
-        return;
+    s.done.store(true, std::memory_order_release);
+    s.done.notify_all();
+}
+
+// Waits for the opening thread's work: it runs now, so for a while the
+// waiter yields (a sleep's wake-up costs more than what is left of it),
+// then sleeps.
+void wait_for_opening(const State& s) {
+    const auto yield_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    while (!s.done.load(std::memory_order_acquire)) {
+        if (std::chrono::steady_clock::now() < yield_until) {
+            std::this_thread::yield();
+        } else {
+            s.done.wait(false, std::memory_order_acquire);
+        }
     }
-    open_with(s, config);
 }
 
 // Caller holds `s.open_mutex`.
@@ -135,8 +160,9 @@ void join_opener_locked(State& s) {
     }
 }
 
-// Opens the cache unless it is open: waits for the opening thread, or opens
-// here when none was started (or it left the store to be made).
+// Opens the cache unless it is open: waits for the opening thread when it
+// has begun, else opens it here (and the thread, if any, does nothing); a
+// store the thread left to be made is made here.
 void ensure_open(State& s) {
     if (s.ready.load(std::memory_order_acquire)) {
         return;
@@ -145,8 +171,8 @@ void ensure_open(State& s) {
     if (s.ready.load(std::memory_order_relaxed)) {
         return;
     }
-    if (s.phase == Phase::started) {
-        join_opener_locked(s);
+    if (s.phase == Phase::started && s.claimed.exchange(true)) {
+        wait_for_opening(s);
         if (s.deferred) {
             open_with(s, *s.deferred);
             s.deferred.reset();
