@@ -10,6 +10,9 @@
 //       file (run.sh writes it from the store's entries). An application
 //       may build for every platform (clpeak does), so a binary is loaded
 //       where it came from, never on a device it was not made for.
+//   layer_bench_apps devices        prints `platform: NAME` and `  device:
+//       NAME` for every platform and device the ICD loader offers (what an
+//       application that builds for every platform, as clpeak does, meets).
 //   layer_bench_apps enqueue N      builds one kernel, then enqueues it N
 //       times (a finish every 64) and prints `enqueue_ms TOTAL`: calls the
 //       layer does not take, to show what it costs them.
@@ -62,22 +65,42 @@ std::string text_of(cl_int(CL_API_CALL* get)(Handle, Info, size_t, void*, size_t
     return s.c_str();
 }
 
+std::vector<cl_platform_id> platforms() {
+    cl_uint n = 0;
+    clGetPlatformIDs(0, nullptr, &n);
+    std::vector<cl_platform_id> all(n);
+    clGetPlatformIDs(n, all.data(), nullptr);
+    return all;
+}
+
+std::vector<cl_device_id> devices_of(cl_platform_id platform) {
+    cl_uint n = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS) {
+        return {};
+    }
+    std::vector<cl_device_id> all(n);
+    clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, n, all.data(), nullptr);
+    return all;
+}
+
+int list_devices() {
+    for (cl_platform_id p : platforms()) {
+        std::printf("platform: %s\n", text_of(clGetPlatformInfo, p, CL_PLATFORM_NAME).c_str());
+        for (cl_device_id d : devices_of(p)) {
+            std::printf("  device: %s\n", text_of(clGetDeviceInfo, d, CL_DEVICE_NAME).c_str());
+        }
+    }
+    return 0;
+}
+
 // The device named `device` on the platform named `platform`, with a context
 // of its own (null when there is none).
 Device named_device(const std::string& platform, const std::string& device) {
-    cl_uint n = 0;
-    clGetPlatformIDs(0, nullptr, &n);
-    std::vector<cl_platform_id> platforms(n);
-    clGetPlatformIDs(n, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-        cl_uint m = 0;
-        if (text_of(clGetPlatformInfo, p, CL_PLATFORM_NAME) != platform ||
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &m) != CL_SUCCESS) {
+    for (cl_platform_id p : platforms()) {
+        if (text_of(clGetPlatformInfo, p, CL_PLATFORM_NAME) != platform) {
             continue;
         }
-        std::vector<cl_device_id> devices(m);
-        clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, m, devices.data(), nullptr);
-        for (cl_device_id d : devices) {
+        for (cl_device_id d : devices_of(p)) {
             if (text_of(clGetDeviceInfo, d, CL_DEVICE_NAME) == device) {
                 cl_int err = CL_SUCCESS;
                 return {d, clCreateContext(nullptr, 1, &d, nullptr, nullptr, &err)};
@@ -193,8 +216,11 @@ int enqueue(const Device& d, long n) {
 
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "devices" && argc == 2) {
+        return list_devices();
+    }
     if ((mode != "load" && mode != "enqueue") || argc != 3) {
-        std::fprintf(stderr, "usage: layer_bench_apps load LIST | enqueue N\n");
+        std::fprintf(stderr, "usage: layer_bench_apps load LIST | enqueue N | devices\n");
         return 2;
     }
     if (mode == "load") {

@@ -23,5 +23,7 @@ export KCACHE_BENCH_CLI=$S/prefix/bin/kcache KCACHE_BENCH_APPS=$S/bin/layer_benc
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   KCACHE_DIR=$work/doctor kcache doctor 2>&1 | grep -iE 'layer|loader'
+  # The platforms the applications meet: clpeak builds once for each.
+  "$KCACHE_BENCH_APPS" devices
   bash "$root/bench/layer/run.sh" "${1:-3}"
 } 2>&1 | tee "$report"
