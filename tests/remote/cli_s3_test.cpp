@@ -17,9 +17,7 @@ class CliS3 : public CliTest {
   protected:
     void SetUp() override {
         CliTest::SetUp();
-        auto s = S3Server::start(dir() / "s3rver");
-        ASSERT_TRUE(s) << s.error();
-        server_.emplace(std::move(*s));
+        ASSERT_TRUE(start_into(server_, S3Server::start(dir() / "s3rver")));
     }
     // The settings of a node of the bucket whose secret is `secret`, with
     // its store in `store`.

@@ -23,9 +23,7 @@ class RedisBatch : public TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
-        auto s = RedisServer::start(dir() / "redis");
-        ASSERT_TRUE(s) << s.error();
-        server_.emplace(std::move(*s));
+        ASSERT_TRUE(start_into(server_, RedisServer::start(dir() / "redis")));
     }
     // The value of field `name` of INFO `section`.
     long long info(const std::string& section, const std::string& name) {

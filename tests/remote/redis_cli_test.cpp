@@ -1,8 +1,10 @@
-// The CLI and the runtime on the Redis backend, against a real redis-server
-// 7 started by each test: warm uploads every object (under a database, a key
-// prefix and a TTL), a cold node pulls them and builds nothing; a wrong
-// password fails open (the node compiles) and doctor shows the backend and
-// where the password came from, never the password.
+// The CLI and the runtime on the Redis backends, against real redis-server 7
+// processes started by each test: warm uploads every object (under a
+// database, a key prefix and a TTL), a cold node pulls them and builds
+// nothing; push from a warmed store and pull into an empty one, on one
+// server and on a cluster, after which an application's request hits that
+// store; a wrong password fails open (the node compiles) and doctor shows
+// the backend and where the password came from, never the password.
 
 #include <gtest/gtest.h>
 
@@ -20,10 +22,60 @@ constexpr const char* kWriterAcl =
     "user kc on >kc-secret ~fleet/kcache/* resetchannels -@all +exists +strlen +getrange +set "
     "+del +select";
 
-class RedisCli : public CliTest {
+// The CLI with the test's signing key, and the round trip every Redis
+// backend must make.
+class RedisCliTest : public CliTest {
+  protected:
+    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+        for (std::string& e : signing_env(dir() / "keys")) {
+            env.push_back(std::move(e));
+        }
+        env.push_back("KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1");  // loopback, no TLS
+        return CliTest::kcache(args, env);
+    }
+    // Warms store_dir() with no remote, pushes it to `remote` (a
+    // KCACHE_REMOTE=… setting) and pulls it into an empty store; an
+    // application then finds `dot` there, with no remote and no compile.
+    // Returns how many objects went up.
+    int push_then_pull(const std::string& remote) {
+        const std::vector<std::string> dot{"--kernels", "dot", "--dtypes", "f32", "--json"};
+        auto with = [](std::string command, const std::vector<std::string>& rest) {
+            std::vector<std::string> args{std::move(command)};
+            args.insert(args.end(), rest.begin(), rest.end());
+            return args;
+        };
+        const CliRun warm = kcache(with("warm", dot));
+        EXPECT_EQ(warm.code, 0) << warm.out << warm.err;
+        const int built = warm.code == 0 ? static_cast<int>(warm.json()["built"]) : 0;
+        EXPECT_GE(built, 1);
+        const CliRun push = kcache({"push", "--json"}, {remote});
+        EXPECT_EQ(push.code, 0) << push.out << push.err;
+        EXPECT_EQ(push.json()["uploaded"], built);
+        EXPECT_EQ(push.json()["failed"], 0);
+        const CliRun again = kcache({"push", "--json"}, {remote});
+        EXPECT_EQ(again.json()["already present"], built) << again.out << again.err;
+
+        const auto cold = dir() / "cold";
+        const CliRun pull = kcache(with("pull", dot), {remote, "KCACHE_DIR=" + cold.string()});
+        EXPECT_EQ(pull.code, 0) << pull.out << pull.err;
+        EXPECT_EQ(pull.json()["pulled"], built);
+        EXPECT_EQ(pull.json()["failed"], 0);
+        // An application of the node (libkcache.so, no remote): `dot` from
+        // the store, a JIT only for its own kernel.
+        const CliRun app = run_cli(KCACHE_TEST_WORKLOAD, {},
+                                   {"KCACHE_DIR=" + cold.string(),
+                                    std::string("KCACHE_JIT_PATH=") + KCACHE_TEST_JIT_PATH});
+        EXPECT_EQ(app.code, 0) << app.out << app.err;
+        EXPECT_EQ(app.out.rfind("user_store ok\n", 0), 0u) << app.out;
+        EXPECT_NE(app.out.find("jit_compiles 1\n"), std::string::npos) << app.out;
+        return built;
+    }
+};
+
+class RedisCli : public RedisCliTest {
   protected:
     void SetUp() override {
-        CliTest::SetUp();
+        RedisCliTest::SetUp();
         auto s = RedisServer::start(
             dir() / "redis",
             {{kWriterAcl, "user admin on >admin-secret ~* +@all", "user default off"},
@@ -37,13 +89,6 @@ class RedisCli : public CliTest {
     std::string remote(const std::string& password = "kc-secret") const {
         return "KCACHE_REMOTE=redis://kc:" + password +
                "@127.0.0.1:" + std::to_string(server_->port()) + "/1/fleet";
-    }
-    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
-        env.push_back("KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1");  // loopback, no TLS
-        return CliTest::kcache(args, env);
     }
     std::vector<std::string> keys() {
         auto out = server_->cli({"-n", "1", "--scan", "--pattern", "fleet/kcache/v1/*"});
@@ -84,6 +129,11 @@ TEST_F(RedisCli, WarmUploadsEveryObjectAndAColdNodeBuildsNothing) {
     EXPECT_EQ(again.json()["already_cached"], built);
 }
 
+TEST_F(RedisCli, PushFromAWarmedStorePullIntoAnEmptyOneAndAnApplicationHitsThere) {
+    const int pushed = push_then_pull(remote());
+    EXPECT_EQ(keys().size(), static_cast<std::size_t>(pushed));
+}
+
 TEST_F(RedisCli, AWrongPasswordFailsOpenAndDoctorNamesNoPassword) {
     const std::string wrong = remote("not-the-password");
     const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"},
@@ -121,6 +171,21 @@ TEST_F(RedisCli, AWrongPasswordFailsOpenAndDoctorNamesNoPassword) {
     }
     EXPECT_TRUE(backend) << good.out;
     EXPECT_EQ(ok, 6);  // signatures, backend, GET, HEAD, PUT, DELETE
+}
+
+// Three masters with a replica each: the objects spread over the masters'
+// slots, MOVED redirects followed by push and pull alike.
+class RedisClusterCli : public RedisCliTest {
+  protected:
+    void SetUp() override {
+        RedisCliTest::SetUp();
+        ASSERT_TRUE(start_into(cluster_, RedisCluster::start(dir() / "cluster")));
+    }
+    std::optional<RedisCluster> cluster_;
+};
+
+TEST_F(RedisClusterCli, PushFromAWarmedStorePullIntoAnEmptyOneAndAnApplicationHitsThere) {
+    push_then_pull("KCACHE_REMOTE=" + cluster_->url());
 }
 
 }  // namespace

@@ -36,9 +36,7 @@ class RedisClusterTest : public TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
-        auto c = RedisCluster::start(dir() / "cluster");
-        ASSERT_TRUE(c) << c.error();
-        cluster_.emplace(std::move(*c));
+        ASSERT_TRUE(start_into(cluster_, RedisCluster::start(dir() / "cluster")));
     }
     std::unique_ptr<remote::Client> client(Millis breaker = Millis(300)) {
         auto s = test_settings(cluster_->url(), dir() / "state");

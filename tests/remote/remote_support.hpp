@@ -43,6 +43,19 @@ std::filesystem::path write_test_keys(const std::filesystem::path& dir);
 // signs with and trusts the test key (written under `dir`).
 std::vector<std::string> signing_env(const std::filesystem::path& dir);
 
+// Puts what `start` (a server or cluster of the harness just started)
+// holds into `slot` and returns true; false after failing the test with
+// why it did not start.
+template <class Server>
+bool start_into(std::optional<Server>& slot, Result<Server, std::string> start) {
+    if (!start) {
+        ADD_FAILURE() << start.error();
+        return false;
+    }
+    slot.emplace(std::move(*start));
+    return true;
+}
+
 // Settings for `url` with short timeouts and state kept in `state_dir`;
 // uploads signed with test_signing_key(), which is the one key trusted.
 remote::Settings test_settings(const std::string& url, const std::filesystem::path& state_dir);
