@@ -263,3 +263,13 @@ TEST_F(Store, DamagedCoverageRowIsAClearErrorAndAnEmptyFamilyIsRefused) {
 
     EXPECT_FALSE(ks::read_aot_coverage(dir() / "missing.kcpack").ok());
 }
+
+TEST_F(Store, CoverageIsNeverWrittenIntoAFileThatIsNotAPack) {
+    const fs::path other = dir() / "other.db";
+    raw_sql(other, "CREATE TABLE notes(text TEXT)");
+    auto written = ks::write_aot_coverage(
+        other, {{"tgllp", "tgllp", ks::CoverageStatus::covered, {}, "", ""}});
+    ASSERT_FALSE(written.ok());
+    EXPECT_EQ(written.error().code, ks::StoreErrc::foreign) << written.error().message;
+    EXPECT_EQ(raw_sql(other, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'kcache%'"), "0");
+}

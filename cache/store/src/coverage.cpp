@@ -124,34 +124,25 @@ Status<StoreError> write_aot_coverage(const std::filesystem::path& pack,
                                    p + ": a coverage record needs a family name"});
         }
     }
-    auto db = sql::Db::open(sql::file_uri(p, ""), SQLITE_OPEN_READWRITE, 1000);
-    if (!db.ok()) {
-        return fail(schema::to_store_error(db.error(), p));
-    }
-    auto txn = sql::Transaction::begin(db.value());
-    sql::Stat st = txn.ok() ? db.value().exec(kCreate) : sql::Stat(fail(txn.error()));
-    for (const AotCoverage& r : records) {
-        if (!st.ok()) {
-            break;
+    return schema::write_in_transaction(p, [&](sql::Db& db) {
+        sql::Stat st = db.exec(kCreate);
+        for (const AotCoverage& r : records) {
+            if (!st.ok()) {
+                break;
+            }
+            auto insert = db.cached(kInsert);
+            st = insert.ok() ? insert.value()->bind_all(
+                                   std::string_view(r.family), std::string_view(r.ocloc_target),
+                                   std::string_view(to_string(r.status)),
+                                   std::string_view(join_ids(r.pci_ids)),
+                                   std::string_view(r.compiler), std::string_view(r.detail))
+                             : sql::Stat(fail(insert.error()));
+            if (st.ok()) {
+                st = insert.value()->run();
+            }
         }
-        auto insert = db.value().cached(kInsert);
-        st = insert.ok()
-                 ? insert.value()->bind_all(
-                       std::string_view(r.family), std::string_view(r.ocloc_target),
-                       std::string_view(to_string(r.status)), std::string_view(join_ids(r.pci_ids)),
-                       std::string_view(r.compiler), std::string_view(r.detail))
-                 : sql::Stat(fail(insert.error()));
-        if (st.ok()) {
-            st = insert.value()->run();
-        }
-    }
-    if (st.ok()) {
-        st = txn->commit();
-    }
-    if (!st.ok()) {
-        return fail(schema::to_store_error(st.error(), p));
-    }
-    return Ok{};
+        return st;
+    });
 }
 
 Result<std::vector<AotCoverage>, StoreError> read_aot_coverage(const std::filesystem::path& pack) {

@@ -59,32 +59,20 @@ Status<StoreError> write_pack_errata(const std::filesystem::path& pack, std::str
                                p + ": an errata document must hold 1 to " +
                                    std::to_string(kMaxPackErrataBytes) + " bytes"});
     }
-    auto db = sql::Db::open(sql::file_uri(p, ""), SQLITE_OPEN_READWRITE, 1000);
-    if (!db.ok()) {
-        return fail(schema::to_store_error(db.error(), p));
-    }
-    if (auto readable = schema::check_readable(db.value(), p); !readable.ok()) {
-        return fail(readable.error());
-    }
-    auto txn = sql::Transaction::begin(db.value());
-    sql::Stat st = txn.ok() ? db.value().exec(kErrataCreate) : sql::Stat(fail(txn.error()));
-    if (st.ok()) {
-        st = db.value().exec(kErrataClear);
-    }
-    if (st.ok()) {
-        auto insert = db.value().cached(kErrataInsert);
-        st = insert.ok() ? insert.value()->bind(1, document) : sql::Stat(fail(insert.error()));
+    return schema::write_in_transaction(p, [&](sql::Db& db) {
+        sql::Stat st = db.exec(kErrataCreate);
         if (st.ok()) {
-            st = insert.value()->run();
+            st = db.exec(kErrataClear);
         }
-    }
-    if (st.ok()) {
-        st = txn->commit();
-    }
-    if (!st.ok()) {
-        return fail(schema::to_store_error(st.error(), p));
-    }
-    return Ok{};
+        if (st.ok()) {
+            auto insert = db.cached(kErrataInsert);
+            st = insert.ok() ? insert.value()->bind(1, document) : sql::Stat(fail(insert.error()));
+            if (st.ok()) {
+                st = insert.value()->run();
+            }
+        }
+        return st;
+    });
 }
 
 }  // namespace kcache::store

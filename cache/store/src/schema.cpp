@@ -209,4 +209,24 @@ Status<StoreError> check_readable(sql::Db& db, const std::string& path) {
     return Ok{};
 }
 
+Status<StoreError> write_in_transaction(const std::string& path,
+                                        const std::function<sql::Stat(sql::Db&)>& body) {
+    auto db = sql::Db::open(sql::file_uri(path, ""), SQLITE_OPEN_READWRITE, 1000);
+    if (!db.ok()) {
+        return fail(to_store_error(db.error(), path));
+    }
+    if (auto readable = check_readable(db.value(), path); !readable.ok()) {
+        return fail(readable.error());
+    }
+    auto txn = sql::Transaction::begin(db.value());
+    sql::Stat st = txn.ok() ? body(db.value()) : sql::Stat(fail(txn.error()));
+    if (st.ok()) {
+        st = txn->commit();
+    }
+    if (!st.ok()) {
+        return fail(to_store_error(st.error(), path));
+    }
+    return Ok{};
+}
+
 }  // namespace kcache::store::schema

@@ -1,6 +1,7 @@
 #pragma once
 // The database schema, its version table, and migrations between versions.
 
+#include <functional>
 #include <string>
 
 #include "kcache/store/types.hpp"
@@ -31,6 +32,12 @@ StoreError not_a_store(sql::Db& db, const std::string& path);
 // Checks that a database opened read-only has exactly kCurrentVersion;
 // Foreign for a file without kcache's schema.
 Status<StoreError> check_readable(sql::Db& db, const std::string& path);
+
+// Opens the kcache file (a pack) at `path` for writing, checks it as
+// check_readable does, and runs `body` in one transaction, committed only
+// when `body` succeeds; every failure is a StoreError naming `path`.
+Status<StoreError> write_in_transaction(const std::string& path,
+                                        const std::function<sql::Stat(sql::Db&)>& body);
 
 // Maps an SQLite error to a StoreError whose message names `path`.
 StoreError to_store_error(const sql::SqlError& e, const std::string& path);

@@ -42,7 +42,8 @@ struct AotCoverage {
 
 // Adds `records` to the coverage table of the pack file at `pack` (a record of
 // the same family replaces the earlier one), in one transaction.
-// Fails with Io (cannot open or write) or InvalidArgument (an empty family).
+// Fails with Io (cannot open or write), InvalidArgument (an empty family),
+// Foreign (not a kcache pack) or SchemaTooNew/SchemaTooOld; writes nothing then.
 Status<StoreError> write_aot_coverage(const std::filesystem::path& pack,
                                       const std::vector<AotCoverage>& records);
 

@@ -18,8 +18,9 @@ namespace kcache::store {
 inline constexpr std::size_t kMaxPackErrataBytes = 1u << 20;
 
 // Replaces the errata document of the pack file at `pack` with `document`,
-// in one transaction. Fails with Io (cannot open or write), Corrupt (not a
-// pack) or InvalidArgument (an empty document, or one over the bound).
+// in one transaction. Fails with Io (cannot open or write), Foreign (not a
+// kcache pack), SchemaTooNew/SchemaTooOld or InvalidArgument (an empty
+// document, or one over the bound).
 Status<StoreError> write_pack_errata(const std::filesystem::path& pack, std::string_view document);
 
 }  // namespace kcache::store
