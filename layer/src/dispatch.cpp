@@ -35,6 +35,7 @@ bool in_kcache_helper() {
 }
 
 void intercept(_cl_icd_dispatch& t) {
+    t.clGetPlatformIDs = get_platform_ids;
     t.clCreateContext = create_context;
     t.clCreateContextFromType = create_context_from_type;
     t.clCreateProgramWithSource = create_program_with_source;
@@ -87,7 +88,8 @@ clGetLayerInfo(cl_layer_info param_name, size_t param_value_size, void* param_va
 
 // Copies the target table (as many entries as the loader passes), then puts
 // the layer's entry points over those that take or return a program and
-// the two that create a context (which start the cache's opening). Every
+// those that look for platforms or create a context (they start the
+// cache's opening). Every
 // other entry stays the driver's, so the layer costs those calls nothing.
 __attribute__((visibility("default"))) CL_API_ENTRY cl_int CL_API_CALL
 clInitLayer(cl_uint num_entries, const _cl_icd_dispatch* target_dispatch, cl_uint* num_entries_out,

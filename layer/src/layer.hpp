@@ -96,8 +96,10 @@ struct InsideCache {
 };
 bool inside_cache() noexcept;
 
-// The layer's entry points (a subset of the dispatch table). Creating a
-// context starts the cache's opening (service.hpp), off the first build.
+// The layer's entry points (a subset of the dispatch table). Looking for
+// platforms or creating a context starts the cache's opening (service.hpp),
+// off the first build.
+cl_int CL_API_CALL get_platform_ids(cl_uint, cl_platform_id*, cl_uint*);
 cl_context CL_API_CALL create_context(const cl_context_properties*, cl_uint, const cl_device_id*,
                                       void(CL_CALLBACK*)(const char*, const void*, size_t, void*),
                                       void*, cl_int*);

@@ -187,6 +187,15 @@ cl_int CL_API_CALL release_program(cl_program program) {
     return CL_SUCCESS;
 }
 
+cl_int CL_API_CALL get_platform_ids(cl_uint count, cl_platform_id* platforms,
+                                    cl_uint* platforms_ret) {
+    const cl_int err = target().clGetPlatformIDs(count, platforms, platforms_ret);
+    if (err == CL_SUCCESS) {
+        open_early();
+    }
+    return err;
+}
+
 cl_context CL_API_CALL create_context(const cl_context_properties* properties, cl_uint count,
                                       const cl_device_id* devices,
                                       void(CL_CALLBACK* notify)(const char*, const void*, size_t,

@@ -2,9 +2,9 @@
 // The layer's service: the process's one kcache Cache, and what the layer
 // reports about each program: a trace line (KCACHE_TRACE) and the counters
 // file that `kcache stats` reads. The cache starts opening on a thread of
-// the layer's own when the application creates a context or a program from
-// source, and the first build that needs it waits for it (or opens it, when
-// nothing started that).
+// the layer's own when the application looks for platforms, creates a
+// context or a program from source, and the first build that needs it waits
+// for it (or opens it, when the thread has not begun).
 
 #include <string>
 #include <string_view>

@@ -1,6 +1,7 @@
 // The layer's dispatch table (label layer): clInitLayer takes only the entry
-// points that receive or return a program and the two that create a context
-// (where the cache starts opening); every other entry, the enqueue
+// points that receive or return a program and those that look for platforms
+// or create a context (where the cache starts opening); every other entry,
+// the enqueue
 // calls among them, is the driver's own, so a call the layer does not cache
 // costs nothing more than the loader's dispatch.
 
@@ -24,7 +25,8 @@ constexpr std::size_t kEntries = sizeof(_cl_icd_dispatch) / sizeof(void*);
 #define KCACHE_SLOT(name) (offsetof(_cl_icd_dispatch, name) / sizeof(void*))
 
 // The entries the layer takes (docs/design.md, "The OpenCL layer").
-const std::set<std::size_t> kLayerEntries = {KCACHE_SLOT(clCreateContext),
+const std::set<std::size_t> kLayerEntries = {KCACHE_SLOT(clGetPlatformIDs),
+                                             KCACHE_SLOT(clCreateContext),
                                              KCACHE_SLOT(clCreateContextFromType),
                                              KCACHE_SLOT(clCreateProgramWithSource),
                                              KCACHE_SLOT(clRetainProgram),
@@ -44,7 +46,7 @@ const std::set<std::size_t> kLayerEntries = {KCACHE_SLOT(clCreateContext),
 using InitLayer = cl_int(CL_API_CALL*)(cl_uint, const _cl_icd_dispatch*, cl_uint*,
                                        const _cl_icd_dispatch**);
 
-TEST(LayerDispatch, OnlyProgramAndContextCreationEntriesAreTheLayersEveryOtherIsTheDrivers) {
+TEST(LayerDispatch, OnlyProgramPlatformAndContextEntriesAreTheLayersEveryOtherIsTheDrivers) {
     void* layer = ::dlopen(KCACHE_TEST_LAYER_PATH, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(layer, nullptr) << ::dlerror();
     auto init = reinterpret_cast<InitLayer>(::dlsym(layer, "clInitLayer"));

@@ -1,5 +1,6 @@
 // The layer's cache opening (label layer): it starts on a thread of the
-// layer's own when the application creates a context, so that the first
+// layer's own when the application looks for platforms or creates a
+// context, so that the first
 // build does not wait for it; an application that never builds, exits from
 // another thread or forks meanwhile loses nothing and hangs nowhere.
 
@@ -31,10 +32,10 @@ std::size_t count_of(const std::vector<std::string>& lines, const std::string& p
         lines.begin(), lines.end(), [&](const auto& l) { return l.rfind(prefix, 0) == 0; }));
 }
 
-// The opening starts at the context's creation: a configuration that does
-// not load is reported by an application that creates a context and builds
-// nothing (the opening used to wait for the first build, inside its time).
-TEST_F(LayerOpening, StartsWhenTheApplicationCreatesAContextNotAtItsFirstBuild) {
+// The opening starts before any build: a configuration that does not load
+// is reported by an application that creates a context and builds nothing
+// (the opening used to wait for the first build, inside its time).
+TEST_F(LayerOpening, StartsBeforeTheFirstBuildNotInIt) {
     const std::vector<std::string> env = {"KCACHE_JIT_TIMEOUT_MS=abc"};
     const auto layered = run(With::layer, KCACHE_TEST_PROBE_PATH, {"context"}, env);
     EXPECT_EQ(layered.exit_code, 0) << layered.err;
