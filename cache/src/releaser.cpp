@@ -46,7 +46,12 @@ Releaser::~Releaser() {
     if (mode_ == Mode::inline_release) {
         return;  // `r` is released here
     }
-    bool wake = !r.empty();
+    // Sequentially consistent with the thread's store to polling_ and load
+    // of poked_ when it stops polling: one of the two sees the other's store.
+    poked_.store(true);
+    if (r.empty() && polling_.load()) {
+        return;  // the thread reads the flag within a period
+    }
     try {
         std::lock_guard g(mu_);
         if (!r.empty() && pending_contexts_ + r.contexts.size() <= kMaxPendingContexts) {
@@ -54,18 +59,14 @@ Releaser::~Releaser() {
             queue_.push_back(std::move(r));
             pending_contexts_ += contexts;
         }
-        wake = wake || !sweeping_;
-        sweeping_ = true;
-        handed_++;
         if (!thread_.joinable() && !stop_) {
+            polling_ = true;
             thread_ = std::thread([this] { run(); });
         }
     } catch (...) {
         // No memory or no thread: `r` (if still here) is released in place.
     }
-    if (wake) {
-        wake_.notify_one();
-    }
+    wake_.notify_one();
 }
 
 void Releaser::run() {
@@ -74,18 +75,20 @@ void Releaser::run() {
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
     }
     std::unique_lock g(mu_);
+    int idle = 0;  // periods in a row with nothing to release or sweep
     while (!stop_) {
-        if (queue_.empty()) {
-            if (sweeping_) {
-                wake_.wait_for(g, period_);
-            } else {
-                wake_.wait(g);
-            }
+        if (queue_.empty() && polling_.load(std::memory_order_relaxed)) {
+            wake_.wait_for(g, period_);  // a flag set meanwhile is read below
+        } else if (queue_.empty()) {
+            wake_.wait(g, [this] { return stop_ || !queue_.empty() || poked_.load(); });
         }
         std::vector<Released> batch;
         batch.swap(queue_);
+        if (poked_.exchange(false)) {
+            sweeping_ = true;
+            polling_ = true;
+        }
         const bool sweep = sweeping_ && !stop_;
-        const std::uint64_t handed = handed_;
         g.unlock();
         std::size_t contexts = 0;
         for (const Released& r : batch) {
@@ -109,8 +112,15 @@ void Releaser::run() {
         }
         g.lock();
         pending_contexts_ -= contexts;
-        if (!kept && handed == handed_) {
+        if (!kept && !poked_.load()) {
             sweeping_ = false;
+        }
+        idle = sweeping_ || released ? 0 : idle + 1;
+        if (idle >= kIdlePolls) {
+            polling_ = false;
+            if (poked_.load()) {
+                polling_ = true;  // a caller that still saw it polling
+            }
         }
     }
 }

@@ -15,6 +15,7 @@
 // a thread (a loop that drops contexts faster than they can be destroyed
 // pays for destroying them, instead of piling them up).
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,6 +40,9 @@ struct Released {
 
 // Contexts waiting for the thread beyond which a caller releases in place.
 inline constexpr std::size_t kMaxPendingContexts = 4;
+// Periods with nothing to release or sweep after which the thread stops
+// polling and sleeps until a caller wakes it.
+inline constexpr int kIdlePolls = 8;
 
 class Releaser {
   public:
@@ -56,7 +60,11 @@ class Releaser {
     // Queues `r` for release on the thread (started at the first call) and
     // has it sweep every period from now on while contexts are kept. `r` is
     // released in the calling thread only when kMaxPendingContexts contexts
-    // are waiting already, or the thread cannot start.
+    // are waiting already, or the thread cannot start. With nothing to
+    // release while the thread polls, this is one store to a flag the
+    // thread reads every period: no lock and no wake-up on the caller's path.
+    // The thread polls while requests come, and sleeps until woken after
+    // kIdlePolls periods with nothing to do.
     void hand_over(Released r) noexcept;
 
   private:
@@ -69,8 +77,10 @@ class Releaser {
     std::vector<Released> queue_;
     bool sweeping_ = false;
     std::size_t pending_contexts_ = 0;  // in queue_ or being released
-    std::uint64_t handed_ = 0;          // hand_over calls so far: a sweep that found
-                                        // nothing stops sweeping only if none came meanwhile
+    // Set by every hand_over: the thread sweeps from then on (a sweep that
+    // found nothing stops sweeping only if none came meanwhile).
+    std::atomic<bool> poked_{false};
+    std::atomic<bool> polling_{false};  // the thread wakes every period to read poked_
     bool stop_ = false;
     const Mode mode_;
     std::thread thread_;

@@ -145,6 +145,27 @@ TEST_F(Pocl, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
     EXPECT_EQ(cache->stats().programs_released, 1u);
 }
 
+TEST_F(Pocl, AReleasedContextGoesWithinASecondAfterTheReleaserWentIdle) {
+    auto cache = open();
+    ASSERT_TRUE(cache);
+    std::atomic<int> first_gone{0};
+    cl_context first = watched_context(device_, first_gone);
+    Program p = cache->program(first, device_, scale_request(14));
+    ASSERT_TRUE(p.ok()) << p.outcome().message;
+    let_go(*cache, first, p);
+    // With nothing to do for 8 periods of 250 ms (releaser.hpp, kIdlePolls),
+    // the releaser stops polling and sleeps until a request wakes it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2750));
+    std::atomic<int> gone{0};
+    cl_context ctx = watched_context(device_, gone);
+    ASSERT_TRUE(cache->program(ctx, device_, scale_request(14)).ok());
+    const auto released_at = std::chrono::steady_clock::now();
+    clReleaseContext(ctx);  // no forget(), and no request after this
+    EXPECT_TRUE(destroyed_within(gone, std::chrono::seconds(5)));
+    EXPECT_LT(std::chrono::steady_clock::now() - released_at, std::chrono::milliseconds(2000));
+    EXPECT_EQ(first_gone.load(), 1);
+}
+
 TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
     auto c = config();
     c.max_programs = 2;
