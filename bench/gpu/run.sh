@@ -10,7 +10,9 @@
 # watchdog's overshoot, cold warm with and without the pool), and the long-lived process
 # (hit vs floor with a new context per sample, the hit's steps, first hit in a
 # fresh process vs the floor's, resident memory per 1,000 contexts;
-# GPU_BENCH_CONTEXTS=N changes the 1,000 rounds).
+# GPU_BENCH_CONTEXTS=N changes the 1,000 rounds). parts-ab (not in all):
+# section 1b of the staged gpu_bench_old and gpu_bench in turn
+# (ab_parts.sh, GPU_AB_ROUNDS rounds, default 5).
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
@@ -60,6 +62,13 @@ want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
   fi
   if want long; then
     step long-lived gpu_bench long-lived "$work/long"
+  fi
+  if [[ ",$part," == *",parts-ab,"* ]]; then
+    printf '#!/bin/sh\nKCACHE_JIT_PATH=%s exec %s "$@"\n' "$S/bin/kcache-jit-old" \
+      "$S/bin/gpu_bench_old" > "$work/gpu_bench_old.sh"
+    chmod +x "$work/gpu_bench_old.sh"
+    step parts-ab env ROUNDS="${GPU_AB_ROUNDS:-5}" bash bench/gpu/ab_parts.sh \
+      "$work/gpu_bench_old.sh" "$S/bin/gpu_bench"
   fi
   if want bench; then
     step bench gpu_bench bench "$work/bench"

@@ -18,6 +18,13 @@ for b in bench/gpu/gpu_bench bench/gpu/ops_dump bench/layer/layer_bench_apps ben
          tests/ops/ops_test bench/canary/canary_bench tests/canary/libkcache_fault_layer.so; do
   [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
 done
+# GPU_BENCH_OLD=DIR: the build directory of an older commit (its gpu_bench
+# built with this tree's bench/gpu sources), staged as gpu_bench_old with
+# its own kcache-jit, for run.sh's side-by-side part (parts-ab).
+if [ -n "${GPU_BENCH_OLD:-}" ]; then
+  strip -o "$stage/bin/gpu_bench_old" "$GPU_BENCH_OLD/bench/gpu/gpu_bench"
+  strip -o "$stage/bin/kcache-jit-old" "$GPU_BENCH_OLD/compiler/kcache-jit"
+fi
 # The applications of bench/layer/run_gpu.sh (Debian's; that machine has
 # none) and Debian's ICD loader, which reads OPENCL_LAYERS, in a folder of
 # its own that only that script puts first.
