@@ -13,10 +13,10 @@
 #   read+flr       the same with the files read first
 #   own            kcache's own part of layer-2nd: its build time less the
 #                  driver's loads inside it, taken in the same runs
-#   base-2nd       layer-second with another layer library, when
-#                  KCACHE_BENCH_BASE_LAYER names one (an installed copy of an
-#                  earlier build: old and new side by side in one run; it
-#                  loads the libkcache beside it); "-" otherwise
+#   base-2nd, base-own     layer-second and own with another layer library,
+#                  when KCACHE_BENCH_BASE_LAYER names one (an installed copy
+#                  of an earlier build: old and new side by side in one run;
+#                  it loads the libkcache beside it); "-" otherwise
 #   2nd-cold, flr-cold     layer-second and floor with the driver's cache
 #                  off and its directory empty (PoCL then unpacks each
 #                  binary's files into it and syncs each one)
@@ -75,13 +75,15 @@ floor() {
   env $(cache_env "$2" "$3") "$helper" load "$work/$1/bin.list" | awk '{ print $2, $4 }'
 }
 
-# own NAME STORE CACHE_DIR: kcache's own part of one warm second run, ms:
-# the layer's build time less the driver's loads inside it (the library's
-# trace spans, KCACHE_TRACE=FILE), so the driver's noise cancels out.
+# own NAME STORE CACHE_DIR EXTRA_ENV...: kcache's own part of one warm
+# second run, ms: the layer's build time less the driver's loads inside it
+# (the library's trace spans, KCACHE_TRACE=FILE), so the driver's noise
+# cancels out.
 own() {
-  local t="$work/$1/trace.json" ms
+  local name=$1 store=$2 dir=$3 t="$work/$1/trace.json" ms
+  shift 3
   rm -f "$t"
-  ms=$(run_app "$1" "$2" on "$3" KCACHE_TRACE="$t")
+  ms=$(run_app "$name" "$store" on "$dir" KCACHE_TRACE="$t" "$@")
   python3 - "$t" "$ms" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read().rstrip().rstrip(",")
@@ -124,21 +126,22 @@ for e in json.load(sys.stdin):
     rm -rf "$cold" && echo "L $(run_app "$name" "$s" off "$cold")"
     rm -rf "$cold" && echo "F $(floor "$name" off "$cold")"
     echo "o $(own "$name" "$s" "$ld")"
+    if [ -n "$base_layer" ]; then echo "O $(own "$name" "$s" "$ld" KCACHE_LAYER_PATH="$base_layer")"; fi
   done >"$work/$name/second"
   col() { awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$work/$name/second" | median; }
-  local c l b fl rf L F o
+  local c l b fl rf L F o O
   c=$(col c 2) l=$(col l 2) fl=$(col f 2) rf=$(col f 3) L=$(col L 2) F=$(col F 2) o=$(col o 2)
-  b=$( [ -n "$base_layer" ] && col b 2 || echo -)
-  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s %7s\n' "$name" "$n" "$d" \
-    "$c" "$f" "$l" "$b" "$fl" "$rf" "$o" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" \
+  b=$( [ -n "$base_layer" ] && col b 2 || echo -) O=$( [ -n "$base_layer" ] && col O 2 || echo -)
+  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' "$name" "$n" \
+    "$d" "$c" "$f" "$l" "$b" "$fl" "$rf" "$o" "$O" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" \
     "$(ratio "$c" "$l" %.1fx)" "$(ratio "$L" "$F" %.2fx)" "$(ratio "$c" "$L" %.1fx)" \
     "$( [ "$b" = - ] && echo - || ratio "$b" "$fl" %.2fx)"
 }
 
 echo "program-build time per run, ms (medians of $repeats; $(date -u +%F), $(uname -n))"
-printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s  %7s %7s %7s %7s %7s\n' app builds driver \
-  drv-cache layer-1st layer-2nd base-2nd floor read+flr own 2nd-cold flr-cold 2nd/flr cache/2nd \
-  cold/flr cache/cold base/flr
+printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' app builds \
+  driver drv-cache layer-1st layer-2nd base-2nd floor read+flr own base-own 2nd-cold flr-cold \
+  2nd/flr cache/2nd cold/flr cache/cold base/flr
 # The system's Python first (Debian's pyopencl and numpy are for it).
 python=$(for p in /usr/bin/python3 python3; do
   "$p" -c 'import pyopencl, numpy' 2>/dev/null && { command -v "$p"; break; }
