@@ -118,17 +118,7 @@ int child(const std::string& policy, const std::filesystem::path& store, const O
     c.canary = policy == "off"    ? CanaryPolicy::off
                : policy == "warn" ? CanaryPolicy::warn
                                   : CanaryPolicy::enforce;
-    cl_platform_id platforms[16] = {};
-    cl_uint n = 0;
-    clGetPlatformIDs(16, platforms, &n);
-    cl_device_id device = nullptr;
-    for (cl_uint i = 0; i < n && device == nullptr; ++i) {
-        char name[256] = {};
-        clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-        if (std::string(name).find(test::test_platform_name()) != std::string::npos) {
-            clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-        }
-    }
+    cl_device_id device = test::find_test_device();
     cl_int err = CL_SUCCESS;
     cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
     if (err != CL_SUCCESS) {

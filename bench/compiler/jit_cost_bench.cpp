@@ -85,16 +85,7 @@ struct InProcess {
 
     static InProcess open() {
         InProcess p;
-        cl_platform_id platforms[16];
-        cl_uint n = 0;
-        clGetPlatformIDs(16, platforms, &n);
-        for (cl_uint i = 0; i < n && !p.device; ++i) {
-            char name[256] = {};
-            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-            if (std::string(name).find(test::test_platform_name()) != std::string::npos) {
-                clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &p.device, nullptr);
-            }
-        }
+        p.device = test::find_test_device();
         if (p.device) {
             cl_device_type type = 0;
             clGetDeviceInfo(p.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);

@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <vector>
-
 #include "test_platform.hpp"
 
 namespace kcache::test {
@@ -19,18 +17,7 @@ const char* const kScaleSource =
     "}\n";
 
 void CApiTest::SetUpTestSuite() {
-    cl_uint n = 0;
-    clGetPlatformIDs(0, nullptr, &n);
-    std::vector<cl_platform_id> platforms(n);
-    clGetPlatformIDs(n, platforms.data(), nullptr);
-    for (auto p : platforms) {
-        char name[256] = {};
-        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
-        if (std::string(name).find(test_platform_name()) != std::string::npos &&
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr) == CL_SUCCESS) {
-            break;
-        }
-    }
+    device_ = find_test_device();
     if (device_ != nullptr) {
         context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, nullptr);
     }

@@ -15,16 +15,7 @@ cl_context CacheTest::context_ = nullptr;
 
 void CacheTest::SetUpTestSuite() {
     use_private_pocl_cache();
-    cl_platform_id platforms[16] = {};
-    cl_uint n = 0;
-    ASSERT_EQ(clGetPlatformIDs(16, platforms, &n), CL_SUCCESS);
-    for (cl_uint i = 0; i < n && platform_ == nullptr; ++i) {
-        char name[256] = {};
-        clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
-        if (std::string(name).find(test_platform_name()) != std::string::npos) {
-            platform_ = platforms[i];
-        }
-    }
+    platform_ = find_test_platform();
     ASSERT_NE(platform_, nullptr) << "no OpenCL platform named " << test_platform_name();
     ASSERT_EQ(clGetDeviceIDs(platform_, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
     cl_int err = CL_SUCCESS;

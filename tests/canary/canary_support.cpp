@@ -32,9 +32,8 @@ void FaultLayerTest::SetUp() {
 
 void FaultLayerContextTest::SetUp() {
     FaultLayerTest::SetUp();
-    cl_platform_id platform = nullptr;
-    ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
-    ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
+    device_ = find_test_device();
+    ASSERT_NE(device_, nullptr) << "no device of platform " << test_platform_name();
     cl_int err = CL_SUCCESS;
     context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
     ASSERT_EQ(err, CL_SUCCESS);

@@ -31,7 +31,7 @@ class FaultLayerTest : public TempDirTest {
     void SetUp() override;
 };
 
-// A FaultLayerTest with a context on the first device of the first platform.
+// A FaultLayerTest with a context on the first device of the test platform.
 class FaultLayerContextTest : public FaultLayerTest {
   protected:
     void SetUp() override;

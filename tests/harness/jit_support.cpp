@@ -40,17 +40,10 @@ compiler::DeviceSelector pocl_device() {
     compiler::DeviceSelector d;
     // The selector matches names exactly: resolve the test platform's full name.
     d.platform_name = test_platform_name();
-    cl_platform_id platforms[16] = {};
-    cl_uint n = 0;
-    if (clGetPlatformIDs(16, platforms, &n) == CL_SUCCESS) {
-        for (cl_uint i = 0; i < n && i < 16; ++i) {
-            char name[256] = {};
-            clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
-            if (std::string(name).find(d.platform_name) != std::string::npos) {
-                d.platform_name = name;
-                break;
-            }
-        }
+    if (cl_platform_id platform = find_test_platform()) {
+        char name[256] = {};
+        clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+        d.platform_name = name;
     }
     return d;
 }

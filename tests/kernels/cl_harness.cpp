@@ -16,12 +16,6 @@ std::map<std::string, cl::ProgramHandle> Pocl::programs_;
 
 namespace {
 
-std::string platform_name(cl_platform_id platform) {
-    char name[256] = {};
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
-    return name;
-}
-
 std::vector<std::string> device_extensions(cl_device_id device) {
     std::size_t size = 0;
     clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &size);
@@ -34,32 +28,23 @@ std::vector<std::string> device_extensions(cl_device_id device) {
     return out;
 }
 
-// Opens the first device of the PoCL platform; nullptr when there is none.
+// Opens the first device of the test platform; nullptr when there is none.
 std::unique_ptr<PoclDevice> open_pocl() {
-    cl_uint count = 0;
-    if (clGetPlatformIDs(0, nullptr, &count) != CL_SUCCESS || count == 0)
+    auto dev = std::make_unique<PoclDevice>();
+    dev->device = find_test_device();
+    if (dev->device == nullptr) {
         return nullptr;
-    std::vector<cl_platform_id> platforms(count);
-    clGetPlatformIDs(count, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-        if (platform_name(p).find(test_platform_name()) == std::string::npos)
-            continue;
-        auto dev = std::make_unique<PoclDevice>();
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev->device, nullptr) != CL_SUCCESS) {
-            return nullptr;
-        }
-        cl_int err = CL_SUCCESS;
-        dev->context.reset(clCreateContext(nullptr, 1, &dev->device, nullptr, nullptr, &err));
-        if (err != CL_SUCCESS)
-            return nullptr;
-        dev->queue.reset(
-            clCreateCommandQueueWithProperties(dev->context.get(), dev->device, nullptr, &err));
-        if (err != CL_SUCCESS)
-            return nullptr;
-        dev->extensions = device_extensions(dev->device);
-        return dev;
     }
-    return nullptr;
+    cl_int err = CL_SUCCESS;
+    dev->context.reset(clCreateContext(nullptr, 1, &dev->device, nullptr, nullptr, &err));
+    if (err != CL_SUCCESS)
+        return nullptr;
+    dev->queue.reset(
+        clCreateCommandQueueWithProperties(dev->context.get(), dev->device, nullptr, &err));
+    if (err != CL_SUCCESS)
+        return nullptr;
+    dev->extensions = device_extensions(dev->device);
+    return dev;
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "kcache/kcache.hpp"
 #include "test_platform.hpp"
@@ -16,23 +15,6 @@ namespace {
 
 const char* kOwnSource =
     "kernel void scale(global float* x, float a) { x[get_global_id(0)] *= a; }\n";
-
-cl_device_id test_device() {
-    cl_uint n = 0;
-    clGetPlatformIDs(0, nullptr, &n);
-    std::vector<cl_platform_id> platforms(n);
-    clGetPlatformIDs(n, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-        char name[256] = {};
-        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-        cl_device_id d = nullptr;
-        if (std::string(name).find(kcache::test::test_platform_name()) != std::string::npos &&
-            clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr) == CL_SUCCESS) {
-            return d;
-        }
-    }
-    return nullptr;
-}
 
 bool report(const kcache::Program& p) {
     std::printf("%s %s\n", kcache::to_string(p.outcome().rung),
@@ -43,7 +25,7 @@ bool report(const kcache::Program& p) {
 }  // namespace
 
 int main() {
-    cl_device_id device = test_device();
+    cl_device_id device = kcache::test::find_test_device();
     cl_int err = CL_SUCCESS;
     cl_context context =
         device ? clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err) : nullptr;
