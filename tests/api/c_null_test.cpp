@@ -25,18 +25,27 @@ bool said(const char* text) {
     return std::string(kcache_last_error()).find(text) != std::string::npos;
 }
 
+// Expects `get` (kcache_get_kernel_program or kcache_get_source_program) to
+// refuse a NULL cache, a NULL program pointer and a NULL request `r`
+// otherwise valid, and to clear the program pointer.
+template <class Request>
+void expect_nulls_refused(kcache_status (*get)(kcache_cache*, cl_context, cl_device_id,
+                                               const Request*, cl_program*, kcache_info*),
+                          kcache_cache* cache, cl_context context, cl_device_id device,
+                          const Request& r) {
+    cl_program p = junk_program();
+    EXPECT_EQ(get(nullptr, context, device, &r, &p, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(get(cache, context, device, &r, nullptr, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(get(cache, context, device, nullptr, &p, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
+}
+
 TEST_F(CApiNull, KernelProgramRefusesEachNull) {
     kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
     r.kernel = "dot";
-    cl_program p = junk_program();
-    EXPECT_EQ(kcache_get_kernel_program(nullptr, context_, device_, &r, &p, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &r, nullptr, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, nullptr, &p, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
+    expect_nulls_refused(kcache_get_kernel_program, cache(), context_, device_, r);
     EXPECT_TRUE(said("request is NULL")) << kcache_last_error();
-    EXPECT_EQ(p, nullptr);
+    cl_program p = junk_program();
     r.kernel = nullptr;
     EXPECT_EQ(kcache_get_kernel_program(cache(), context_, device_, &r, &p, nullptr),
               KCACHE_STATUS_INVALID_ARGUMENT);
@@ -52,14 +61,8 @@ TEST_F(CApiNull, KernelProgramRefusesEachNull) {
 TEST_F(CApiNull, SourceProgramRefusesEachNull) {
     kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
     r.source = kScaleSource;
+    expect_nulls_refused(kcache_get_source_program, cache(), context_, device_, r);
     cl_program p = junk_program();
-    EXPECT_EQ(kcache_get_source_program(nullptr, context_, device_, &r, &p, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, nullptr, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
-    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, nullptr, &p, nullptr),
-              KCACHE_STATUS_INVALID_ARGUMENT);
-    EXPECT_EQ(p, nullptr);
     r.source = nullptr;
     EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
               KCACHE_STATUS_INVALID_ARGUMENT);
