@@ -195,12 +195,23 @@ Outcome caller_kat_gate(const Config& config, const SourceRequest& request,
     if (request.kat.empty()) {
         return kat_outcome(StatusCode::invalid_argument, "a KAT reference needs a KAT file (kat)");
     }
+    // Every answer names its key; should one not, the binary's digest stands in.
+    std::string key = served.key_hex;
+    if (key.empty()) {
+        auto binary = served.loader.binary_of(served.program);
+        if (!binary) {
+            return kat_outcome(StatusCode::device_error, binary.error());
+        }
+        key =
+            "binary:" + sha256_hex({reinterpret_cast<const char*>(binary->data()), binary->size()});
+    }
+    const KatServed keyed{key, served.device, served.program, served.identities, served.loader};
     const std::shared_ptr<KatSlot> slot =
-        kat_slot(config.dir.string() + '\n' + served.key_hex + '\n' + request.kat.string() +
+        kat_slot(config.dir.string() + '\n' + key + '\n' + request.kat.string() +
                  (request.kat_reference ? "\nreference" : "\nfile"));
     std::lock_guard g(slot->mu);
     if (!slot->verdict) {
-        auto v = obtain_kat(config, request, served, slot->driver);
+        auto v = obtain_kat(config, request, keyed, slot->driver);
         if (!v) {
             return v.error();  // not kept: a repaired file is read again
         }
