@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "store_fixture.hpp"
 
@@ -74,18 +76,17 @@ TEST_F(Store, KeyConcatenationsNeverCollide) {
     b.entry_points = {"a", "bc"};
     EXPECT_NE(ks::make_key(a), ks::make_key(b));
     // Moving bytes across neighbouring string fields.
-    a = b = sample_fields(3);
-    a.device_name = "ab";
-    a.driver_version = "c";
-    b.device_name = "a";
-    b.driver_version = "bc";
-    EXPECT_NE(ks::make_key(a), ks::make_key(b));
-    a = b = sample_fields(3);
-    a.platform_name = "ab";
-    a.platform_version = "c";
-    b.platform_name = "a";
-    b.platform_version = "bc";
-    EXPECT_NE(ks::make_key(a), ks::make_key(b));
+    using Field = std::string ks::KeyFields::*;
+    for (auto [first, second] :
+         {std::pair<Field, Field>{&ks::KeyFields::device_name, &ks::KeyFields::driver_version},
+          {&ks::KeyFields::platform_name, &ks::KeyFields::platform_version}}) {
+        a = b = sample_fields(3);
+        a.*first = "ab";
+        a.*second = "c";
+        b.*first = "a";
+        b.*second = "bc";
+        EXPECT_NE(ks::make_key(a), ks::make_key(b));
+    }
     // One entry point "a b" vs two entry points.
     a.entry_points = {"ab"};
     b.entry_points = {"a", "b"};
