@@ -61,12 +61,12 @@ Result<ApacheServer, std::string> ApacheServer::start(const std::filesystem::pat
     hand_over(dir);
     ApacheServer s;
     s.dir_ = dir;
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a port taken meanwhile: another one
-        s.port_ = free_port();
-        write_conf(dir, s.port_, options);
-        if (s.launch()) {
-            return s;
-        }
+    if (start_on_free_port([&](int port) {
+            s.port_ = port;
+            write_conf(dir, port, options);
+            return s.launch();
+        })) {
+        return s;
     }
     std::ifstream log(dir / "error.log");
     std::ifstream out(dir / "stderr.log");

@@ -109,6 +109,15 @@ int free_port() {
     return ntohs(a.sin_port);
 }
 
+bool start_on_free_port(const std::function<bool(int port)>& start) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        if (start(free_port())) {
+            return true;
+        }
+    }
+    return false;
+}
+
 Result<NginxServer, std::string> NginxServer::start(const std::filesystem::path& dir,
                                                     const NginxOptions& options) {
     std::filesystem::create_directories(dir / "root" / "kcache");
@@ -116,12 +125,12 @@ Result<NginxServer, std::string> NginxServer::start(const std::filesystem::path&
     NginxServer s;
     s.dir_ = dir;
     s.tls_ = options.tls_cert.has_value();
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a port taken meanwhile: another one
-        s.port_ = free_port();
-        write_conf(dir, s.port_, options);
-        if (s.launch()) {
-            return s;
-        }
+    if (start_on_free_port([&](int port) {
+            s.port_ = port;
+            write_conf(dir, port, options);
+            return s.launch();
+        })) {
+        return s;
     }
     std::ifstream log(dir / "error.log");
     return fail("nginx did not start in " + dir.string() + ":\n" +

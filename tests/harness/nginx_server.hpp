@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,10 @@ bool make_self_signed_cert(const std::filesystem::path& dir);
 
 // A free loopback TCP port (bound and released).
 int free_port();
+// Calls `start(port)` with a free loopback port until it returns true, at
+// most five times (a port taken meanwhile: another one); false when no try
+// started the server.
+bool start_on_free_port(const std::function<bool(int port)>& start);
 // True when a TCP connect to loopback `port` succeeds (a server listens).
 bool can_connect(int port);
 // Waits up to 10 s for the server process `pid` (a child) to listen on

@@ -79,12 +79,12 @@ Result<RedisServer, std::string> RedisServer::start(const std::filesystem::path&
     RedisServer s;
     s.dir_ = dir;
     s.options_ = options;
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a port taken meanwhile: another one
-        s.port_ = free_port();
-        write_conf(dir, s.port_, free_port(), options);
-        if (s.launch()) {
-            return s;
-        }
+    if (start_on_free_port([&](int port) {
+            s.port_ = port;
+            write_conf(dir, port, free_port(), options);
+            return s.launch();
+        })) {
+        return s;
     }
     return fail("redis-server did not start in " + dir.string() + ":\n" + slurp(dir / "redis.log") +
                 slurp(dir / "stderr.log"));

@@ -33,11 +33,11 @@ Result<S3Server, std::string> S3Server::start(const std::filesystem::path& dir,
     S3Server s;
     s.dir_ = dir;
     s.options_ = options;
-    for (int attempt = 0; attempt < 5; ++attempt) {  // a port taken meanwhile: another one
-        s.port_ = free_port();
-        if (s.launch()) {
-            return s;
-        }
+    if (start_on_free_port([&](int port) {
+            s.port_ = port;
+            return s.launch();
+        })) {
+        return s;
     }
     std::ifstream out(dir / "output.log");
     return fail("s3rver did not start in " + dir.string() + ":\n" +
