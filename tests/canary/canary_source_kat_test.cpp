@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "kcache/compiler/subprocess.hpp"
+
 #include "source_kat_fixture.hpp"
 
 namespace kcache::test {
@@ -62,6 +64,19 @@ TEST_F(SourceKat, AWrongAnswerIsDriverSuspectUnderEnforce) {
     // The program is kept in the process, never handed out.
     EXPECT_EQ(cache->program(context_, device_, saxpy(dir() / "saxpy.kat.json")).outcome().status,
               StatusCode::driver_suspect);
+
+    // The CLI shows the verdict with the driver canary's.
+    compiler::SpawnSpec spec;
+    spec.program = KCACHE_CLI_PATH;
+    spec.env_overrides = {"KCACHE_DIR=" + (dir() / "store").string()};
+    for (const auto& args :
+         {std::vector<std::string>{"canary", "--show"}, std::vector<std::string>{"stats"}}) {
+        spec.args = args;
+        const auto r = compiler::run(spec, compiler::Clock::now() + std::chrono::seconds(60));
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.out.find("my_saxpy"), std::string::npos) << args[0] << ":\n" << r.out;
+        EXPECT_NE(r.out.find("suspect"), std::string::npos) << args[0] << ":\n" << r.out;
+    }
 }
 
 TEST_F(SourceKat, UnderWarnAWrongAnswerIsServedWithOneLoggedWarning) {

@@ -24,7 +24,9 @@ void print_canary(std::ostream& out, const canary::Record& record);
 // One line per driver of the records stored under `store_dir`: "<device>,
 // driver <v>: N validated, M suspect (…), K not run", whether a verdict is
 // suspect, and the same as {"driver", "id", "validated", "suspect",
-// "not_run", "suspects": [variant…]}.
+// "not_run", "suspects": [variant…], "caller_kat"}; then one per verdict of a
+// request's own known-answer test ("known-answer test NAME on <device>…",
+// "caller_kat": true).
 struct CanaryLine {
     std::string text;
     bool suspect = false;

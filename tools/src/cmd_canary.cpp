@@ -2,6 +2,7 @@
 // registry kernels, built by each device's driver) and keeps its verdicts
 // where the runtime reads them (<store>/canary/).
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -35,6 +36,34 @@ canary::PreviousBinaries earlier_binaries(const Config& config,
     return canary::previous_binaries(*store, device, set, canary::canary_dir(config.dir));
 }
 
+// The records kept under `store_dir`: the driver canary's, then those of the
+// callers' own known-answer tests (canary/kat/<test>/, one directory per test;
+// `caller` tells them apart).
+struct StoredRecord {
+    canary::Record record;
+    bool caller = false;
+};
+std::vector<StoredRecord> stored_records(const std::filesystem::path& store_dir) {
+    const std::filesystem::path dir = canary::canary_dir(store_dir);
+    std::vector<StoredRecord> all;
+    for (canary::Record& r : canary::load_records(dir)) {
+        all.push_back({std::move(r), false});
+    }
+    std::vector<std::filesystem::path> tests;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir / "kat", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        tests.push_back(it->path());
+    }
+    std::sort(tests.begin(), tests.end());
+    for (const std::filesystem::path& test : tests) {
+        for (canary::Record& r : canary::load_records(test)) {
+            all.push_back({std::move(r), true});
+        }
+    }
+    return all;
+}
+
 int run_canary_command(const ParsedArgs& args) {
     auto seed = args.uint_value("seed", 0, UINT32_MAX);
     if (!seed) {
@@ -49,10 +78,16 @@ int run_canary_command(const ParsedArgs& args) {
         if (args.has("device") || seed->has_value()) {
             return report(Exit::usage, "canary", "--show prints the stored verdicts only");
         }
-        const auto records = canary::load_records(canary::canary_dir(config->dir));
+        const auto records = stored_records(config->dir);
         json all = json::array();
-        for (const canary::Record& r : records) {
-            args.has("json") ? all.push_back(canary_json(r)) : print_canary(std::cout, r);
+        for (const StoredRecord& r : records) {
+            if (args.has("json")) {
+                all.push_back(canary_json(r.record));
+                all.back()["caller_kat"] = r.caller;
+            } else {
+                std::cout << (r.caller ? "known-answer test of a request, " : "");
+                print_canary(std::cout, r.record);
+            }
         }
         if (args.has("json")) {
             std::cout << all.dump(2) << "\n";
@@ -117,7 +152,7 @@ void print_canary(std::ostream& out, const canary::Record& r) {
 
 std::vector<CanaryLine> canary_summary(const std::filesystem::path& store_dir) {
     std::vector<CanaryLine> lines;
-    for (const canary::Record& r : canary::load_records(canary::canary_dir(store_dir))) {
+    for (const auto& [r, caller] : stored_records(store_dir)) {
         int counts[3] = {0, 0, 0};
         std::string suspects;
         json suspect_ids = json::array();
@@ -128,8 +163,11 @@ std::vector<CanaryLine> canary_summary(const std::filesystem::path& store_dir) {
                 suspect_ids.push_back(v.variant);
             }
         }
-        lines.push_back({r.identity.describe() + ": " + std::to_string(counts[0]) + " validated, " +
-                             std::to_string(counts[1]) + " suspect" +
+        const std::string what = caller && !r.verdicts.empty()
+                                     ? "known-answer test " + r.verdicts.front().variant + " on "
+                                     : std::string();
+        lines.push_back({what + r.identity.describe() + ": " + std::to_string(counts[0]) +
+                             " validated, " + std::to_string(counts[1]) + " suspect" +
                              (suspects.empty() ? "" : " (" + suspects + ")") + ", " +
                              std::to_string(counts[2]) + " not run",
                          r.suspect(),
@@ -138,7 +176,8 @@ std::vector<CanaryLine> canary_summary(const std::filesystem::path& store_dir) {
                           {"validated", counts[0]},
                           {"suspect", counts[1]},
                           {"not_run", counts[2]},
-                          {"suspects", std::move(suspect_ids)}}});
+                          {"suspects", std::move(suspect_ids)},
+                          {"caller_kat", caller}}});
     }
     return lines;
 }
