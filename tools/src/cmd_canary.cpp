@@ -243,7 +243,8 @@ Command canary_command() {
              "the same variant and device, the differential check also loads it on this\n"
              "driver and runs it on the same inputs: the two outputs are compared within\n"
              "the kernel's tolerance and the CPU reference decides which one is wrong.\n"
-             "--show prints the stored verdicts without running.\n",
+             "--show prints the stored verdicts without running, with those of requests' own\n"
+             "known-answer tests (docs/canary-kat.md).\n",
              {{"device", Arity::value, "SEL", "only this device (index or name substring)"},
               {"seed", Arity::value, "N", "seed of the inputs (default: random)"},
               {"show", Arity::flag, "", "print the stored verdicts, run nothing"},
