@@ -47,6 +47,17 @@ std::vector<std::string> LayerTest::trace_lines(const std::string& err) {
     return lines;
 }
 
+std::string LayerTest::value_of(const std::string& out, const std::string& name) {
+    const std::string mark = name + "=";
+    const auto at = out.rfind("\n" + mark);
+    const auto start = out.rfind(mark, 0) == 0 ? 0 : at == std::string::npos ? at : at + 1;
+    if (start == std::string::npos) {
+        return "";
+    }
+    const auto begin = start + mark.size();
+    return out.substr(begin, out.find('\n', begin) - begin);
+}
+
 std::string LayerTest::counters() const {
     std::ifstream in(store_dir() / "layer-counters");
     std::stringstream text;

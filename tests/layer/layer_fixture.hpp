@@ -24,6 +24,9 @@ class LayerTest : public TempDirTest {
                             const std::vector<std::string>& env = {});
     // The layer's trace lines ("HIT user_store …") in `err`, without the prefix.
     static std::vector<std::string> trace_lines(const std::string& err);
+    // The probe's value for `name` in `out` (its `name=value` lines; the
+    // last one, "" when it printed none).
+    static std::string value_of(const std::string& out, const std::string& name);
     // The store's layer counters ("hit 2\njit 0\n…"), "" when there are none.
     std::string counters() const;
     // Processes still alive whose environment names this test's store.

@@ -17,16 +17,6 @@ namespace {
 
 using LayerOpening = LayerTest;
 
-std::string value_in(const std::string& out, const std::string& name) {
-    const std::string mark = name + "=";
-    const auto at = out.find(mark);
-    if (at == std::string::npos || (at != 0 && out[at - 1] != '\n')) {
-        return "";
-    }
-    const auto begin = at + mark.size();
-    return out.substr(begin, out.find('\n', begin) - begin);
-}
-
 std::size_t count_of(const std::vector<std::string>& lines, const std::string& prefix) {
     return static_cast<std::size_t>(std::count_if(
         lines.begin(), lines.end(), [&](const auto& l) { return l.rfind(prefix, 0) == 0; }));
@@ -76,15 +66,16 @@ TEST_F(LayerOpening, ExitFromAnotherThreadWhileOpeningEndsTheProcessCleanly) {
 }
 
 // fork() right after the context's creation: the child, whose exit handlers
-// run, exits (it would wait forever for an opening thread it does not have),
-// and the parent's build is a store hit with the right result.
+// run, exits (fork waited for the opening, so the child has no half-made
+// cache nor a thread it lacks to join), and the parent's build is a store
+// hit with the right result.
 TEST_F(LayerOpening, AChildForkedWhileOpeningExitsAndTheParentHits) {
     ASSERT_EQ(run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}).exit_code, 0);
     for (int i = 0; i < 3; ++i) {
         const auto forked = run(With::layer, KCACHE_TEST_PROBE_PATH, {"fork"});
-        EXPECT_EQ(value_in(forked.out, "fork.child"), "exited") << forked.out << forked.err;
-        EXPECT_EQ(value_in(forked.out, "fork.build"), "0") << forked.out;
-        EXPECT_EQ(value_in(forked.out, "fork.run"), "45") << forked.out;
+        EXPECT_EQ(value_of(forked.out, "fork.child"), "exited") << forked.out << forked.err;
+        EXPECT_EQ(value_of(forked.out, "fork.build"), "0") << forked.out;
+        EXPECT_EQ(value_of(forked.out, "fork.run"), "45") << forked.out;
         EXPECT_EQ(count_of(trace_lines(forked.err), "HIT "), 1u) << forked.err;
     }
 }

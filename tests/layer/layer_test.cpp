@@ -28,18 +28,6 @@ bool has(const std::vector<std::string>& lines, const std::string& prefix) {
                        [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
-// The probe's value for `name` ("" when it printed none).
-std::string value_of(const std::string& out, const std::string& name) {
-    const std::string mark = name + "=";
-    const auto at = out.rfind("\n" + mark);
-    const auto start = out.rfind(mark, 0) == 0 ? 0 : at == std::string::npos ? at : at + 1;
-    if (start == std::string::npos) {
-        return "";
-    }
-    const auto begin = start + mark.size();
-    return out.substr(begin, out.find('\n', begin) - begin);
-}
-
 TEST_F(Layer, EveryProgramAndKernelAnswerIsTheDriversAndASecondProcessHits) {
     const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"entry"});
     const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
