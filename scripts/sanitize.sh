@@ -16,7 +16,7 @@
 #       TSan in build-tsan/: the service's threads (single-flight, background
 #       compiles, the in-process map and its releaser thread: tests/cache,
 #       labels pocl and slow) and
-#       the JIT helper pool's (tests/compiler/jit_pool_test.cpp), with
+#       the JIT helper pool's (tests/compiler/jit_pool*_test.cpp), with
 #       kcache-jit built under TSan too. Not run: the test that counts a
 #       stack overflow as a crash (TSan turns that into exit code 66).
 #   KCACHE_SANITIZE_TARGETS="t1 t2"   build these test targets instead

@@ -19,17 +19,10 @@ class Pocl : public test::TempDirTest {
         test::use_private_pocl_cache();
     }
     JitCompiler jit() const { return test::pocl_jit(dir().string()); }
-    JitRequest axpb(int salt) const {
-        JitRequest q;
-        q.device = test::pocl_device();
-        q.source = test::axpb_source(salt);
-        q.entry_points = {"axpb"};
-        return q;
-    }
 };
 
 TEST_F(Pocl, JitBuildsAValidatedBinaryThatRuns) {
-    auto r = jit().compile(axpb(7), Clock::now() + 60s);
+    auto r = jit().compile(test::axpb_request(7), Clock::now() + 60s);
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_FALSE(r->binary.empty());
     EXPECT_FALSE(r->warmed);
@@ -40,7 +33,7 @@ TEST_F(Pocl, JitBuildsAValidatedBinaryThatRuns) {
 }
 
 TEST_F(Pocl, WarmedBinaryRunsCorrectly) {
-    auto q = axpb(11);
+    auto q = test::axpb_request(11);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
@@ -50,7 +43,7 @@ TEST_F(Pocl, WarmedBinaryRunsCorrectly) {
 }
 
 TEST_F(Pocl, WarmupOfAllKernelsWithScalarAndLocalArguments) {
-    auto q = axpb(0);
+    auto q = test::axpb_request(0);
     q.source = R"(__kernel void k1(__global float* a, int n, float4 v, __local float* tmp) {
         size_t i = get_global_id(0);
         tmp[get_local_id(0)] = v.x;
@@ -65,7 +58,7 @@ TEST_F(Pocl, WarmupOfAllKernelsWithScalarAndLocalArguments) {
 }
 
 TEST_F(Pocl, BuildErrorComesBackWithTheCompilerLog) {
-    auto q = axpb(0);
+    auto q = test::axpb_request(0);
     q.source = "__kernel void broken(__global float* a) { a[0] = undeclared_name; }\n";
     q.entry_points = {"broken"};
     auto r = jit().compile(q, Clock::now() + 60s);
@@ -75,7 +68,7 @@ TEST_F(Pocl, BuildErrorComesBackWithTheCompilerLog) {
 }
 
 TEST_F(Pocl, MissingEntryPointIsABuildError) {
-    auto q = axpb(0);
+    auto q = test::axpb_request(0);
     q.entry_points = {"not_there"};
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
@@ -84,7 +77,7 @@ TEST_F(Pocl, MissingEntryPointIsABuildError) {
 }
 
 TEST_F(Pocl, IdentityMatchingNoDeviceIsDeviceNotFound) {
-    auto q = axpb(0);
+    auto q = test::axpb_request(0);
     q.device.driver_version = "0.0-no-such-driver";
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
@@ -95,7 +88,7 @@ TEST_F(Pocl, IdentityMatchingNoDeviceIsDeviceNotFound) {
 }
 
 TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
-    auto q = axpb(0);
+    auto q = test::axpb_request(0);
     q.device.uuid_hex = std::string(32, 'f');
     auto r = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(r.ok());
@@ -103,7 +96,7 @@ TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
 }
 
 TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
-    auto q = axpb(3);
+    auto q = test::axpb_request(3);
     q.address_space_cap = 4ull << 30;
     auto roomy = jit().compile(q, Clock::now() + 60s);
     EXPECT_TRUE(roomy.ok()) << roomy.error().message;

@@ -14,17 +14,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// 2^17 statements: PoCL 3.1 needs well over 30 s (over 2 min measured).
-constexpr int kSlowLevels = 17;
-
-JitRequest slow_request() {
-    JitRequest q;
-    q.device = test::pocl_device();
-    q.source = test::nested_macro_kernel(kSlowLevels);
-    q.entry_points = {"slow"};
-    return q;
-}
-
 class Slow : public test::TempDirTest {};
 
 TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
@@ -32,7 +21,7 @@ TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
     pid_t helper = -1;
     config.on_start = [&](pid_t p) { helper = p; };
     const auto start = Clock::now();
-    auto r = JitCompiler(config).compile(slow_request(), start + 2s);
+    auto r = JitCompiler(config).compile(test::slow_request(), start + 2s);
     const auto wall = Clock::now() - start;
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, JitErrc::timeout) << r.error().message;
@@ -48,7 +37,7 @@ TEST_F(Slow, HelperDiesWhenItsParentIsKilled) {
     const auto forked = test::fork_parent([&](const StartHook& report) {
         auto config = JitConfig{test::jit_helper_path(), {"POCL_CACHE_DIR=" + dir().string()}, {}};
         config.on_start = report;
-        (void)JitCompiler(config).compile(slow_request(), Clock::now() + 120s);
+        (void)JitCompiler(config).compile(test::slow_request(), Clock::now() + 120s);
     });
     ASSERT_GT(forked.started, 0);
     std::this_thread::sleep_for(300ms);  // the helper is inside clBuildProgram now

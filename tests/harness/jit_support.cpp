@@ -74,6 +74,22 @@ std::string nested_macro_kernel(int levels) {
     return s;
 }
 
+compiler::JitRequest axpb_request(int salt) {
+    compiler::JitRequest q;
+    q.device = pocl_device();
+    q.source = axpb_source(salt);
+    q.entry_points = {"axpb"};
+    return q;
+}
+
+compiler::JitRequest slow_request() {
+    compiler::JitRequest q;
+    q.device = pocl_device();
+    q.source = nested_macro_kernel(17);
+    q.entry_points = {"slow"};
+    return q;
+}
+
 compiler::JitRequest deep_expression_request(std::uint64_t stack_bytes) {
     std::string sum = "x";
     for (int i = 0; i < 6000; ++i) {

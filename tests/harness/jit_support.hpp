@@ -30,6 +30,13 @@ std::string axpb_source(int salt);
 // nested macro expansion.
 std::string nested_macro_kernel(int levels);
 
+// A request for axpb_source(`salt`), kernel "axpb", on pocl_device().
+compiler::JitRequest axpb_request(int salt);
+
+// A request for nested_macro_kernel(17), kernel "slow", on pocl_device():
+// minutes to build on PoCL (well over 30 s, over 2 min measured).
+compiler::JitRequest slow_request();
+
 // A legal kernel "deep" whose build recurses deeply (a sum of 6000 terms):
 // it overflows a 1 MiB build stack (SIGSEGV, a real crash of the driver's
 // compiler) and builds on the default one.
