@@ -67,13 +67,10 @@ const char* to_string(FailureKind kind) {
 Result<FailureRecord, StoreError> Store::record_failure(const Key& key, FailureKind kind,
                                                         std::string_view detail, TimeMs budget_ms) {
     std::lock_guard lock(impl_->mu);
-    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
-        return fail(open.error());
-    }
-    Impl& s = *impl_;
-    if (auto w = s.require_writable(); !w.ok()) {
+    if (auto w = impl_->ensure_writable_locked(); !w.ok()) {
         return fail(w.error());
     }
+    Impl& s = *impl_;
     const TimeMs now = s.now();
     const TimeMs base = std::max<TimeMs>(1, s.policy.failure_base_ttl_ms);
     const TimeMs cap = std::max(base, s.policy.failure_max_ttl_ms);

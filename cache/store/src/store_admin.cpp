@@ -154,13 +154,10 @@ sql::Res<GcReport> gc_transaction(Store::Impl& s, const GcOptions& options) {
 
 Result<GcReport, StoreError> Store::gc(const GcOptions& options) {
     std::lock_guard lock(impl_->mu);
-    if (auto open = impl_->ensure_open_locked(); !open.ok()) {
-        return fail(open.error());
-    }
-    Impl& s = *impl_;
-    if (auto w = s.require_writable(); !w.ok()) {
+    if (auto w = impl_->ensure_writable_locked(); !w.ok()) {
         return fail(w.error());
     }
+    Impl& s = *impl_;
     if (auto st = s.flush_locked(); !st.ok()) {  // so LRU order reflects recent hits
         return fail(s.error(st.error()));
     }

@@ -75,6 +75,8 @@ struct Store::Impl {
     Status<StoreError> ensure_open_locked();
     // Takes the lock: ensure_open_locked().
     Status<StoreError> ensure_open();
+    // Lock held: ensure_open_locked(), then require_writable().
+    Status<StoreError> ensure_writable_locked();
     // Right after the connection opens: sets up hot copies (writable stores)
     // and the TEMP trigger that removes an entry's copy with the entry.
     Status<StoreError> attach_hot_copies();

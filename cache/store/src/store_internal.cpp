@@ -33,6 +33,13 @@ Status<StoreError> Store::Impl::require_writable() const {
     return Ok{};
 }
 
+Status<StoreError> Store::Impl::ensure_writable_locked() {
+    if (auto open = ensure_open_locked(); !open.ok()) {
+        return open;
+    }
+    return require_writable();
+}
+
 void Store::Impl::count_miss(MissReason reason) {
     ++pending.misses[static_cast<std::size_t>(reason)];
 }
