@@ -234,27 +234,18 @@ void flush_locked(State& s) {
 void close_at_exit() {
     State& s = state();
     {
+        // The opening thread, if any, is done first: nothing is torn down
+        // under it, and what it set is seen here.
+        std::lock_guard lock(s.open_mutex);
+        join_opener_locked(s);
+    }
+    {
         std::lock_guard lock(s.pending_mutex);
         flush_locked(s);
     }
     if (s.owner == ::getpid() && s.live.exchange(nullptr) != nullptr && s.in_flight.load() == 0) {
         s.cache.reset();
     }
-}
-
-// At exit, when the opening was started early: the opening thread finishes
-// before anything is torn down under it. This handler is registered before
-// that thread starts, so it runs before the destructors of everything
-// libkcache had set up by then; the opening itself registers none (what a
-// first request sets up is covered by close_at_exit, registered after it).
-// A cache opened for an application that never built closes here.
-void finish_at_exit() {
-    State& s = state();
-    {
-        std::lock_guard lock(s.open_mutex);
-        join_opener_locked(s);
-    }
-    close_at_exit();
 }
 
 // fork() waits for the opening thread, which the child would not have (its
@@ -276,7 +267,10 @@ void after_fork() {
 
 // Registers close_at_exit after the first build of each verdict: exit runs
 // handlers in the reverse order of their registration, so it runs before the
-// destructors of what libkcache set up for the builds so far.
+// destructors of what libkcache set up for the builds so far. open_early
+// registers it before the opening thread starts, so that it runs before the
+// destructors of everything libkcache had set up by then (the opening
+// registers none of its own), and closes a cache no build used.
 void close_at_exit_after(std::size_t verdict) {
     State& s = state();
     if (s.opened && !s.close_registered[verdict].exchange(true)) {
@@ -303,7 +297,7 @@ void open_early() noexcept {
         return;
     }
     static const bool handlers = ::pthread_atfork(before_fork, after_fork, after_fork) == 0 &&
-                                 std::atexit(finish_at_exit) == 0;
+                                 std::atexit(close_at_exit) == 0;
     if (!handlers) {
         return;  // the first build opens it
     }
