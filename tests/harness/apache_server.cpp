@@ -68,11 +68,7 @@ Result<ApacheServer, std::string> ApacheServer::start(const std::filesystem::pat
         })) {
         return s;
     }
-    std::ifstream log(dir / "error.log");
-    std::ifstream out(dir / "stderr.log");
-    return fail("apache2 did not start in " + dir.string() + ":\n" +
-                std::string(std::istreambuf_iterator<char>(log), {}) +
-                std::string(std::istreambuf_iterator<char>(out), {}));
+    return fail(did_not_start("apache2", dir, {"error.log", "stderr.log"}));
 }
 
 bool ApacheServer::launch() {

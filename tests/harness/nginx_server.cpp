@@ -109,6 +109,16 @@ int free_port() {
     return ntohs(a.sin_port);
 }
 
+std::string did_not_start(const std::string& server, const std::filesystem::path& dir,
+                          std::initializer_list<const char*> logs) {
+    std::string message = server + " did not start in " + dir.string() + ":\n";
+    for (const char* log : logs) {
+        std::ifstream in(dir / log);
+        message.append(std::istreambuf_iterator<char>(in), {});
+    }
+    return message;
+}
+
 bool start_on_free_port(const std::function<bool(int port)>& start) {
     for (int attempt = 0; attempt < 5; ++attempt) {
         if (start(free_port())) {
@@ -132,9 +142,7 @@ Result<NginxServer, std::string> NginxServer::start(const std::filesystem::path&
         })) {
         return s;
     }
-    std::ifstream log(dir / "error.log");
-    return fail("nginx did not start in " + dir.string() + ":\n" +
-                std::string(std::istreambuf_iterator<char>(log), {}));
+    return fail(did_not_start("nginx", dir, {"error.log"}));
 }
 
 bool NginxServer::launch() {

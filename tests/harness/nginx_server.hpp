@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -98,6 +99,10 @@ int free_port();
 // most five times (a port taken meanwhile: another one); false when no try
 // started the server.
 bool start_on_free_port(const std::function<bool(int port)>& start);
+// "`server` did not start in `dir`:" and the text of each of `logs` (file
+// names under `dir`; a missing one adds nothing): a start failure's message.
+std::string did_not_start(const std::string& server, const std::filesystem::path& dir,
+                          std::initializer_list<const char*> logs);
 // True when a TCP connect to loopback `port` succeeds (a server listens).
 bool can_connect(int port);
 // Waits up to 10 s for the server process `pid` (a child) to listen on

@@ -34,11 +34,6 @@ void write_conf(const std::filesystem::path& dir, int port, int bus_port, const 
     }
 }
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 Result<std::string, std::string> run_program(const std::vector<std::string>& argv) {
@@ -86,8 +81,7 @@ Result<RedisServer, std::string> RedisServer::start(const std::filesystem::path&
         })) {
         return s;
     }
-    return fail("redis-server did not start in " + dir.string() + ":\n" + slurp(dir / "redis.log") +
-                slurp(dir / "stderr.log"));
+    return fail(did_not_start("redis-server", dir, {"redis.log", "stderr.log"}));
 }
 
 bool RedisServer::launch() {

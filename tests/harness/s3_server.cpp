@@ -39,9 +39,7 @@ Result<S3Server, std::string> S3Server::start(const std::filesystem::path& dir,
         })) {
         return s;
     }
-    std::ifstream out(dir / "output.log");
-    return fail("s3rver did not start in " + dir.string() + ":\n" +
-                std::string(std::istreambuf_iterator<char>(out), {}));
+    return fail(did_not_start("s3rver", dir, {"output.log"}));
 }
 
 bool S3Server::launch() {
