@@ -126,6 +126,11 @@ bool missed_with(const Outcome& o, Rung rung, MissCause cause, const std::string
     return false;
 }
 
+void write_user_config(const std::filesystem::path& dir, const std::string& text) {
+    std::filesystem::create_directories(dir / "xdg" / "kcache");
+    std::ofstream(dir / "xdg" / "kcache" / "config") << text;
+}
+
 void expect_each_refused_naming_its_variable(
     std::initializer_list<std::pair<const char*, const char*>> settings) {
     for (const auto& [var, value] : settings) {

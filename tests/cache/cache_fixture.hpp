@@ -58,6 +58,10 @@ std::string scale_source(int salt);
 // A SourceRequest named "scale" for scale_source(`salt`), entry point "scale".
 SourceRequest scale_request(int salt);
 
+// Writes `text` to `dir`/xdg/kcache/config: the user's config file of a test
+// whose XDG_CONFIG_HOME is `dir`/xdg.
+void write_user_config(const std::filesystem::path& dir, const std::string& text);
+
 // Sets each `var`=`value` of `settings` alone in the environment (then unsets
 // it) and expects load_config to refuse it with an error that names `var`.
 void expect_each_refused_naming_its_variable(

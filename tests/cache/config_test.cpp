@@ -41,10 +41,6 @@ class ConfigTest : public TempDirTest {
         }
         TempDirTest::TearDown();
     }
-    void write_config(const std::string& text) const {
-        std::filesystem::create_directories(dir() / "xdg" / "kcache");
-        std::ofstream(dir() / "xdg" / "kcache" / "config") << text;
-    }
 
   private:
     std::optional<std::string> tmpdir_;  // the test process's own TMPDIR, put back after
@@ -62,7 +58,7 @@ TEST_F(ConfigTest, DeviceDataOverrideAndScratchDirectory) {
     EXPECT_EQ(c.origins["device_db"].second, Source::default_value);
     EXPECT_EQ(c.origins["tmpdir"].second, Source::default_value);
 
-    write_config("device_db = /site/devices.json\ntmpdir = /scratch\n");
+    write_user_config(dir(), "device_db = /site/devices.json\ntmpdir = /scratch\n");
     ASSERT_TRUE(load_config(c, err)) << err;
     EXPECT_EQ(c.device_db, "/site/devices.json");
     EXPECT_EQ(c.origins["device_db"].second, Source::config_file);
@@ -101,9 +97,7 @@ TEST_F(ConfigTest, DefaultsAndWhereTheyCameFrom) {
 }
 
 TEST_F(ConfigTest, InProcessBoundsFromFileAndEnvironment) {
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "max_programs = 16\nmax_resident_bytes = 8M\nmax_hot_bytes = 2M\n";
+    write_user_config(dir(), "max_programs = 16\nmax_resident_bytes = 8M\nmax_hot_bytes = 2M\n");
     ::setenv("KCACHE_MAX_RESIDENT_BYTES", "0", 1);
     kcache::Config c;
     std::string err;
@@ -118,9 +112,7 @@ TEST_F(ConfigTest, InProcessBoundsFromFileAndEnvironment) {
 }
 
 TEST_F(ConfigTest, EnvironmentBeatsFileBeatsDefault) {
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "# settings\nmax_size = 64M\njit_timeout_ms = 5000\n";
+    write_user_config(dir(), "# settings\nmax_size = 64M\njit_timeout_ms = 5000\n");
     ::setenv("KCACHE_JIT_TIMEOUT_MS", "250", 1);
     kcache::Config c;
     std::string err;
@@ -137,8 +129,7 @@ TEST_F(ConfigTest, HelperPoolSettings) {
     ASSERT_TRUE(load_config(defaults, err)) << err;
     EXPECT_EQ(defaults.jit_helpers, 4u);
     EXPECT_EQ(defaults.jit_idle.count(), 30000);
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config") << "jit_helpers = 2\njit_idle_ms = 500\n";
+    write_user_config(dir(), "jit_helpers = 2\njit_idle_ms = 500\n");
     ::setenv("KCACHE_JIT_HELPERS", "0", 1);
     kcache::Config c;
     ASSERT_TRUE(load_config(c, err)) << err;
@@ -175,8 +166,7 @@ TEST_F(ConfigTest, MalformedValuesNameTheVariable) {
 }
 
 TEST_F(ConfigTest, MalformedFileLineIsReported) {
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config") << "max_size = 1G\ncolour = blue\n";
+    write_user_config(dir(), "max_size = 1G\ncolour = blue\n");
     kcache::Config c;
     std::string err;
     EXPECT_FALSE(load_config(c, err));
@@ -196,9 +186,7 @@ TEST_F(ConfigTest, SignedPackSettingsAndTheTrustedKeyDirectories) {
                                                   dir() / "xdg" / "kcache" / "trusted.d"};
     EXPECT_EQ(c.trusted_key_dirs, dirs);
 
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "require_signed_packs = yes\ntrusted_keys = /k/a.pub\n";
+    write_user_config(dir(), "require_signed_packs = yes\ntrusted_keys = /k/a.pub\n");
     ::setenv("KCACHE_TRUSTED_KEYS", "/k/b.pub::/k/c.pub", 1);
     ASSERT_TRUE(load_config(c, err)) << err;
     EXPECT_TRUE(c.require_signed_packs);
@@ -211,7 +199,7 @@ TEST_F(ConfigTest, SignedPackSettingsAndTheTrustedKeyDirectories) {
     EXPECT_FALSE(load_config(c, err));
     EXPECT_NE(err.find("KCACHE_REQUIRE_SIGNED_PACKS"), std::string::npos) << err;
     ::unsetenv("KCACHE_REQUIRE_SIGNED_PACKS");
-    std::ofstream(dir() / "xdg" / "kcache" / "config") << "\nrequire_signed_packs = 2\n";
+    write_user_config(dir(), "\nrequire_signed_packs = 2\n");
     EXPECT_FALSE(load_config(c, err));
     EXPECT_NE(err.find("config:2: require_signed_packs"), std::string::npos) << err;
 }

@@ -75,9 +75,7 @@ TEST_F(RemoteConfig, SignaturesAreRequiredByDefaultAndTheKeyIsASetting) {
     EXPECT_TRUE(c.remote_require_signed);
     EXPECT_TRUE(c.remote_signing_key.empty());
     EXPECT_EQ(service::remote_settings(c).signatures, remote::ObjectSignatures::require);
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "remote_require_signed = false\nremote_signing_key = /k/fleet.key\n";
+    write_user_config(dir(), "remote_require_signed = false\nremote_signing_key = /k/fleet.key\n");
     Config f;
     ASSERT_TRUE(load_config(f, err)) << err;
     EXPECT_FALSE(f.remote_require_signed);
@@ -97,10 +95,9 @@ TEST_F(RemoteConfig, SignaturesAreRequiredByDefaultAndTheKeyIsASetting) {
 }
 
 TEST_F(RemoteConfig, EnvironmentBeatsTheFile) {
-    std::filesystem::create_directories(dir() / "xdg" / "kcache");
-    std::ofstream(dir() / "xdg" / "kcache" / "config")
-        << "remote = http://a.example/c  https://b.example\nremote_timeout_ms = 900\n"
-           "remote_readonly = 1\n";
+    write_user_config(dir(),
+                      "remote = http://a.example/c  https://b.example\nremote_timeout_ms = 900\n"
+                      "remote_readonly = 1\n");
     ::setenv("KCACHE_REMOTE_TIMEOUT_MS", "250", 1);
     ::setenv("KCACHE_REMOTE_BREAKER_MS", "5000", 1);
     ::setenv("KCACHE_REMOTE_REQUIRED", "true", 1);
