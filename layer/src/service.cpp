@@ -114,9 +114,20 @@ void open_with(State& s, const Config& config) {
     }
 }
 
+// Whether opening `config`'s cache sets up no library that registers exit
+// handlers of its own: a local store alone. A remote tier (libcurl and
+// OpenSSL, which registers OPENSSL_cleanup at its set-up) or packs (their
+// signatures) are opened by the first build instead: exit would run such a
+// handler, registered after close_at_exit, before it, while the thread
+// still used that library.
+bool opens_quietly(const Config& config) {
+    return config.remote_urls.empty() && config.packs.empty();
+}
+
 // The opening thread: the configuration, then the cache, unless its
-// directory is not there yet: making it is left to the first build, so that
-// an application that never builds leaves no store behind. A build that
+// directory is not there yet (making it is left to the first build, so that
+// an application that never builds leaves no store behind) or it does not
+// open quietly (above). A build that
 // needs the cache before this thread has begun opens it itself (the thread
 // then does nothing): it would otherwise sleep until a thread not yet
 // running had done all the work, and be woken late on a busy machine.
@@ -129,7 +140,7 @@ void open_in_background(State& s) {
     Config config;
     if (load(s, config)) {
         std::error_code ec;
-        if (std::filesystem::is_directory(config.dir, ec)) {
+        if (std::filesystem::is_directory(config.dir, ec) && opens_quietly(config)) {
             open_with(s, config);
         } else {
             s.deferred = std::move(config);

@@ -51,6 +51,22 @@ TEST_F(LayerOpening, AnApplicationThatNeverBuildsLeavesTheStoreAsItWas) {
     EXPECT_EQ(count_of(trace_lines(second.err), "HIT "), 3u) << second.err;
 }
 
+// The opening thread registers no exit handler (exit would run it before
+// the handler that waits for that thread): none with a local store, none
+// with a remote tier (whose libcurl and OpenSSL register theirs at set-up:
+// such a cache is opened by the first build instead).
+TEST_F(LayerOpening, TheOpeningThreadRegistersNoExitHandler) {
+    ASSERT_EQ(run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}).exit_code, 0);
+    const std::string preload = "LD_PRELOAD=" KCACHE_TEST_EXIT_PROBE_PATH;
+    for (const std::string remote : {"", "https://127.0.0.1:9/kcache"}) {
+        const auto idle = run(With::layer, KCACHE_TEST_PROBE_PATH, {"context"},
+                              {preload, "KCACHE_REMOTE=" + remote});
+        EXPECT_EQ(idle.exit_code, 0) << idle.err;
+        EXPECT_EQ(idle.err.find("exit handler registered on a thread"), std::string::npos)
+            << "remote '" << remote << "': " << idle.err;
+    }
+}
+
 // exit() from another thread right after the context's creation, while the
 // cache may be opening: the exit waits for the opening and the process ends
 // cleanly, every time.
