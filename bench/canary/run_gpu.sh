@@ -3,7 +3,7 @@
 # bench/gpu/stage.sh staged .gpu/ here and the device tool carried it:
 #   bash bench/canary/run_gpu.sh [REPS]   (default 5; the report goes to
 #                                          $OUT/canary-report.txt, else .gpu/)
-# canary_bench with NVIDIA's ICD alone and Debian's ICD loader (ocl-icd 2.3,
+# canary_bench with NVIDIA's ICD (bench/gpu/nvidia_icd.sh) and Debian's ICD loader (ocl-icd 2.3,
 # which reads OPENCL_LAYERS: the canary tests' layer simulates the driver
 # updates) ahead of the machine's own. Each run gets an empty
 # CUDA_CACHE_PATH: a driver update finds NVIDIA's ComputeCache of no use.

@@ -3,7 +3,7 @@
 # bench/gpu/stage.sh staged .gpu/ here and the device tool carried it:
 #   bash bench/layer/run_gpu.sh [REPEATS]   (default 3; the report goes to
 #                                            $OUT/layer-report.txt, else .gpu/)
-# bench/layer/run.sh with NVIDIA's ICD alone, the staged kcache, layer and
+# bench/layer/run.sh with NVIDIA's ICD (bench/gpu/nvidia_icd.sh), the staged kcache, layer and
 # applications (clpeak, CLBlast's tuner; pyopencl is not on that machine and
 # is skipped), and Debian's ICD loader (ocl-icd 2.3, which reads
 # OPENCL_LAYERS) ahead of the machine's own. The baseline is NVIDIA's
