@@ -36,7 +36,7 @@ std::vector<cl_device_id> program_devices(cl_program source) {
 // would read are not part of the key. Include directories alone (-I) are
 // keyed as options: without #include they read nothing.
 std::string_view not_keyable(const LayerProgram& w, std::string_view options) {
-    if (w.text.find("#include") != std::string::npos) {
+    if (w.request.source.find("#include") != std::string::npos) {
         return "the source includes files";
     }
     if (options.find("-include") != std::string_view::npos ||
@@ -137,12 +137,12 @@ struct Answer {
     cl_program program = nullptr;  // ok: one reference, the layer's
 };
 
-// Asks the cache for every device; the first that is not ok decides.
-Answer ask_cache(Cache& cache, const LayerProgram& w, const std::vector<cl_device_id>& devices,
+// Asks the cache for every device; the first that is not ok decides. The
+// program's request is kept with it, so that no build copies its source.
+Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices,
                  const char* options) {
-    SourceRequest request;
-    request.source = w.text;
-    request.options = options ? options : "";
+    w.request.options = options ? options : "";
+    const SourceRequest& request = w.request;
     std::vector<Program> answers;
     Answer a;
     InsideCache inside;

@@ -6,6 +6,7 @@
 // created from source are handed to the application as `LayerProgram`s,
 // so every entry point that takes or returns a program is the layer's.
 
+#include "kcache/kcache_types.hpp"
 #include "kcache/opencl.h"
 
 #include <CL/cl_icd.h>
@@ -39,7 +40,7 @@ struct LayerProgram {
     cl_program source = nullptr;
     cl_program built = nullptr;
     cl_context context = nullptr;
-    std::string text;             // the source the cache keys
+    SourceRequest request;        // the source the cache keys; options set at each build
     cl_uint app_references = 1;   // the application's retains minus releases
     bool failed = false;          // the last build was stopped by kcache (below)
     std::string failure_log;      // what CL_PROGRAM_BUILD_LOG says then

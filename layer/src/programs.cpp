@@ -146,7 +146,7 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
     }
     w->source = source;
     w->context = context;
-    w->text = joined_source(count, strings, lengths);
+    w->request.source = joined_source(count, strings, lengths);
     remember_active(w, source);
     return as_handle(w);
 }

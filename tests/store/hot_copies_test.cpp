@@ -149,6 +149,35 @@ TEST_F(Store, AHotCopyIsCheckedBeforeUse) {
     EXPECT_FALSE(ks::Store::open(store_dir(), deferred_policy())->get_hot(sample_fields(1)));
 }
 
+// A first hit reads a copy whole in one call up to a size, its header
+// first above it: at either size a sound copy answers, and one whose length
+// disagrees with its header (a byte appended or cut off) is refused.
+TEST_F(Store, AFirstHitChecksACopyAgainstItsHeaderAtEverySize) {
+    for (const std::size_t n : {std::size_t{8} * 1024, std::size_t{6} << 20}) {
+        SCOPED_TRACE(n);
+        const auto fields = sample_fields(n > 10000 ? 2 : 1);
+        const auto bytes = binary_like(n, n);
+        ASSERT_TRUE(open_store().put(fields, bytes, test_provenance()).ok());
+        const auto first_hit = [&] {
+            auto store = ks::Store::open(store_dir(), deferred_policy());
+            EXPECT_TRUE(store.ok()) << store.error().message;
+            return store.ok() ? store->get_hot(fields) : std::nullopt;
+        };
+        auto hot = first_hit();
+        ASSERT_TRUE(hot);
+        EXPECT_TRUE(*hot == bytes);
+        const auto path =
+            hot_copies(store_dir()).front().parent_path() / ks::make_key(fields).hex();
+        const std::string good = kcache::test::file_bytes(path);
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << good << 'x';
+        EXPECT_FALSE(first_hit()) << "a byte appended";
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() - 1);
+        EXPECT_FALSE(first_hit()) << "a byte cut off";
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << good.substr(0, 60);
+        EXPECT_FALSE(first_hit()) << "shorter than a header";
+    }
+}
+
 TEST_F(Store, ACopyWithItsChecksumRecomputedNeverAnswersAFirstHit) {
     const auto bytes = binary_like(16 * 1024, 1);
     {

@@ -167,27 +167,42 @@ std::uint64_t trim_to(const fs::path& dir, std::uint64_t bound, const std::strin
     return total;
 }
 
+// Whether the header `h` is a copy's for the key record `serialized` and
+// `raw_size` bytes.
+bool header_fits(const unsigned char* h, std::string_view serialized, std::uint64_t raw_size) {
+    return std::memcmp(h, kMagic, sizeof kMagic) == 0 && get_u64(h + 8) == serialized.size() &&
+           get_u64(h + 16) == raw_size;
+}
+
+// A copy up to this size is read whole before its header is checked, in one
+// system call (a hit's every call counts); a larger one's header is read and
+// checked first, so that a damaged copy never costs reading all of it.
+constexpr std::uint64_t kWholeReadMax = 4u << 20;
+
 // Reads the copy open as `fd` (`st` its status) when its magic, key
-// record, size, checksum and tag under `secret` match.
+// record, size, checksum and tag under `secret` match: the header and key
+// record into a buffer of the size they must have, the bytes into the copy,
+// whose size the file's then gives (the header must say the same).
 std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& secret,
                                    std::string_view serialized) {
-    unsigned char h[kHeaderSize];
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (!pread_all(fd, h, sizeof h, 0) || std::memcmp(h, kMagic, sizeof kMagic) != 0) {
+    const std::uint64_t head_size = kHeaderSize + serialized.size();
+    if (size < head_size || size - head_size > kMaxRawSize) {
         return std::nullopt;
     }
-    const std::uint64_t key_len = get_u64(h + 8);
-    const std::uint64_t raw_size = get_u64(h + 16);
-    if (key_len != serialized.size() || raw_size > kMaxRawSize ||
-        size != file_size_for(serialized, raw_size)) {
-        return std::nullopt;
+    const std::uint64_t raw_size = size - head_size;
+    if (size > kWholeReadMax) {
+        unsigned char h[kHeaderSize];
+        if (!pread_all(fd, h, sizeof h, 0) || !header_fits(h, serialized, raw_size)) {
+            return std::nullopt;
+        }
     }
-    std::string stored_key(key_len, '\0');
-    if (!pread_all(fd, stored_key.data(), key_len, kHeaderSize) || stored_key != serialized) {
-        return std::nullopt;
-    }
+    std::string head(head_size, '\0');
     Copy copy{Bytes(raw_size), {}};
-    if (!pread_all(fd, copy.bytes.data(), raw_size, static_cast<off_t>(kHeaderSize + key_len))) {
+    struct iovec parts[2] = {{head.data(), head.size()}, {copy.bytes.data(), copy.bytes.size()}};
+    const auto* h = reinterpret_cast<const unsigned char*>(head.data());
+    if (!preadv_all(fd, parts, 2, 0) || !header_fits(h, serialized, raw_size) ||
+        std::string_view(head).substr(kHeaderSize) != serialized) {
         return std::nullopt;
     }
     copy.checksum = checksum_of(copy.bytes);
@@ -285,7 +300,7 @@ Found read(const fs::path& dir, const Secret& secret, const Key& key, std::strin
     if (dir.empty()) {
         return {};
     }
-    const fs::path path = dir / key.hex();
+    const std::string path = dir.native() + '/' + key.hex();
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -3,6 +3,7 @@
 // writes and reads and EINTR, for every writer of a file or pipe and every
 // positioned reader.
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,6 +46,40 @@ inline bool pread_all(int fd, void* buf, std::size_t n, off_t at) {
         at += got;
     }
     return true;
+}
+
+// Reads exactly the bytes the `count` buffers of `iov` have room for, in
+// order, from offset `at` of `fd`: one call for a file in the page cache.
+// False on an error or when the file ends first. `iov` is consumed (its
+// entries are advanced past what was read).
+inline bool preadv_all(int fd, struct iovec* iov, int count, off_t at) {
+    for (;;) {
+        while (count > 0 && iov->iov_len == 0) {
+            ++iov;
+            --count;
+        }
+        if (count == 0) {
+            return true;
+        }
+        const ssize_t got = ::preadv(fd, iov, count, at);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return false;
+        }
+        at += got;
+        for (auto left = static_cast<std::size_t>(got); left > 0 && count > 0;) {
+            const std::size_t step = left < iov->iov_len ? left : iov->iov_len;
+            iov->iov_base = static_cast<unsigned char*>(iov->iov_base) + step;
+            iov->iov_len -= step;
+            left -= step;
+            if (iov->iov_len == 0) {
+                ++iov;
+                --count;
+            }
+        }
+    }
 }
 
 }  // namespace kcache
