@@ -61,6 +61,9 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     if (!remote) {
         return fail(PartsError{StatusCode::config_error, remote.error()});
     }
+    if (*remote) {
+        (*remote)->warm_up();  // connects while the application still starts
+    }
     // Loads are timed for the metrics and the trace (observed_loader.hpp).
     auto loader = config.metrics || !config.trace.empty()
                       ? observed_loader(opencl_loader(), config.metrics)

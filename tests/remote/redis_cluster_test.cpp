@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -86,6 +87,44 @@ TEST_F(RedisClusterTest, KeysOnEverySlotRangeGoStraightToTheirMaster) {
     // Routed by the slot map: no request was redirected.
     for (const std::string& m : masters) {
         EXPECT_EQ(cli(m, {"INFO", "stats"}).find("unexpected_error_replies:1"), std::string::npos);
+    }
+    EXPECT_EQ(c->counters().errors, 0u);
+}
+
+// Client::warm_up loads the slot map and connects to every master ahead:
+// first requests to keys on each master open no connection of their own.
+TEST_F(RedisClusterTest, AWarmUpConnectsToEveryMasterAhead) {
+    std::set<std::string> masters;
+    {
+        auto writer = client();
+        for (int n = 0; n < kEntries; ++n) {
+            ASSERT_TRUE(
+                writer->upload(made_up_fields(n), made_up_bytes(n, 4096), made_up_provenance()));
+            masters.insert(master_of_key(n).address);
+        }
+    }
+    ASSERT_EQ(masters.size(), 3u);
+    auto accepted = [&](const std::string& m) {
+        const std::string info = cli(m, {"INFO", "stats"});  // its own connection included
+        return std::stoll(info.substr(info.find("total_connections_received:") + 27));
+    };
+    std::map<std::string, long long> before;
+    for (const std::string& m : masters) {
+        before[m] = accepted(m);
+    }
+    auto c = client();
+    c->warm_up(remote::WarmUp::now);
+    std::map<std::string, long long> warmed;
+    for (const std::string& m : masters) {
+        warmed[m] = accepted(m);
+        EXPECT_EQ(warmed[m] - before[m], 1 + 1) << m;  // the warm-up's and this question's
+    }
+    for (int n = 0; n < kEntries; ++n) {
+        auto got = c->fetch(made_up_fields(n));
+        ASSERT_TRUE(got) << n << ": " << got.error().message;
+    }
+    for (const std::string& m : masters) {
+        EXPECT_EQ(accepted(m) - warmed[m], 1) << m;  // this question's alone
     }
     EXPECT_EQ(c->counters().errors, 0u);
 }

@@ -69,6 +69,30 @@ class RedisTest : public TempDirTest {
     std::optional<RedisServer> server_;
 };
 
+// Client::warm_up logs in ahead (no command on a key), the first request
+// uses that connection, and one the server dropped since is replaced, not
+// counted as a failure.
+TEST_F(RedisTest, AWarmUpLogsInAheadAndADroppedConnectionIsNoFailure) {
+    ASSERT_TRUE(client(settings(server_->url()))
+                    ->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
+    const std::string stats_before = cli({"INFO", "commandstats"});
+    const long long before = connections();
+    auto c = client(settings(server_->url()));
+    c->warm_up(remote::WarmUp::now);
+    const long long warmed = connections();
+    EXPECT_EQ(warmed - before, 1 + 1);  // the warm-up's and this question's
+    EXPECT_EQ(cli({"INFO", "commandstats"}).find("cmdstat_exists"),
+              stats_before.find("cmdstat_exists"));  // no request for an object
+    const long long asked = connections();
+    ASSERT_TRUE(c->fetch(made_up_fields(1)));
+    EXPECT_EQ(connections() - asked, 1);  // this question's: none of the fetch's own
+    ASSERT_FALSE(cli({"CLIENT", "KILL", "TYPE", "normal"}).empty());
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(c->counters().errors, 0u);
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
+}
+
 TEST_F(RedisTest, AnswersEachRequestWithAReplyOrATypedFailure) {
     const remote::Settings s = settings(server_->url());
     auto backend = remote::make_redis(s, "");

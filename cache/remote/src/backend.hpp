@@ -7,6 +7,7 @@
 // table in backends.cpp ("adding a remote backend" in docs/design.md).
 // Internal.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -78,6 +79,15 @@ class Backend {
                                        std::span<const std::uint8_t> object) = 0;
     // Deletes the object at `url`.
     virtual Result<Reply, Failure> remove(const std::string& url) = 0;
+    // Does ahead of the first request what it would do first on its way to
+    // the server(s) of the base URL `url` (connect, log in), on the client's
+    // warm-up thread; sends no object request and reports nothing (the
+    // first request tries again what failed here). Returns early once
+    // `stop` is set. By default nothing.
+    virtual void warm_up(const std::string& url, const std::atomic<bool>& stop) {
+        (void)url;
+        (void)stop;
+    }
 };
 
 // Calls the request `op` of `backend` (`body` is put's object).

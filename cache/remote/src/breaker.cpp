@@ -114,6 +114,11 @@ bool Breaker::confirmed_up(std::int64_t now) {
     return now < until;
 }
 
+bool Breaker::marked_down() const {
+    const std::int64_t until = mark_.empty() ? local_until_ms_.load() : read_until(mark_);
+    return until != 0 && wall_ms() < until;
+}
+
 Breaker::Ticket Breaker::allow() {
     Ticket t;
     const std::int64_t now = wall_ms();

@@ -57,6 +57,9 @@ class Breaker {
 
     // Whether a request may go out now.
     Ticket allow();
+    // Whether the server is marked down now (allow() would skip it without
+    // a trial); takes no lock and changes nothing.
+    bool marked_down() const;
     // The request failed in a way that says the server is down, or the server
     // asked to be left alone: mark it for `window` (0: the breaker's window).
     void failed(Ticket& ticket, const std::string& why,

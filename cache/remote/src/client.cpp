@@ -1,5 +1,6 @@
-// The remote client's requests: checked settings, downloads verified through
-// the envelope, HEAD, PUT, and the doctor's probe. Every outcome is counted.
+// The remote client's requests: checked settings, the warm-up, downloads
+// verified through the envelope, HEAD and PUT (the doctor's probe is in
+// probe.cpp). Every outcome is counted.
 
 #include <unistd.h>
 
@@ -98,11 +99,44 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Client::~Client() {
+    impl_->closing = true;
+    if (impl_->warm_up_thread && impl_->warm_up_owner == ::getpid()) {
+        impl_->warm_up_thread->join();
+    } else {
+        (void)impl_->warm_up_thread.release();  // a forked child's copy of its parent's thread
+    }
     if (impl_->warming.joinable()) {
         impl_->warming.join();
     }
     impl_->stop_worker(2 * impl_->settings.timeout);
     (void)add_to_stats_file(impl_->settings.state_dir, counters());
+}
+
+void Client::warm_up(WarmUp when) {
+    if (impl_->warm_up_started.exchange(true)) {
+        return;
+    }
+    if (when == WarmUp::now) {
+        impl_->warm_up_servers();
+        return;
+    }
+    try {
+        impl_->warm_up_owner = ::getpid();
+        impl_->warm_up_thread =
+            std::make_unique<std::thread>([impl = impl_.get()] { impl->warm_up_servers(); });
+    } catch (const std::system_error&) {
+        // No thread: the first request connects, as without a warm-up.
+    }
+}
+
+void Client::Impl::warm_up_servers() {
+    for (const std::string& url : settings.base_urls) {
+        Backend& backend = backends.of(url);
+        if (closing.load() || breakers.of(backend.server_of(url)).marked_down()) {
+            continue;
+        }
+        backend.warm_up(url, closing);
+    }
 }
 
 Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
@@ -308,87 +342,6 @@ Status<RemoteError> Client::Impl::uploaded(Result<Reply, Failure> r) {
         counters.timeouts++;
     }
     return fail(std::move(e));
-}
-
-namespace {
-
-// The first bytes of `body` as text for a message (the caller escapes it).
-std::string body_start(const store::Bytes& body) {
-    return "\"" + std::string(body.begin(), body.begin() + std::min<std::size_t>(body.size(), 24)) +
-           (body.size() > 24 ? "…\"" : "\"");
-}
-
-}  // namespace
-
-// The probe object's key (sha256 of a name no entry has) is nobody's: a GET
-// must answer 404, or 200 with exactly the probe body (one an earlier probe
-// of this process id left); anything else is a server that answers every
-// path, whatever it holds. A writer's PUT counts only once a GET gives back
-// the very bytes put.
-std::vector<ProbeLine> Client::probe() {
-    store::Key key;
-    const std::string id = "kcache doctor probe " + std::to_string(::getpid());
-    (void)key.parse_hex(kcache::sha256_hex(id));
-    const std::string url = object_url(key);
-    const std::string text = "kcache probe object; safe to delete\n";
-    const store::Bytes probe_body(text.begin(), text.end());
-    std::vector<ProbeLine> out;
-    // One request; `good` says whether its answer is healthy and why not.
-    auto line = [&](const char* what, Op op, std::span<const std::uint8_t> body,
-                    const std::function<std::string(const Reply&)>& good) {
-        auto r = request(impl_->backends.of(url), op, url, body);
-        const std::optional<Reply> a = answered(r);
-        ProbeLine l{what, false, a ? "" : r.error().error.message};
-        if (a) {
-            const std::string why = good(*a);
-            l.ok = why.empty();
-            l.detail = std::string(what) + " " + url + ": HTTP " + std::to_string(a->status) +
-                       (why.empty() ? "" : "; " + why);
-            if (!l.ok && !r) {
-                l.detail += " (" + r.error().error.message + ")";  // what the server said
-            }
-        }
-        out.push_back(std::move(l));
-        return out.back().ok;
-    };
-    auto status_in = [](std::initializer_list<long> ok) {
-        return [ok](const Reply& r) {
-            return std::find(ok.begin(), ok.end(), r.status) != ok.end() ? "" : "unexpected status";
-        };
-    };
-    auto nobodys = [&](const Reply& r) -> std::string {
-        if (r.status == 404 || (r.status == 200 && r.body == probe_body)) {
-            return "";
-        }
-        return r.status != 200
-                   ? "unexpected status"
-                   : "a body for an object nobody stored (" + std::to_string(r.body.size()) +
-                         " bytes, " + body_start(r.body) + "): not a kcache object store";
-    };
-    line("GET", Op::get, {}, nobodys);
-    line("HEAD", Op::head, {}, status_in({200, 404}));
-    if (impl_->settings.access == Access::read_write) {
-        bool accepted = false;  // then the object is deleted, whatever a GET gives back
-        auto stored = [&](const Reply& r) -> std::string {
-            accepted = r.status == 200 || r.status == 201 || r.status == 204;
-            if (!accepted) {
-                return "unexpected status";
-            }
-            auto back = request(impl_->backends.of(url), Op::get, url);
-            const std::optional<Reply> b = answered(back);
-            return !b ? "reading it back failed: " + back.error().error.message
-                   : b->status != 200 || b->body != probe_body
-                       ? "a GET does not give back what was put (HTTP " +
-                             std::to_string(b->status) + ", " + std::to_string(b->body.size()) +
-                             " bytes)"
-                       : "";
-        };
-        line("PUT", Op::put, probe_body, stored);
-        if (accepted) {
-            line("DELETE", Op::remove, {}, status_in({200, 204}));
-        }
-    }
-    return out;
 }
 
 Counters Client::counters() const {

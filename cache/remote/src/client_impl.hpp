@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <thread>
 
 #include "backend.hpp"
@@ -42,6 +43,13 @@ struct Client::Impl {
     // Sets OpenSSL up for signature checks while the application still
     // starts (store::warm_up_signature_checks); joined when the client closes.
     std::thread warming;
+    // Client::warm_up's thread, joined when the client closes by the process
+    // that started it (a forked child's copy is not its thread), and what
+    // tells it to stop.
+    std::unique_ptr<std::thread> warm_up_thread;
+    pid_t warm_up_owner = 0;
+    std::atomic<bool> warm_up_started{false};
+    std::atomic<bool> closing{false};
 
     explicit Impl(Settings s);
 
@@ -100,6 +108,9 @@ struct Client::Impl {
                                                         const store::Provenance& provenance) const;
     // Counts `e` as an error of its kind (timeouts and corrupt apart).
     void count_error(const RemoteError& e);
+    // Client::warm_up's work: each base URL's backend warms its servers,
+    // those the breaker skips left out.
+    void warm_up_servers();
     void run_worker();
     void stop_worker(std::chrono::milliseconds limit);
 };

@@ -1,5 +1,7 @@
 #include "http.hpp"
 
+#include <sys/socket.h>
+
 namespace kcache::remote {
 namespace {
 
@@ -121,45 +123,59 @@ Slist Http::headers(Method method, const RequestAuth& auth) const {
     return Slist(list);
 }
 
-Result<Response, RemoteError> Http::perform(Method method, const std::string& url,
-                                            std::span<const std::uint8_t> body,
-                                            const RequestAuth& auth) {
-    EasyHandle h = take();
-    if (!h) {
-        return fail(RemoteError{RemoteErrc::transport, "curl_easy_init failed"});
+// A parked connection offered to one request (preconnect.hpp): libcurl asks
+// open_socket for a socket to each address it tries, and socket_options
+// whether that one is connected already.
+struct Http::Handoff {
+    ParkedSockets* parked = nullptr;     // nullptr: libcurl opens its own
+    curl_socket_t fd = CURL_SOCKET_BAD;  // the parked socket it was given
+};
+
+namespace {
+
+curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* a) {
+    auto* h = static_cast<Http::Handoff*>(user);
+    if (purpose == CURLSOCKTYPE_IPCXN && h->parked != nullptr && h->fd == CURL_SOCKET_BAD) {
+        const int fd = h->parked->take(&a->addr, a->addrlen);
+        if (fd >= 0) {
+            h->fd = fd;
+            return fd;
+        }
     }
-    CURL* c = h.get();
-    Response resp;
-    Sink sink{&resp.body, settings_.max_object_bytes};
-    const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
-    Slist hdrs = headers(method, auth);
+    return ::socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+int socket_options(void* user, curl_socket_t fd, curlsocktype) {
+    const auto* h = static_cast<const Http::Handoff*>(user);
+    return fd == h->fd ? CURL_SOCKOPT_ALREADY_CONNECTED : CURL_SOCKOPT_OK;
+}
+
+// What a request whose connection was opened ahead gets when the server
+// closed that connection as the request went out.
+bool lost_connection(CURLcode rc) {
+    return rc == CURLE_GOT_NOTHING || rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR;
+}
+
+// Sets the URL, method, body, limits and redirects of one request on `c`.
+void set_transfer(CURL* c, const Settings& s, bool https_only, Method method,
+                  const std::string& url, std::span<const std::uint8_t> body) {
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(settings_.timeout.count()));
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(settings_.connect_timeout.count()));
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(s.timeout.count()));
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.connect_timeout.count()));
     if (method != Method::head) {
         // A HEAD's Content-Length is the size of a body it does not send: the
         // cap is for bodies received, and a large object must not fail a HEAD.
-        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
-                         static_cast<curl_off_t>(settings_.max_object_bytes));
+        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(s.max_object_bytes));
     }
-    if (!settings_.ca_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_CAINFO, settings_.ca_file.c_str());
-    }
-    if (auth.sigv4 != nullptr) {
-        apply_sigv4(c, *auth.sigv4);
-    } else if (settings_.netrc) {
-        curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    if (!s.ca_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_CAINFO, s.ca_file.c_str());
     }
     if (method == Method::get || method == Method::head) {
         // Reads may follow a few redirects (to the same schemes); writes never do.
         curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(c, CURLOPT_MAXREDIRS, settings_.max_redirects);
+        curl_easy_setopt(c, CURLOPT_MAXREDIRS, s.max_redirects);
         curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, https_only ? "https" : "http,https");
         curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
     }
@@ -172,14 +188,66 @@ Result<Response, RemoteError> Http::perform(Method method, const std::string& ur
     } else if (method == Method::del || method == Method::mkcol) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method_name(method));
     }
-    const CURLcode rc = curl_easy_perform(c);
+}
+
+}  // namespace
+
+void Http::preconnect(const std::string& url, const std::atomic<bool>& stop) {
+    parked_.connect(url, settings_.connect_timeout, stop);
+}
+
+Result<Response, RemoteError> Http::perform(Method method, const std::string& url,
+                                            std::span<const std::uint8_t> body,
+                                            const RequestAuth& auth) {
+    Handoff handoff{parked_.any() ? &parked_ : nullptr};
+    CURLcode rc = CURLE_OK;
+    auto r = perform_once(method, url, body, auth, handoff, rc);
+    if (!r && handoff.fd != CURL_SOCKET_BAD && lost_connection(rc)) {
+        // The server closed the connection opened ahead just as the request
+        // went out (an idle limit): not a failure of the server. Once more,
+        // on a connection of the request's own.
+        Handoff none;
+        return perform_once(method, url, body, auth, none, rc);
+    }
+    return r;
+}
+
+Result<Response, RemoteError> Http::perform_once(Method method, const std::string& url,
+                                                 std::span<const std::uint8_t> body,
+                                                 const RequestAuth& auth, Handoff& handoff,
+                                                 CURLcode& rc) {
+    EasyHandle h = take();
+    if (!h) {
+        return fail(RemoteError{RemoteErrc::transport, "curl_easy_init failed"});
+    }
+    CURL* c = h.get();
+    Response resp;
+    Sink sink{&resp.body, settings_.max_object_bytes};
+    const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
+    Slist hdrs = headers(method, auth);
+    set_transfer(c, settings_, https_only, method, url, body);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    if (handoff.parked != nullptr) {
+        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &handoff);
+        curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, socket_options);
+        curl_easy_setopt(c, CURLOPT_SOCKOPTDATA, &handoff);
+    }
+    if (auth.sigv4 != nullptr) {
+        apply_sigv4(c, *auth.sigv4);
+    } else if (settings_.netrc) {
+        curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    }
+    rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
     curl_off_t retry_after = 0;  // seconds; both of the header's forms, 0 without one
     if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0) {
         resp.retry_after = std::chrono::seconds(retry_after);
     }
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `hdrs` dies before the handle
-    give_back(std::move(h));
+    give_back(std::move(h));  // the next request resets its options (`handoff` dies too)
     if (rc != CURLE_OK) {
         const RemoteErrc code = sink.over ? RemoteErrc::too_large : classify(rc);
         return fail(RemoteError{

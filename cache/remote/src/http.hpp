@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 
+#include <atomic>
 #include <chrono>
 #include <initializer_list>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "backend.hpp"
 #include "kcache/remote/remote.hpp"
+#include "preconnect.hpp"
 
 namespace kcache::remote {
 
@@ -68,11 +70,22 @@ class Http {
 
     // Performs one request on `url`; a response of any status, or a typed
     // transport error (timeout, unreachable, tls, redirects, too_large, transport).
+    // A connection opened by preconnect() that the server closed as the
+    // request went out is no error: the request is sent once more.
     Result<Response, RemoteError> perform(Method method, const std::string& url,
                                           std::span<const std::uint8_t> body = {},
                                           const RequestAuth& auth = {});
+    // Opens a TCP connection to the server of `url` for the first request
+    // to it (ParkedSockets::connect; TLS is left to that request).
+    void preconnect(const std::string& url, const std::atomic<bool>& stop);
+
+    struct Handoff;  // a parked connection offered to one request (http.cpp)
 
   private:
+    Result<Response, RemoteError> perform_once(Method method, const std::string& url,
+                                               std::span<const std::uint8_t> body,
+                                               const RequestAuth& auth, Handoff& handoff,
+                                               CURLcode& rc);
     EasyHandle take();
     void give_back(EasyHandle h);
     Slist headers(Method method, const RequestAuth& auth) const;
@@ -81,6 +94,7 @@ class Http {
     std::string token_;
     std::mutex mu_;
     std::vector<EasyHandle> idle_;
+    ParkedSockets parked_;
 };
 
 // The reply of a request whose status is one of `ok`; otherwise a failure:

@@ -124,6 +124,27 @@ Result<Reply, Failure> RedisBackend::remove(const std::string& url) {
     return on_key(url, "DELETE", "DEL", 204);
 }
 
+void RedisBackend::warm_up(const std::string& url, const std::atomic<bool>& stop) {
+    auto u = target(url);
+    if (!u) {
+        return;
+    }
+    if (u->mode != RedisMode::cluster) {
+        pool_.prime(u->nodes.front(), login(*u), u->server);
+        return;
+    }
+    SlotMap& map = map_of(*u);
+    if (map.masters().empty() && !load_map(map, *u)) {
+        return;  // the first request asks again
+    }
+    for (const RedisNode& node : map.masters()) {
+        if (stop.load()) {
+            return;
+        }
+        pool_.prime(node, login(*u), u->server);
+    }
+}
+
 Result<RedisUrl, Failure> RedisBackend::target(const std::string& url) const {
     auto u = parse_redis_url(url);
     if (!u) {

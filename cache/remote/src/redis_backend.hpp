@@ -38,6 +38,9 @@ class RedisBackend final : public Backend {
     std::vector<Result<Reply, Failure>> get_many(const std::vector<std::string>& urls) override;
     std::vector<Result<Reply, Failure>> put_many(const std::vector<PutItem>& items) override;
     std::size_t batch_limit() const override { return 64; }
+    // A logged-in connection to the server (a cluster: the slot map and one
+    // connection to each master), kept in the pool for the first request.
+    void warm_up(const std::string& url, const std::atomic<bool>& stop) override;
 
   private:
     // The parsed object URL; a config failure when it is not one this backend serves.
@@ -79,6 +82,13 @@ class RedisBackend final : public Backend {
     // again alone.
     struct Batch;
     std::vector<Result<Reply, Failure>> run_batch(Batch& batch);
+    // run_batch's steps: the URLs grouped by the server or node they go to
+    // (those that cannot go anywhere answered in `out` already), then one
+    // group sent and its answers put in `out`.
+    struct BatchGroup;
+    using BatchAnswers = std::vector<std::optional<Result<Reply, Failure>>>;
+    std::map<std::string, BatchGroup> group_batch(Batch& batch, BatchAnswers& out);
+    void send_group(Batch& batch, const BatchGroup& g, BatchAnswers& out);
 
     const Settings& settings_;
     std::string token_;  // the password when a URL names none

@@ -133,6 +133,11 @@ std::optional<RedisNode> SlotMap::last_known(int slot) {
     return nodes_[slots_[slot] - 1];
 }
 
+std::vector<RedisNode> SlotMap::masters() {
+    std::lock_guard g(mu_);
+    return stale_ ? std::vector<RedisNode>() : nodes_;
+}
+
 void SlotMap::load(const std::vector<SlotRange>& ranges) {
     std::lock_guard g(mu_);
     nodes_.clear();

@@ -63,6 +63,8 @@ class SlotMap {
     // The node that served `slot` when the map was last known, stale or
     // not; nullopt before the first load.
     std::optional<RedisNode> last_known(int slot);
+    // The masters of a current map; empty when it must be (re)loaded first.
+    std::vector<RedisNode> masters();
     // Replaces the map with `ranges` (a CLUSTER SLOTS answer).
     void load(const std::vector<SlotRange>& ranges);
     // `slot` moved to `node` (MOVED): served there from now on, and the

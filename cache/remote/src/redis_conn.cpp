@@ -190,6 +190,19 @@ void RedisPool::give_back(const RedisLogin& login, RedisConn conn) {
     }
 }
 
+void RedisPool::prime(const RedisNode& node, const RedisLogin& login, const std::string& server) {
+    {
+        std::lock_guard g(mu_);
+        auto it = idle_.find(slot_of(node, login));
+        if (it != idle_.end() && !it->second.empty()) {
+            return;
+        }
+    }
+    if (auto conn = RedisConn::open(node, login, server)) {
+        give_back(login, std::move(*conn));
+    }
+}
+
 void RedisPool::drop(const RedisNode& node) {
     std::lock_guard g(mu_);
     const std::string prefix = to_string(node) + "/";

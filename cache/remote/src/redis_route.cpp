@@ -145,14 +145,16 @@ struct RedisBackend::Batch {
     std::function<Result<Reply, Failure>(std::size_t i)> alone;
 };
 
-std::vector<Result<Reply, Failure>> RedisBackend::run_batch(Batch& batch) {
-    std::vector<std::optional<Result<Reply, Failure>>> out(batch.urls.size());
-    struct Group {
-        RedisNode node;
-        RedisUrl first;  // whose login and server the exchange uses
-        std::vector<std::pair<std::size_t, RedisUrl>> members;
-    };
-    std::map<std::string, Group> groups;
+// The URLs of a batch that go to one server or node, in one exchange.
+struct RedisBackend::BatchGroup {
+    RedisNode node;
+    RedisUrl first;  // whose login and server the exchange uses
+    std::vector<std::pair<std::size_t, RedisUrl>> members;
+};
+
+std::map<std::string, RedisBackend::BatchGroup> RedisBackend::group_batch(Batch& batch,
+                                                                          BatchAnswers& out) {
+    std::map<std::string, BatchGroup> groups;
     std::map<SlotMap*, Failure> unloaded;  // a cluster whose map could not be loaded: asked once
     for (std::size_t i = 0; i < batch.urls.size(); ++i) {
         auto u = target(batch.urls[i]);
@@ -180,35 +182,45 @@ std::vector<Result<Reply, Failure>> RedisBackend::run_batch(Batch& batch) {
             continue;
         }
         const RedisLogin l = login(*u);
-        Group& g = groups[u->server + "\n" + l.user + "\n" + l.password + "\n" + to_string(*node)];
+        BatchGroup& g =
+            groups[u->server + "\n" + l.user + "\n" + l.password + "\n" + to_string(*node)];
         if (g.members.empty()) {
             g.node = *node;
             g.first = *u;
         }
         g.members.emplace_back(i, std::move(*u));
     }
-    for (auto& [id, g] : groups) {
-        std::vector<RedisCommand> commands;
-        for (const auto& [i, u] : g.members) {
-            for (RedisCommand& c : batch.commands(i, u)) {
-                commands.push_back(std::move(c));
-            }
+    return groups;
+}
+
+void RedisBackend::send_group(Batch& batch, const BatchGroup& g, BatchAnswers& out) {
+    std::vector<RedisCommand> commands;
+    for (const auto& [i, u] : g.members) {
+        for (RedisCommand& c : batch.commands(i, u)) {
+            commands.push_back(std::move(c));
         }
-        auto r = redis_exchange(pool_, g.node, login(g.first), g.first.server, commands);
-        if (!r && g.first.mode == RedisMode::cluster) {
-            map_of(g.first).failed(g.node);
+    }
+    auto r = redis_exchange(pool_, g.node, login(g.first), g.first.server, commands);
+    if (!r && g.first.mode == RedisMode::cluster) {
+        map_of(g.first).failed(g.node);
+    }
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+        const auto& [i, u] = g.members[k];
+        if (!r) {
+            Failure f = r.error();
+            f.error.message = std::string(batch.what) + " " + name(u) + ": " + f.error.message;
+            out[i] = fail(std::move(f));
+            continue;
         }
-        for (std::size_t k = 0; k < g.members.size(); ++k) {
-            const auto& [i, u] = g.members[k];
-            if (!r) {
-                Failure f = r.error();
-                f.error.message = std::string(batch.what) + " " + name(u) + ": " + f.error.message;
-                out[i] = fail(std::move(f));
-                continue;
-            }
-            const std::span<RedisReplyPtr> mine(r->data() + k * batch.per_url, batch.per_url);
-            out[i] = redirected(mine) ? batch.alone(i) : batch.answer(i, u, mine);
-        }
+        const std::span<RedisReplyPtr> mine(r->data() + k * batch.per_url, batch.per_url);
+        out[i] = redirected(mine) ? batch.alone(i) : batch.answer(i, u, mine);
+    }
+}
+
+std::vector<Result<Reply, Failure>> RedisBackend::run_batch(Batch& batch) {
+    BatchAnswers out(batch.urls.size());
+    for (const auto& [id, g] : group_batch(batch, out)) {
+        send_group(batch, g, out);
     }
     std::vector<Result<Reply, Failure>> answers;
     for (auto& o : out) {

@@ -9,6 +9,8 @@
 // Statuses map as for HTTP: 200 for get, head and put, 200/204 for remove,
 // 404 not_found; a refusal keeps S3's error code (<Code> of the XML body).
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 
 #include "http.hpp"
@@ -85,6 +87,15 @@ class S3Backend final : public Backend {
     }
     Result<Reply, Failure> remove(const std::string& url) override {
         return send(Method::del, url, {}, {200, 204});
+    }
+    // libcurl signs with OpenSSL's SHA-256, whose first use in a process
+    // fetches the digest (and loads the provider if nothing has): done here
+    // rather than in the first request's signature.
+    void warm_up(const std::string& url, const std::atomic<bool>& stop) override {
+        unsigned char digest[EVP_MAX_MD_SIZE];
+        unsigned int size = 0;
+        (void)EVP_Digest("", 0, digest, &size, EVP_sha256(), nullptr);
+        http_.preconnect(s3_http_url(target_, url), stop);
     }
 
   private:

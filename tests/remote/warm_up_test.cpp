@@ -1,0 +1,125 @@
+// Client::warm_up over HTTP against a real nginx: the connection opened
+// ahead serves the first request, no request goes out for it, a connection
+// the server closed meanwhile is no failure, a server the breaker skips is
+// not connected, and a hanging server costs the first request one timeout.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "kcache/remote/remote.hpp"
+#include "remote_support.hpp"
+
+namespace kcache::test {
+namespace {
+
+using remote::RemoteErrc;
+using remote::WarmUp;
+
+// Established TCP connections of this network namespace to loopback port
+// `port` (the client side of each: /proc/net/tcp lists both ends).
+int connections_to(int port) {
+    std::ifstream in("/proc/net/tcp");
+    std::string line;
+    std::getline(in, line);  // the header
+    int n = 0;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string slot, local, remote, state;
+        fields >> slot >> local >> remote >> state;
+        const auto colon = remote.find(':');
+        n += colon != std::string::npos && state == "01" &&
+             std::stoi(remote.substr(colon + 1), nullptr, 16) == port;
+    }
+    return n;
+}
+
+int port_of(const std::string& url) {
+    return std::stoi(url.substr(url.rfind(':') + 1));
+}
+
+class RemoteWarmUp : public RemoteServerTest {
+  protected:
+    // A client that uploaded object 1 and is gone: the next client's first
+    // request finds it.
+    void upload_first() {
+        auto writer = client(test_settings(server_->url(), dir() / "writer-state"));
+        ASSERT_TRUE(writer->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
+    }
+    // Settings for `silent_` with a request timeout of `timeout`.
+    remote::Settings hanging(Millis timeout) {
+        auto s = test_settings(silent_->url(), dir() / "state");
+        s.timeout = timeout;
+        return s;
+    }
+    std::optional<SilentServer> silent_;  // accepts, never answers
+};
+
+TEST_F(RemoteWarmUp, TheFirstRequestUsesTheConnectionOpenedAheadAndNoRequestIsSent) {
+    upload_first();
+    const int port = port_of(server_->url());
+    const std::size_t requests = server_->requests().size();
+    auto c = client(test_settings(server_->url(), dir() / "state"));
+    ASSERT_EQ(connections_to(port), 0);
+    c->warm_up(WarmUp::now);
+    EXPECT_EQ(connections_to(port), 1);
+    EXPECT_EQ(server_->requests().size(), requests);  // a connection, never a request
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(got->bytes, made_up_bytes(1));
+    EXPECT_EQ(connections_to(port), 1);  // the same one, kept for the next request
+    EXPECT_EQ(server_->requests().size(), requests + 1);
+}
+
+TEST_F(RemoteWarmUp, AConnectionTheServerClosedMeanwhileIsNoFailure) {
+    upload_first();
+    auto c = client(test_settings(server_->url(), dir() / "state"));
+    c->warm_up(WarmUp::now);
+    server_->stop();  // closes every connection, the one opened ahead too
+    ASSERT_TRUE(server_->restart());
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_TRUE(got) << got.error().message;
+    const remote::Counters k = c->counters();
+    EXPECT_EQ(k.errors, 0u);
+    EXPECT_EQ(k.timeouts, 0u);
+    EXPECT_EQ(k.hits, 1u);
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
+}
+
+TEST_F(RemoteWarmUp, AServerTheBreakerSkipsIsNotConnected) {
+    silent_ = SilentServer::start();
+    ASSERT_TRUE(silent_);
+    const remote::Settings s = hanging(Millis(300));
+    {
+        auto first = client(s);
+        auto got = first->fetch(made_up_fields(1));  // times out: marked down
+        ASSERT_FALSE(got);
+        ASSERT_EQ(got.error().code, RemoteErrc::timeout);
+    }
+    ASSERT_EQ(down_marks(dir() / "state").size(), 1u);
+    const int before = connections_to(port_of(silent_->url()));
+    auto c = client(s);
+    c->warm_up(WarmUp::now);
+    EXPECT_EQ(connections_to(port_of(silent_->url())), before);
+}
+
+// A server that accepts and never answers: the connection opened ahead is
+// the first request's, which times out once; nothing waits for the warm-up.
+TEST_F(RemoteWarmUp, AHangingServerCostsTheFirstRequestOneTimeout) {
+    silent_ = SilentServer::start();
+    ASSERT_TRUE(silent_);
+    auto c = client(hanging(Millis(500)));
+    const auto start = std::chrono::steady_clock::now();
+    c->warm_up();
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, RemoteErrc::timeout);
+    EXPECT_LT(elapsed_ms(start), 2 * 500);
+    EXPECT_EQ(c->counters().timeouts, 1u);
+    c.reset();  // joins the warm-up, long done
+    EXPECT_LT(elapsed_ms(start), 2 * 500);
+}
+
+}  // namespace
+}  // namespace kcache::test
