@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "hot_buffer.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/hex.hpp"
 #include "kcache/common/read_file.hpp"
@@ -198,7 +199,7 @@ std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& 
         }
     }
     std::string head(head_size, '\0');
-    Copy copy{Bytes(raw_size), {}};
+    Copy copy{hot_buffer(raw_size), {}};
     struct iovec parts[2] = {{head.data(), head.size()}, {copy.bytes.data(), copy.bytes.size()}};
     const auto* h = reinterpret_cast<const unsigned char*>(head.data());
     if (!preadv_all(fd, parts, 2, 0) || !header_fits(h, serialized, raw_size) ||
