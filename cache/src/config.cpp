@@ -1,22 +1,10 @@
 // Configuration: KCACHE_* environment variables, then the config file, then
 // defaults. Config file grammar (one setting per line):
 //   line    := blank | '#' comment | key ws* '=' ws* value
-//   key     := dir | max_size | jit_timeout_ms | disable | readonly | packs | jit_path
-//              | jit_helpers | jit_idle_ms | device_db | tmpdir
-//              | remote | remote_readonly | remote_timeout_ms | remote_connect_timeout_ms
-//              | remote_token_file | remote_netrc | remote_ca | remote_required
-//              | remote_breaker_ms | remote_allow_http_token
-//              | remote_require_signed | remote_signing_key | remote_ttl
-//              | remote_trusted_builders
-//              | remote_s3_endpoint | remote_s3_region | remote_s3_url_style
-//              | remote_s3_credentials_file | remote_s3_profile
-//              | max_programs | max_resident_bytes | max_hot_bytes
-//              | trusted_keys | require_signed_packs | canary
-//              | metrics | metrics_file | metrics_interval_ms | trace | trace_max_size
+//   key     := a key of kSettings below (each has its KCACHE_* variable)
 // Unknown keys and malformed values are errors reported as "file:line: …".
 
 #include <cstdlib>
-#include <functional>
 #include <sstream>
 #include <string_view>
 
@@ -113,26 +101,20 @@ using service::parse_ms_setting;
 // A config file is a few lines; anything larger is not one.
 constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
-// Applies one setting; returns "" or what is wrong with `value`.
-std::string apply(Config& c, const std::string& key, const std::string& value) {
-    if (const Flag* flag = find_flag(key)) {
-        return parse_bool(value, c.*(flag->member)) ? "" : kBoolWords;
+// A count setting: a plain number up to `most`.
+std::optional<std::size_t> parse_count(const std::string& value, std::uint64_t most) {
+    auto n = service::parse_size(value);
+    if (!n || value.empty() || value.back() < '0' || value.back() > '9' || *n > most) {
+        return std::nullopt;
     }
-    if (key.rfind("remote", 0) == 0) {
-        return service::apply_remote_setting(c, key, value);
-    }
-    if (key.rfind("metrics_", 0) == 0 || key.rfind("trace", 0) == 0) {
-        return metrics::apply_setting(c, key, value);
-    }
-    if (key == "canary") {
-        return service::apply_canary_policy(c, value);
-    }
-    if (key == "dir") {
-        if (value.empty()) {
-            return "must not be empty";
-        }
-        c.dir = value;
-    } else if (key == "max_size") {
+    return static_cast<std::size_t>(*n);
+}
+
+// Applies one size, count or duration setting: nullopt when `key` is none
+// of them, else "" or what is wrong with `value`.
+std::optional<std::string> apply_number(Config& c, const std::string& key,
+                                        const std::string& value) {
+    if (key == "max_size") {
         auto size = service::parse_size(value);
         if (!size) {
             return size.error();
@@ -147,6 +129,56 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
             return "expected milliseconds between 1 and 86400000 (or 90s, 5m, …)";
         }
         c.jit_timeout = *ms;
+    } else if (key == "jit_helpers") {
+        auto n = parse_count(value, 256);
+        if (!n) {
+            return "expected a number of helpers between 0 and 256";
+        }
+        c.jit_helpers = *n;
+    } else if (key == "jit_idle_ms") {
+        if (!parse_ms_setting(value, kDayMs, c.jit_idle)) {
+            return "expected milliseconds between 1 and 86400000";
+        }
+    } else if (key == "max_programs") {
+        auto n = parse_count(value, 1'000'000);
+        if (!n) {
+            return "expected a count between 0 and 1000000";
+        }
+        c.max_programs = *n;
+    } else if (key == "max_resident_bytes" || key == "max_hot_bytes") {
+        auto n = service::parse_size(value);
+        if (!n) {
+            return "expected a size such as 67108864, 64M or 0 (off)";
+        }
+        (key == "max_hot_bytes" ? c.max_hot_bytes : c.max_resident_bytes) = *n;
+    } else {
+        return std::nullopt;
+    }
+    return std::string();
+}
+
+// Applies one setting; returns "" or what is wrong with `value`.
+std::string apply(Config& c, const std::string& key, const std::string& value) {
+    if (const Flag* flag = find_flag(key)) {
+        return parse_bool(value, c.*(flag->member)) ? "" : kBoolWords;
+    }
+    if (key.rfind("remote", 0) == 0) {
+        return service::apply_remote_setting(c, key, value);
+    }
+    if (key.rfind("metrics_", 0) == 0 || key.rfind("trace", 0) == 0) {
+        return metrics::apply_setting(c, key, value);
+    }
+    if (key == "canary") {
+        return service::apply_canary_policy(c, value);
+    }
+    if (auto done = apply_number(c, key, value)) {
+        return *done;
+    }
+    if (key == "dir") {
+        if (value.empty()) {
+            return "must not be empty";
+        }
+        c.dir = value;
     } else if (key == "packs") {
         c.packs = split_paths(value);
     } else if (key == "jit_path") {
@@ -155,34 +187,6 @@ std::string apply(Config& c, const std::string& key, const std::string& value) {
         c.device_db = value;
     } else if (key == "tmpdir") {
         c.tmpdir = value.empty() ? "/tmp" : value;
-    } else if (key == "jit_helpers") {
-        auto n = service::parse_size(value);
-        if (!n || value.back() < '0' || value.back() > '9' || *n > 256) {
-            return "expected a number of helpers between 0 and 256";
-        }
-        c.jit_helpers = static_cast<std::size_t>(*n);
-    } else if (key == "jit_idle_ms") {
-        if (!parse_ms_setting(value, kDayMs, c.jit_idle)) {
-            return "expected milliseconds between 1 and 86400000";
-        }
-    } else if (key == "max_programs") {
-        auto n = service::parse_size(value);
-        if (!n || value.back() < '0' || value.back() > '9' || *n > 1'000'000) {
-            return "expected a count between 0 and 1000000";
-        }
-        c.max_programs = static_cast<std::size_t>(*n);
-    } else if (key == "max_resident_bytes") {
-        auto n = service::parse_size(value);
-        if (!n) {
-            return "expected a size such as 67108864, 64M or 0 (off)";
-        }
-        c.max_resident_bytes = *n;
-    } else if (key == "max_hot_bytes") {
-        auto n = service::parse_size(value);
-        if (!n) {
-            return "expected a size such as 67108864, 64M or 0 (off)";
-        }
-        c.max_hot_bytes = *n;
     } else if (key == "trusted_keys") {
         c.trusted_keys = split_paths(value);
     } else {
