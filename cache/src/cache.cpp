@@ -10,6 +10,7 @@
 #include "canary_kat.hpp"
 #include "kcache/cache/parts.hpp"
 #include "kcache/common/deadline.hpp"
+#include "kcache/common/hot_path.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "observe.hpp"
 
@@ -155,13 +156,14 @@ void finish(Plan& plan, const device_db::DeviceIdentity& id) {
     plan.key = store::make_key(plan.fields);
 }
 
-// Runs `body` (which fills the program's outcome), timing it; an exception
-// becomes an internal_error outcome. Returns the time it took.
+// Runs `body(start)` (which fills the program's outcome; `start`: when the
+// request began), timing it; an exception becomes an internal_error
+// outcome. Returns the time it took.
 template <class F>
 std::chrono::nanoseconds guarded(Outcome& out, F&& body) noexcept {
     const auto start = service::SteadyClock::now();
     try {
-        body();
+        body(start);
     } catch (const std::exception& e) {
         out = failed(StatusCode::internal_error, e.what());
     } catch (...) {
@@ -186,11 +188,13 @@ void observed(Cache::Impl& impl, cl_device_id device, const Request& request,
 // walk down the ladder. The plan is made when a rung first needs it: one
 // memoized for this device and request (a new context: its handle is still
 // checked), else `resolve(plan)` (prepare, render, key; returns ok or why
-// not); then the request's deadline and mode. Returns the caller's program
+// not); then the request's deadline (its budget from `started`, when the
+// request began) and mode. Returns the caller's program
 // reference, or null with `out` saying why.
 template <class Request, class Resolve>
-cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
-                  const Request& request, Outcome& out, Resolve&& resolve) {
+KCACHE_HOT_PATH cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
+                                  const Request& request, SteadyClock::time_point started,
+                                  Outcome& out, Resolve&& resolve) {
     if (context == nullptr || device == nullptr) {
         out = failed(StatusCode::invalid_argument, "null cl_context or cl_device_id");
         return nullptr;
@@ -225,7 +229,7 @@ cl_program answer(Cache::Impl& impl, cl_context context, cl_device_id device,
         }
         Plan& plan = *owned;
         plan.budget = plan.budget_cap ? std::min(budget, *plan.budget_cap) : budget;
-        plan.deadline = deadline_after(plan.budget);
+        plan.deadline = deadline_after<SteadyClock>(started, plan.budget);  // no clock read
         plan.mode = request.mode;
         ask.out.key = plan.key.hex();
         return &plan;
@@ -260,11 +264,16 @@ void check_served(Cache::Impl& impl, cl_device_id device, const SourceRequest& r
 // exception becomes the outcome), check_served(), then observed(). Fills
 // `program` (the caller's reference, or null) and `out`.
 template <class Request, class Resolve>
-void serve(Cache::Impl& impl, cl_context context, cl_device_id device, const Request& request,
-           cl_program& program, Outcome& out, Resolve&& resolve) noexcept {
+KCACHE_HOT_PATH void serve(Cache::Impl& impl, cl_context context, cl_device_id device,
+                           const Request& request, cl_program& program, Outcome& out,
+                           Resolve&& resolve) noexcept {
+    prefetch_hot_path();  // a new context's hit finds all of it cold
+    prefetch_lines(&impl, sizeof impl);
+    impl.programs.prefetch();
+    impl.ladder.prefetch();
     trace::Request traced;
-    const auto took = guarded(out, [&] {
-        program = answer(impl, context, device, request, out, resolve);
+    const auto took = guarded(out, [&](SteadyClock::time_point started) {
+        program = answer(impl, context, device, request, started, out, resolve);
         if (program != nullptr) {
             check_served(impl, device, request, program, out);
         }
@@ -274,8 +283,8 @@ void serve(Cache::Impl& impl, cl_context context, cl_device_id device, const Req
 
 }  // namespace
 
-Program Cache::program(cl_context context, cl_device_id device,
-                       const KernelRequest& request) noexcept {
+KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
+                                       const KernelRequest& request) noexcept {
     Program p;
     serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
         kernels::Params params(request.params.begin(), request.params.end());
@@ -307,8 +316,8 @@ Program Cache::program(cl_context context, cl_device_id device,
     return p;
 }
 
-Program Cache::program(cl_context context, cl_device_id device,
-                       const SourceRequest& request) noexcept {
+KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
+                                       const SourceRequest& request) noexcept {
     Program p;
     serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
         if (request.source.empty()) {

@@ -14,6 +14,7 @@
 // a program loaded below the in-process rung is kept there for the context.
 
 #include "ladder.hpp"
+#include "kcache/common/hot_path.hpp"
 
 #include <tuple>
 
@@ -36,6 +37,10 @@ struct Ladder::Rungs {
 
 Ladder::Ladder(const RungParts& parts) : rungs_(std::make_unique<Rungs>(parts)) {}
 Ladder::~Ladder() = default;
+
+void Ladder::prefetch() const noexcept {
+    prefetch_lines(rungs_.get(), sizeof(Rungs));
+}
 
 namespace {
 
@@ -67,7 +72,7 @@ template <class Rung>
 
 }  // namespace
 
-[[gnu::hot]] cl_program Ladder::walk(Ask& ask) {
+KCACHE_HOT_PATH cl_program Ladder::walk(Ask& ask) {
     cl_program answer = nullptr;
     const bool done = std::apply(
         [&](auto&... rung) { return (answered(rung, ask, rungs_->parts.programs, answer) || ...); },

@@ -106,6 +106,9 @@ class Ladder {
     // Walks the rungs for `ask`: returns the caller's reference to the
     // program that answered, or null with `ask.out` saying why.
     cl_program walk(Ask& ask);
+    // Starts reading the rungs and their parts into the CPU's caches
+    // (hot_path.hpp).
+    void prefetch() const noexcept;
 
   private:
     struct Rungs;                   // the list, in ladder.cpp

@@ -6,6 +6,7 @@
 // both under the registry's lock, so a snapshot counts each observation once.
 
 #include "kcache/cache/metrics.hpp"
+#include "kcache/common/hot_path.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -123,8 +124,8 @@ std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept {
         kLatencyBoundsNs.begin());
 }
 
-[[gnu::hot]] void observe_request(Rung rung, StatusCode status,
-                                  std::chrono::nanoseconds total) noexcept {
+KCACHE_HOT_PATH void observe_request(Rung rung, StatusCode status,
+                                     std::chrono::nanoseconds total) noexcept {
     try {
         Cells& c = mine();
         const auto r = std::min<std::size_t>(static_cast<std::size_t>(rung), kRungCount - 1);
@@ -138,7 +139,7 @@ std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept {
     }
 }
 
-[[gnu::hot]] void observe(Timer timer, std::chrono::nanoseconds duration) noexcept {
+KCACHE_HOT_PATH void observe(Timer timer, std::chrono::nanoseconds duration) noexcept {
     try {
         add_duration(mine(), kTimerHist + static_cast<std::size_t>(timer), duration);
     } catch (...) {

@@ -1,6 +1,7 @@
 // The service's side of the metrics and the trace (observe.hpp).
 
 #include "observe.hpp"
+#include "kcache/common/hot_path.hpp"
 
 namespace kcache::service {
 namespace {
@@ -50,6 +51,22 @@ void observe_compile(bool metrics, Clock::time_point started, const std::string&
             // Tracing never fails a compile.
         }
     }
+}
+
+KCACHE_HOT_PATH Result<cl::ProgramHandle, std::string> observed_load(
+    Loader& loader, bool metrics, cl_context context, cl_device_id device,
+    std::span<const std::uint8_t> bytes, const std::string& options) {
+    trace::Span span("load", "load");
+    const auto start = Clock::now();
+    auto program = loader.load(context, device, bytes, options);
+    if (metrics) {
+        metrics::observe(metrics::Timer::load, Clock::now() - start);
+    }
+    if (span.active()) {
+        span.arg("bytes", std::to_string(bytes.size()));
+        span.arg("result", program ? "ok" : "rejected");
+    }
+    return program;
 }
 
 void trace_answer(const KernelRequest& request, std::chrono::nanoseconds took,

@@ -1,12 +1,15 @@
 #pragma once
 // What the service tells the metrics and the trace (docs/design.md,
 // "Metrics and trace"), called at the rung boundaries: the facade after each
-// answer, the compile, the publish step; the loader (observed_loader.hpp) and
-// the remote client (RemoteObserver) report their own.
+// answer, the compile, the publish step, every load (observed_load); the
+// remote client (RemoteObserver) reports its own.
 
 #include <chrono>
+#include <cstdint>
+#include <span>
 #include <string>
 
+#include "kcache/cache/loader.hpp"
 #include "kcache/cache/metrics.hpp"
 #include "kcache/cache/service_api.hpp"
 #include "kcache/cache/trace.hpp"
@@ -19,6 +22,17 @@ void start_observing(const Config& config);
 
 // The remote client's observer: get/put histograms (when `metrics`) and spans.
 remote::RemoteObserver remote_observer(bool metrics);
+
+// `loader.load(...)` timed: the driver's time to make a program of `bytes`
+// goes to the metrics (kcache_load_duration_seconds, when `metrics`) and,
+// when the trace is on, is a "load" span of the request. A plain function
+// at the rungs' call, not a wrapper loader: a new context's hit finds this
+// path cold, and a second object and table of virtual functions per call
+// were measurable there.
+Result<cl::ProgramHandle, std::string> observed_load(Loader& loader, bool metrics,
+                                                     cl_context context, cl_device_id device,
+                                                     std::span<const std::uint8_t> bytes,
+                                                     const std::string& options);
 
 // A compile in the helper that began at `started` and ended now with
 // `status`, for key `key_hex`: its histogram (when `metrics`) and its span.

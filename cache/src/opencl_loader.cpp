@@ -7,6 +7,7 @@
 #include "kcache/cache/loader.hpp"
 #include "kcache/cl/program.hpp"
 #include "kcache/common/cl_error.hpp"
+#include "kcache/common/hot_path.hpp"
 
 namespace kcache::service {
 namespace {
@@ -28,7 +29,7 @@ class OpenClLoader final : public Loader {
                parent == nullptr;
     }
 
-    [[gnu::hot]] cl_platform_id platform_of(cl_device_id device) override {
+    KCACHE_HOT_PATH cl_platform_id platform_of(cl_device_id device) override {
         cl_platform_id platform = nullptr;
         if (clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, nullptr) !=
             CL_SUCCESS) {
@@ -39,16 +40,15 @@ class OpenClLoader final : public Loader {
 
     bool device_in_context(cl_context context, cl_device_id device, std::string& why) override;
 
-    [[gnu::hot]] Result<cl::ProgramHandle, std::string> load(cl_context context,
-                                                             cl_device_id device,
-                                                             std::span<const std::uint8_t> bytes,
-                                                             const std::string& options) override {
+    KCACHE_HOT_PATH Result<cl::ProgramHandle, std::string> load(
+        cl_context context, cl_device_id device, std::span<const std::uint8_t> bytes,
+        const std::string& options) override {
         return cl::program_from_binary(context, device, bytes, options);
     }
 
     Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) override;
 
-    [[gnu::hot]] std::uint32_t context_references(cl_context context) override {
+    KCACHE_HOT_PATH std::uint32_t context_references(cl_context context) override {
         cl_uint n = 0;
         if (clGetContextInfo(context, CL_CONTEXT_REFERENCE_COUNT, sizeof(n), &n, nullptr) !=
             CL_SUCCESS) {
@@ -59,7 +59,7 @@ class OpenClLoader final : public Loader {
 
     bool counts_programs(cl_context context) override;
 
-    [[gnu::hot]] cl::ContextHandle retain(cl_context context) override {
+    KCACHE_HOT_PATH cl::ContextHandle retain(cl_context context) override {
         cl::ContextHandle held;
         if (clRetainContext(context) == CL_SUCCESS) {
             held.reset(context);
@@ -67,14 +67,14 @@ class OpenClLoader final : public Loader {
         return held;
     }
 
-    [[gnu::hot]] cl_program retain(cl_program program) override {
+    KCACHE_HOT_PATH cl_program retain(cl_program program) override {
         clRetainProgram(program);
         return program;
     }
 };
 
-[[gnu::hot]] bool OpenClLoader::device_in_context(cl_context context, cl_device_id device,
-                                                  std::string& why) {
+KCACHE_HOT_PATH bool OpenClLoader::device_in_context(cl_context context, cl_device_id device,
+                                                     std::string& why) {
     // Most contexts hold one device: one query and no allocation for up to
     // eight; more are asked for again with room for all.
     cl_device_id few[8];

@@ -5,7 +5,6 @@
 
 #include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/log.hpp"
-#include "observed_loader.hpp"
 
 namespace kcache::service {
 
@@ -64,11 +63,7 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     if (*remote) {
         (*remote)->warm_up();  // connects while the application still starts
     }
-    // Loads are timed for the metrics and the trace (observed_loader.hpp).
-    auto loader = config.metrics || !config.trace.empty()
-                      ? observed_loader(opencl_loader(), config.metrics)
-                      : opencl_loader();
-    return Parts{std::move(loader), std::move(*devices), store::TieredStore(std::move(*user), {}),
+    return Parts{opencl_loader(), std::move(*devices), store::TieredStore(std::move(*user), {}),
                  std::move(*remote)};
 }
 

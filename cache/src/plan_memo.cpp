@@ -1,19 +1,20 @@
 // Plans kept for root devices (plan_memo.hpp).
 
 #include "plan_memo.hpp"
+#include "kcache/common/hot_path.hpp"
 
 namespace kcache::service {
 
-[[gnu::hot]] std::unique_ptr<Plan> PlanMemo::take(cl_device_id device,
-                                                  const std::string& signature) {
+KCACHE_HOT_PATH std::unique_ptr<Plan> PlanMemo::take(cl_device_id device,
+                                                     const std::string& signature) {
     std::lock_guard g(mu_);
     auto it = plans_.find(PlaceView{device, signature});
     // Its place stays, empty while the request runs.
     return it == plans_.end() ? nullptr : std::move(it->second);
 }
 
-[[gnu::hot]] void PlanMemo::keep(cl_device_id device, const std::string& signature,
-                                 std::unique_ptr<Plan> plan, bool root) {
+KCACHE_HOT_PATH void PlanMemo::keep(cl_device_id device, const std::string& signature,
+                                    std::unique_ptr<Plan> plan, bool root) {
     // Root devices only: they live as long as the process, so their handle
     // cannot come back naming another device (a released sub-device's can).
     if (max_ == 0 || (!root && !loader_.is_root_device(device))) {

@@ -1,13 +1,14 @@
 // The in-process rung (see program_cache.hpp for how programs are let go).
 
 #include "program_cache.hpp"
+#include "kcache/common/hot_path.hpp"
 
 #include <atomic>
 #include <tuple>
 
 namespace kcache::service {
 
-[[gnu::hot]] std::string request_signature(const KernelRequest& r) {
+KCACHE_HOT_PATH std::string request_signature(const KernelRequest& r) {
     std::string s = "K" + r.kernel;
     for (const auto& [k, v] : r.params) {  // std::map: already in a canonical order
         s += '\0' + k + '=' + v;
@@ -161,9 +162,8 @@ ProgramCache::~ProgramCache() {
     state_->contexts.clear();
 }
 
-[[gnu::hot]] ProgramCache::SignatureHit ProgramCache::find_signature(cl_context context,
-                                                                     cl_device_id device,
-                                                                     const std::string& signature) {
+KCACHE_HOT_PATH ProgramCache::SignatureHit ProgramCache::find_signature(
+    cl_context context, cl_device_id device, const std::string& signature) {
     State& s = *state_;
     std::lock_guard g(s.mu);
     SignatureHit hit;
@@ -197,9 +197,9 @@ cl_program ProgramCache::find(cl_context context, cl_device_id device, const sto
     return s.loader.retain(it->second->program.get());
 }
 
-[[gnu::hot]] cl_program ProgramCache::insert(cl_context context, cl_device_id device,
-                                             cl_platform_id platform, const store::Key& key,
-                                             ProgramRef program, const std::string& signature) {
+KCACHE_HOT_PATH cl_program ProgramCache::insert(cl_context context, cl_device_id device,
+                                                cl_platform_id platform, const store::Key& key,
+                                                ProgramRef program, const std::string& signature) {
     const bool counts = platform_counts_programs(state_->loader, context, device, platform);
     State& s = *state_;
     Released dropped;  // released after the lock, before returning
@@ -246,6 +246,10 @@ std::size_t ProgramCache::forget(cl_context context) noexcept {
 std::size_t ProgramCache::size() const {
     std::lock_guard g(state_->mu);
     return state_->lru.size();
+}
+
+void ProgramCache::prefetch() const noexcept {
+    prefetch_lines(state_.get(), sizeof(State));
 }
 
 std::uint64_t ProgramCache::released() const {

@@ -100,6 +100,9 @@ class ProgramCache {
     std::size_t size() const;
     // Programs released so far (sweep, bound, forget).
     std::uint64_t released() const;
+    // Starts reading this cache's own state into the CPU's caches
+    // (hot_path.hpp): a new context's first request reads all of it.
+    void prefetch() const noexcept;
 
     struct State;
 

@@ -1,6 +1,7 @@
 // The in-process rung's releaser thread (see releaser.hpp).
 
 #include "releaser.hpp"
+#include "kcache/common/hot_path.hpp"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -42,7 +43,7 @@ Releaser::~Releaser() {
     queue_.clear();  // anything queued after the thread left
 }
 
-[[gnu::hot]] void Releaser::hand_over(Released r) noexcept {
+KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
     if (mode_ == Mode::inline_release) {
         return;  // `r` is released here
     }

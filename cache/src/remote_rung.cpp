@@ -130,7 +130,8 @@ Step RemoteRung::attempt(Ask& ask) {
             return Step::miss();
         }
     }
-    auto prog = parts_.loader.load(ask.context, ask.device, got->bytes, plan.input.options);
+    auto prog = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
+                              got->bytes, plan.input.options);
     if (!prog) {
         ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
                                     "driver rejected the remote binary: " + prog.error());

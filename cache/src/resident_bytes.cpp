@@ -1,8 +1,9 @@
 #include "resident_bytes.hpp"
+#include "kcache/common/hot_path.hpp"
 
 namespace kcache::service {
 
-[[gnu::hot]] std::optional<ResidentBytes::Hit> ResidentBytes::find(const store::Key& key) {
+KCACHE_HOT_PATH std::optional<ResidentBytes::Hit> ResidentBytes::find(const store::Key& key) {
     std::lock_guard g(mu_);
     auto it = index_.find(key);
     if (it == index_.end()) {

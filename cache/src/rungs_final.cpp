@@ -2,6 +2,7 @@
 // compile under the deadline, shared with every request for the key
 // (flight.hpp), loaded by the driver.
 
+#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -82,7 +83,8 @@ Step JitRung::attempt(Ask& ask) {
     if (c.status != StatusCode::ok) {
         return fails(out, c.status, c.message);
     }
-    auto built = parts_.loader.load(ask.context, ask.device, c.bytes, plan.input.options);
+    auto built = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
+                               c.bytes, plan.input.options);
     if (!built) {
         return fails(out, StatusCode::device_error,
                      "the compiled binary did not load: " + built.error());

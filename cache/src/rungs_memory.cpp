@@ -2,6 +2,8 @@
 // built, per context, over ProgramCache) and resident bytes (binaries this
 // process already loaded, over ResidentBytes).
 
+#include "kcache/common/hot_path.hpp"
+#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -15,7 +17,7 @@ Step found(Ask& ask, Counters& counters, cl_program kept) {
 
 }  // namespace
 
-[[gnu::hot]] Step InProcessRung::attempt(Ask& ask) {
+KCACHE_HOT_PATH Step InProcessRung::attempt(Ask& ask) {
     auto hit = parts_.programs.find_signature(ask.context, ask.device, ask.signature);
     if (hit.program != nullptr) {
         ask.out.key = hit.key.hex();
@@ -38,7 +40,7 @@ Step found(Ask& ask, Counters& counters, cl_program kept) {
 
 // The outcome names the tier that holds the bytes, with `resident` set. Not
 // for verify_before_use, which reads the store; a miss here is not one to tell.
-[[gnu::hot]] Step ResidentRung::attempt(Ask& ask) {
+KCACHE_HOT_PATH Step ResidentRung::attempt(Ask& ask) {
     const Plan& plan = ask.planned();
     if (!plan.use_stored || plan.verified_only) {
         return Step::miss();
@@ -47,7 +49,8 @@ Step found(Ask& ask, Counters& counters, cl_program kept) {
     if (!hit) {
         return Step::miss();
     }
-    auto prog = parts_.loader.load(ask.context, ask.device, *hit->bytes, plan.input.options);
+    auto prog = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
+                              *hit->bytes, plan.input.options);
     if (!prog) {
         parts_.resident.erase(plan.key);  // the stored rung records the rejection
         return Step::miss();

@@ -4,6 +4,7 @@
 // kcache-verify helper before this process loads it (binary_vouch.hpp).
 
 #include "binary_vouch.hpp"
+#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -52,7 +53,8 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
                 return fail(std::move(*bad));
             }
         }
-        return parts.loader.load(ask.context, ask.device, hit.entry.bytes, plan.input.options);
+        return observed_load(parts.loader, parts.config.metrics, ask.context, ask.device,
+                             hit.entry.bytes, plan.input.options);
     }();
     if (prog) {
         out.rung = rung_of(hit.tier);
@@ -165,7 +167,8 @@ Step AotRung::attempt(Ask& ask) {
                                         plan.input.options)) {
             return fail(std::move(*bad));
         }
-        return parts_.loader.load(ask.context, ask.device, aot->entry.bytes, plan.input.options);
+        return observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
+                             aot->entry.bytes, plan.input.options);
     }();
     if (!prog) {
         ask.out.misses.emplace_back(

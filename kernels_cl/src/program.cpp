@@ -1,6 +1,7 @@
 #include "kcache/cl/program.hpp"
 
 #include "kcache/common/cl_error.hpp"
+#include "kcache/common/hot_path.hpp"
 
 namespace kcache::cl {
 
@@ -26,7 +27,7 @@ std::string build_log(cl_program program, cl_device_id device) {
     return log;
 }
 
-[[gnu::hot]] Result<ProgramHandle, std::string> program_from_binary(
+KCACHE_HOT_PATH Result<ProgramHandle, std::string> program_from_binary(
     cl_context context, cl_device_id device, std::span<const std::uint8_t> bytes,
     const std::string& options) {
     if (bytes.empty()) {
