@@ -4,6 +4,8 @@
 // that are not objects, a server killed mid-run, eight processes sharing it.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
@@ -91,6 +93,27 @@ TEST_F(RedisTest, AWarmUpLogsInAheadAndADroppedConnectionIsNoFailure) {
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(c->counters().errors, 0u);
     EXPECT_TRUE(down_marks(dir() / "state").empty());
+}
+
+// A child forked after the warm-up opens a connection of its own: the
+// parent's, shared, would interleave the replies of both.
+TEST_F(RedisTest, AForkedChildNeverUsesItsParentsConnection) {
+    ASSERT_TRUE(client(settings(server_->url()))
+                    ->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
+    auto c = client(settings(server_->url()));
+    c->warm_up(remote::WarmUp::now);
+    const long long before = connections();
+    const pid_t child = ::fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        ::_exit(c->fetch(made_up_fields(1)) ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_EQ(connections() - before, 1 + 1);  // the child's own, and this question's
+    ASSERT_TRUE(c->fetch(made_up_fields(1)));  // the parent's connection, still its own
+    EXPECT_EQ(c->counters().errors, 0u);
 }
 
 TEST_F(RedisTest, AnswersEachRequestWithAReplyOrATypedFailure) {

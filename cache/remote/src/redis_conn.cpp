@@ -3,6 +3,7 @@
 
 #include "redis_conn.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -171,6 +172,9 @@ Result<RedisConn, Failure> RedisPool::take(const RedisNode& node, const RedisLog
     {
         std::lock_guard g(mu_);
         auto it = idle_.find(slot_of(node, login));
+        if (it != idle_.end()) {
+            std::erase_if(it->second, [](const RedisConn& c) { return !c.ours(); });
+        }
         if (it != idle_.end() && !it->second.empty()) {
             RedisConn conn = std::move(it->second.back());
             it->second.pop_back();
@@ -194,7 +198,8 @@ void RedisPool::prime(const RedisNode& node, const RedisLogin& login, const std:
     {
         std::lock_guard g(mu_);
         auto it = idle_.find(slot_of(node, login));
-        if (it != idle_.end() && !it->second.empty()) {
+        if (it != idle_.end() && std::any_of(it->second.begin(), it->second.end(),
+                                             [](const RedisConn& c) { return c.ours(); })) {
             return;
         }
     }

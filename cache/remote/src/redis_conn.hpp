@@ -5,6 +5,7 @@
 // Commands go out pipelined: all written, then all replies read. Internal.
 
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <map>
@@ -60,6 +61,9 @@ class RedisConn {
     Result<std::vector<RedisReplyPtr>, Failure> exchange(const std::vector<RedisCommand>& commands);
 
     const RedisNode& node() const { return node_; }
+    // Whether this process opened it: a forked child never shares its
+    // parent's connection (the replies of both would interleave).
+    bool ours() const { return owner_ == ::getpid(); }
 
   private:
     RedisConn(RedisContextPtr c, RedisNode node, std::string server)
@@ -69,6 +73,7 @@ class RedisConn {
     RedisContextPtr c_;
     RedisNode node_;
     std::string server_;
+    pid_t owner_ = ::getpid();
 };
 
 // Idle connections by node, user and database.
