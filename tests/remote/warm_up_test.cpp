@@ -2,8 +2,11 @@
 // ahead serves the first request, no request goes out for it, a connection
 // the server closed meanwhile is no failure, a server the breaker skips is
 // not connected, and a hanging server costs the first request one timeout.
+// Also: a forked child never uses its parent's connections.
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -119,6 +122,27 @@ TEST_F(RemoteWarmUp, AHangingServerCostsTheFirstRequestOneTimeout) {
     EXPECT_EQ(c->counters().timeouts, 1u);
     c.reset();  // joins the warm-up, long done
     EXPECT_LT(elapsed_ms(start), 2 * 500);
+}
+
+// A child forked after a request (its connection kept for the next one)
+// opens a connection of its own rather than share its parent's.
+TEST_F(RemoteWarmUp, AForkedChildNeverUsesItsParentsConnection) {
+    upload_first();
+    const int port = port_of(server_->url());
+    auto c = client(test_settings(server_->url(), dir() / "state"));
+    ASSERT_TRUE(c->fetch(made_up_fields(1)));
+    ASSERT_EQ(connections_to(port), 1);
+    const pid_t child = ::fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        const bool got = c->fetch(made_up_fields(1)).ok();
+        ::_exit(got && connections_to(port) == 2 ? 0 : 1);  // its own beside the parent's
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_TRUE(c->fetch(made_up_fields(1)));
+    EXPECT_EQ(c->counters().errors, 0u);
 }
 
 }  // namespace

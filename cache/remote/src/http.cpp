@@ -1,6 +1,7 @@
 #include "http.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace kcache::remote {
 namespace {
@@ -77,9 +78,29 @@ Http::Http(const Settings& settings, std::string token)
     global_init();
 }
 
+Http::~Http() {
+    std::lock_guard g(mu_);
+    drop_if_forked();
+}
+
+void Http::drop_if_forked() {
+    if (idle_owner_ == ::getpid()) {
+        return;
+    }
+    // A forked child's copies of its parent's handles and their connections:
+    // never used, and not cleaned up either (that would close, or for TLS
+    // shut down, the parent's connections).
+    for (EasyHandle& h : idle_) {
+        (void)h.release();
+    }
+    idle_.clear();
+    idle_owner_ = ::getpid();
+}
+
 EasyHandle Http::take() {
     {
         std::lock_guard g(mu_);
+        drop_if_forked();
         if (!idle_.empty()) {
             EasyHandle h = std::move(idle_.back());
             idle_.pop_back();
@@ -92,6 +113,7 @@ EasyHandle Http::take() {
 
 void Http::give_back(EasyHandle h) {
     std::lock_guard g(mu_);
+    drop_if_forked();
     if (idle_.size() < kIdleHandles) {
         idle_.push_back(std::move(h));
     }

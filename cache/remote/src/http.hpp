@@ -5,6 +5,7 @@
 // Easy handles are pooled so connections are reused. Internal.
 
 #include <curl/curl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -67,6 +68,9 @@ class Http {
   public:
     // `token` is sent as a bearer token (the caller checked the scheme).
     Http(const Settings& settings, std::string token);
+    ~Http();
+    Http(const Http&) = delete;
+    Http& operator=(const Http&) = delete;
 
     // Performs one request on `url`; a response of any status, or a typed
     // transport error (timeout, unreachable, tls, redirects, too_large, transport).
@@ -92,8 +96,13 @@ class Http {
 
     const Settings& settings_;
     std::string token_;
+    // Forgets idle handles a forked child inherited (under mu_): each holds
+    // a connection of its parent's, which the child must not share.
+    void drop_if_forked();
+
     std::mutex mu_;
     std::vector<EasyHandle> idle_;
+    pid_t idle_owner_ = ::getpid();  // the process whose handles idle_ holds
     ParkedSockets parked_;
 };
 
