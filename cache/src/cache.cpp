@@ -125,7 +125,7 @@ using service::Plan;
 // everything of `plan` but the compile input and the deadline. Returns ok or
 // why not.
 Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan& plan,
-                device_db::DeviceIdentity& id) {
+                service::IdentityRef& id) {
     std::string why;
     if (!impl.loader->device_in_context(context, device, why)) {
         return failed(StatusCode::invalid_argument, why);
@@ -135,7 +135,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
         return failed(StatusCode::device_error, probed.error());
     }
     id = std::move(*probed);
-    auto quirks = impl.db.quirks_for(id);
+    auto quirks = impl.db.quirks_for(*id);
     if (quirks.deny) {
         return failed(
             StatusCode::unsupported,
@@ -146,7 +146,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     }
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
-    plan.aot_target = service::aot_target(impl.db, id);
+    plan.aot_target = service::aot_target(impl.db, *id);
     plan.platform = impl.loader->platform_of(device);  // null: the in-process rung asks again
     return failed(StatusCode::ok, "");
 }
@@ -180,7 +180,7 @@ void observed(Cache::Impl& impl, cl_device_id device, const Request& request,
               std::chrono::nanoseconds took, trace::Request& traced, const Outcome& out) noexcept {
     service::observe_answer(impl.config, request, took, traced, out, [&] {
         auto id = impl.identities.of(device);
-        return id ? id->name : std::string();
+        return id ? (*id)->name : std::string();
     });
 }
 
@@ -208,7 +208,10 @@ KCACHE_HOT_PATH cl_program answer(Cache::Impl& impl, cl_context context, cl_devi
         out = failed(StatusCode::invalid_argument, "negative deadline");
         return nullptr;
     }
-    const std::string signature = service::request_signature(request);
+    // The signature finds kept programs and plans; a cache that keeps none
+    // (max_programs 0, as the OpenCL layer's) does not make it.
+    const std::string signature =
+        impl.config.max_programs == 0 ? std::string() : service::request_signature(request);
     std::unique_ptr<Plan> owned;
     bool memoized = false;
     auto make_plan = [&](service::Ask& ask) -> Plan* {
@@ -295,12 +298,12 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
                             : StatusCode::invalid_argument;
             return failed(code, variant.error().message);
         }
-        device_db::DeviceIdentity id;
+        service::IdentityRef id;
         auto ok = prepare(*impl_, context, device, plan, id);
         if (ok.status != StatusCode::ok) {
             return ok;
         }
-        if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
+        if (auto sup = kernels::check_support(*variant, id->extensions); !sup) {
             return failed(StatusCode::unsupported, sup.error().message);
         }
         auto rendered = kernels::render(*variant);
@@ -309,8 +312,8 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         }
         plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
         plan.warmup_local_size = rendered->local_size;
-        finish(plan, id);
-        return service::canary_gate(impl_->config, id, *variant,
+        finish(plan, *id);
+        return service::canary_gate(impl_->config, *id, *variant,
                                     {&impl_->stored, impl_->remote.get()}, &impl_->workers);
     });
     return p;
@@ -323,7 +326,7 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         if (request.source.empty()) {
             return failed(StatusCode::invalid_argument, "empty kernel source");
         }
-        device_db::DeviceIdentity id;
+        service::IdentityRef id;
         auto ok = prepare(*impl_, context, device, plan, id);
         if (ok.status != StatusCode::ok) {
             return ok;
@@ -331,7 +334,7 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         plan.input = {request.name, request.source, request.options, request.entry_points};
         plan.warmup_local_size = request.warmup_local_size;
         plan.aot_target.reset();  // AOT packs hold registry kernels only
-        finish(plan, id);
+        finish(plan, *id);
         return ok;
     });
     return p;

@@ -131,7 +131,7 @@ Result<canary::Verdict, Outcome> obtain_kat(const Config& config, const SourceRe
     if (!device) {
         return fail(kat_outcome(StatusCode::device_error, device.error()));
     }
-    const canary::DriverIdentity identity = canary::driver_identity(*device);
+    const canary::DriverIdentity identity = canary::driver_identity(**device);
     driver = identity.describe();
     const auto dir = kat_dir(config, served.key_hex, *text, bool(request.kat_reference));
     const auto stored = [&]() -> std::optional<canary::Verdict> {
@@ -154,7 +154,7 @@ Result<canary::Verdict, Outcome> obtain_kat(const Config& config, const SourceRe
             }
         }
     }
-    auto v = run_kat(config, request, served, *device, *text);
+    auto v = run_kat(config, request, served, **device, *text);
     if (v) {
         keep_verdict(config, dir, identity, *v);
     }

@@ -4,10 +4,10 @@
 
 namespace kcache::service {
 
-Result<device_db::DeviceIdentity, std::string> Identities::of(cl_device_id device) {
+Result<IdentityRef, std::string> Identities::of(cl_device_id device) {
     // Shared by every Cache of the process: a root device's identity cannot change.
     static std::mutex roots_mu;
-    static std::map<cl_device_id, device_db::DeviceIdentity> roots;
+    static std::map<cl_device_id, IdentityRef> roots;
     const bool root = loader_.is_root_device(device);
     std::mutex& mu = root ? roots_mu : mu_;
     auto& known = root ? roots : sub_devices_;
@@ -21,9 +21,9 @@ Result<device_db::DeviceIdentity, std::string> Identities::of(cl_device_id devic
     if (!id) {
         return fail(id.error());
     }
+    auto shared = std::make_shared<const device_db::DeviceIdentity>(std::move(*id));
     std::lock_guard g(mu);
-    known.emplace(device, *id);
-    return *id;
+    return known.emplace(device, std::move(shared)).first->second;
 }
 
 }  // namespace kcache::service

@@ -4,6 +4,7 @@
 // Cache.
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -11,17 +12,20 @@
 
 namespace kcache::service {
 
+// A probed identity, shared: a request reads it without copying its strings.
+using IdentityRef = std::shared_ptr<const device_db::DeviceIdentity>;
+
 class Identities {
   public:
     // `loader` must outlive this object.
     explicit Identities(Loader& loader) : loader_(loader) {}
-    // The identity of `device`; error: why it could not be probed.
-    Result<device_db::DeviceIdentity, std::string> of(cl_device_id device);
+    // The identity of `device` (never null); error: why it could not be probed.
+    Result<IdentityRef, std::string> of(cl_device_id device);
 
   private:
     Loader& loader_;
     std::mutex mu_;  // guards sub_devices_
-    std::map<cl_device_id, device_db::DeviceIdentity> sub_devices_;
+    std::map<cl_device_id, IdentityRef> sub_devices_;
 };
 
 }  // namespace kcache::service

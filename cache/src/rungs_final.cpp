@@ -65,7 +65,7 @@ Step JitRung::attempt(Ask& ask) {
     if (!id) {
         return fails(out, StatusCode::device_error, id.error());
     }
-    auto fut = parts_.flight.start(plan, *id);
+    auto fut = parts_.flight.start(plan, **id);
     if (plan.mode == Mode::background) {
         return fails(out, StatusCode::not_ready, "compiling in the background; ask again later");
     }
