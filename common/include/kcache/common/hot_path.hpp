@@ -9,6 +9,7 @@
 // has the figures).
 
 #include <cstddef>
+#include <cstdint>
 
 // Marks a function of that path (hot, and placed in the section).
 #define KCACHE_HOT_PATH [[gnu::hot, gnu::section("kcache_hot_path")]]
@@ -24,13 +25,15 @@ namespace kcache {
 // Starts reading the section's code into the CPU's second-level cache; no
 // wait, no effect on what runs.
 inline void prefetch_hot_path() noexcept {
-    const char* p = __start_kcache_hot_path;
-    const char* end = __stop_kcache_hot_path;
-    if (p == nullptr || end == nullptr) {
+    // As integers: the bounds are two distinct objects to the compiler, which
+    // may drop a loop comparing pointers to them.
+    auto p = reinterpret_cast<std::uintptr_t>(__start_kcache_hot_path);
+    const auto end = reinterpret_cast<std::uintptr_t>(__stop_kcache_hot_path);
+    if (p == 0 || end <= p) {
         return;
     }
     for (; p < end; p += 64) {
-        __builtin_prefetch(p, 0, 2);
+        __builtin_prefetch(reinterpret_cast<const void*>(p), 0, 2);
     }
 }
 
