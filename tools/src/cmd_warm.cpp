@@ -210,6 +210,24 @@ void run_warm_canaries(const Config& config, const std::vector<OpenedDevice>& de
     }
 }
 
+// What a configuration that warm cannot use gets: the exit code after the
+// message, or 0 to go on (uploads that cannot be signed are only a warning
+// unless the remote is required).
+int refuse_config(const Config& config) {
+    if (config.disabled) {
+        return report(Exit::usage, "warm",
+                      "kcache is disabled (KCACHE_DISABLE): the runtime would use nothing warm "
+                      "builds; unset KCACHE_DISABLE to warm");
+    }
+    if (auto off = no_signed_uploads(config)) {
+        if (config.remote_required) {  // a CI warmer that would upload nothing
+            return report(Exit::usage, "warm", *off);
+        }
+        std::cerr << "warm: " << *off << "\n";
+    }
+    return 0;
+}
+
 int run_warm(const ParsedArgs& args) {
     auto jobs = args.uint_value("jobs", 1, kMaxJobs);
     auto timeout = args.duration_value("timeout");
@@ -225,16 +243,8 @@ int run_warm(const ParsedArgs& args) {
     }
     int code = 0;
     auto config = load_cli_config("warm", code);
-    if (config && config->disabled) {
-        return report(Exit::usage, "warm",
-                      "kcache is disabled (KCACHE_DISABLE): the runtime would use nothing warm "
-                      "builds; unset KCACHE_DISABLE to warm");
-    }
-    if (auto off = config ? no_signed_uploads(*config) : std::nullopt) {
-        if (config->remote_required) {  // a CI warmer that would upload nothing
-            return report(Exit::usage, "warm", *off);
-        }
-        std::cerr << "warm: " << *off << "\n";
+    if (int refused = config ? refuse_config(*config) : 0) {
+        return refused;
     }
     auto db = config ? load_device_db("warm", *config, code) : std::nullopt;
     auto devices = db ? open_devices("warm", args.value("device"), code) : std::nullopt;
