@@ -29,25 +29,6 @@ inline bool write_all(int fd, const void* data, std::size_t n) {
     return true;
 }
 
-// Reads exactly `n` bytes of `fd` from offset `at` into `buf`; false on an
-// error or when the file ends first.
-inline bool pread_all(int fd, void* buf, std::size_t n, off_t at) {
-    auto* p = static_cast<unsigned char*>(buf);
-    while (n > 0) {
-        const ssize_t got = ::pread(fd, p, n, at);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            return false;
-        }
-        p += got;
-        n -= static_cast<std::size_t>(got);
-        at += got;
-    }
-    return true;
-}
-
 // Reads exactly the bytes the `count` buffers of `iov` have room for, in
 // order, from offset `at` of `fd`: one call for a file in the page cache.
 // False on an error or when the file ends first. `iov` is consumed (its
@@ -80,6 +61,15 @@ inline bool preadv_all(int fd, struct iovec* iov, int count, off_t at) {
             }
         }
     }
+}
+
+// Reads exactly `n` bytes of `fd` from offset `at` into `buf`; false on an
+// error or when the file ends first.
+inline bool pread_all(int fd, void* buf, std::size_t n, off_t at) {
+    struct iovec one {
+        buf, n
+    };
+    return preadv_all(fd, &one, 1, at);
 }
 
 }  // namespace kcache
