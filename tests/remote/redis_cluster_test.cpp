@@ -129,6 +129,26 @@ TEST_F(RedisClusterTest, AWarmUpConnectsToEveryMasterAhead) {
     EXPECT_EQ(c->counters().errors, 0u);
 }
 
+// The warm-up is also the breaker's first trial of every master (a probe
+// key's EXISTS on each): a process's first request to any master finds it
+// confirmed and waits for no trial of its own.
+TEST_F(RedisClusterTest, AWarmUpTriesEveryMasterForTheBreaker) {
+    auto c = client(Millis(30000));
+    c->warm_up(remote::WarmUp::now);
+    std::set<std::string> masters;
+    for (int slot : {0, remote::kClusterSlots / 2, remote::kClusterSlots - 1}) {
+        auto m = cluster_->master_of(slot);
+        ASSERT_TRUE(m) << m.error();
+        masters.insert(m->address);
+    }
+    ASSERT_EQ(masters.size(), 3u);
+    for (const std::string& m : masters) {
+        EXPECT_TRUE(std::filesystem::exists(breaker_file(dir() / "state", "up", "redis://" + m)))
+            << m;
+    }
+    EXPECT_EQ(c->counters().errors, 0u);
+}
+
 TEST_F(RedisClusterTest, AKilledMasterCostsAMissPerWindowUntilItsReplicaIsFollowed) {
     auto c = client();
     ASSERT_TRUE(c);

@@ -1,7 +1,9 @@
 // Client::warm_up over HTTP against a real nginx: the connection opened
-// ahead serves the first request, no request goes out for it, a connection
-// the server closed meanwhile is no failure, a server the breaker skips is
-// not connected, and a hanging server costs the first request one timeout.
+// ahead carries the breaker's first trial (one HEAD) and then serves the
+// first request; a node whose up mark is fresh sends no request at all; a
+// connection the server closed meanwhile is no failure, a server the breaker
+// skips is not connected, and a hanging server costs the node one timeout,
+// the warm-up's or the first request's, never both.
 // Also: a forked child never uses its parent's connections.
 
 #include <gtest/gtest.h>
@@ -59,7 +61,10 @@ class RemoteWarmUp : public RemoteServerTest {
     std::optional<SilentServer> silent_;  // accepts, never answers
 };
 
-TEST_F(RemoteWarmUp, TheFirstRequestUsesTheConnectionOpenedAheadAndNoRequestIsSent) {
+// The breaker's first trial goes out in the warm-up, on the connection it
+// opened: the first request finds the server confirmed (an up mark) and
+// sends its GET on the same connection, with no trial of its own.
+TEST_F(RemoteWarmUp, TheWarmUpTriesTheServerAndTheFirstRequestUsesItsConnection) {
     upload_first();
     const int port = port_of(server_->url());
     const std::size_t requests = server_->requests().size();
@@ -67,11 +72,29 @@ TEST_F(RemoteWarmUp, TheFirstRequestUsesTheConnectionOpenedAheadAndNoRequestIsSe
     ASSERT_EQ(connections_to(port), 0);
     c->warm_up(WarmUp::now);
     EXPECT_EQ(connections_to(port), 1);
-    EXPECT_EQ(server_->requests().size(), requests);  // a connection, never a request
+    ASSERT_EQ(server_->requests().size(), requests + 1);  // the trial
+    EXPECT_EQ(server_->count("HEAD"), 1u);
+    EXPECT_TRUE(std::filesystem::exists(breaker_file(dir() / "state", "up", server_->url())));
+    EXPECT_EQ(c->counters().errors, 0u);  // its "not found" is the answer it asks for
     auto got = c->fetch(made_up_fields(1));
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(got->bytes, made_up_bytes(1));
     EXPECT_EQ(connections_to(port), 1);  // the same one, kept for the next request
+    EXPECT_EQ(server_->requests().size(), requests + 2);
+    EXPECT_EQ(c->counters().hits, 1u);
+}
+
+// A process of a node that confirmed the server within the breaker's window
+// costs the server a connection, never a request, until it asks for one.
+TEST_F(RemoteWarmUp, ANodeWithAFreshUpMarkSendsNoRequestAtWarmUp) {
+    upload_first();
+    const auto s = test_settings(server_->url(), dir() / "state");
+    client(s)->warm_up(WarmUp::now);  // the node's first process: the trial
+    const std::size_t requests = server_->requests().size();
+    auto c = client(s);
+    c->warm_up(WarmUp::now);
+    EXPECT_EQ(server_->requests().size(), requests);
+    ASSERT_TRUE(c->fetch(made_up_fields(1)));
     EXPECT_EQ(server_->requests().size(), requests + 1);
 }
 
@@ -107,8 +130,9 @@ TEST_F(RemoteWarmUp, AServerTheBreakerSkipsIsNotConnected) {
     EXPECT_EQ(connections_to(port_of(silent_->url())), before);
 }
 
-// A server that accepts and never answers: the connection opened ahead is
-// the first request's, which times out once; nothing waits for the warm-up.
+// A server that accepts and never answers, the warm-up on its thread and a
+// request at once: whichever takes the breaker's trial times out, the other
+// follows its down mark; one timeout in all, nothing waits for a second.
 TEST_F(RemoteWarmUp, AHangingServerCostsTheFirstRequestOneTimeout) {
     silent_ = SilentServer::start();
     ASSERT_TRUE(silent_);
@@ -117,11 +141,31 @@ TEST_F(RemoteWarmUp, AHangingServerCostsTheFirstRequestOneTimeout) {
     c->warm_up();
     auto got = c->fetch(made_up_fields(1));
     ASSERT_FALSE(got);
-    EXPECT_EQ(got.error().code, RemoteErrc::timeout);
+    EXPECT_TRUE(got.error().code == RemoteErrc::timeout ||
+                got.error().code == RemoteErrc::breaker_open)
+        << got.error().message;
     EXPECT_LT(elapsed_ms(start), 2 * 500);
+    c.reset();  // joins the warm-up, done with its trial or its skip
+    EXPECT_LT(elapsed_ms(start), 2 * 500);
+    EXPECT_EQ(remote::read_stats_file(dir() / "state").timeouts, 1u);
+}
+
+// The same server, warmed up before the first request: the warm-up's trial
+// takes the timeout and marks the server down, and the request is skipped
+// at once rather than timing out again.
+TEST_F(RemoteWarmUp, AHangingServerFoundByTheWarmUpCostsTheRequestNoTimeout) {
+    silent_ = SilentServer::start();
+    ASSERT_TRUE(silent_);
+    auto c = client(hanging(Millis(300)));
+    c->warm_up(WarmUp::now);
     EXPECT_EQ(c->counters().timeouts, 1u);
-    c.reset();  // joins the warm-up, long done
-    EXPECT_LT(elapsed_ms(start), 2 * 500);
+    ASSERT_EQ(down_marks(dir() / "state").size(), 1u);
+    const auto start = std::chrono::steady_clock::now();
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, RemoteErrc::breaker_open) << got.error().message;
+    EXPECT_LT(elapsed_ms(start), 100);
+    EXPECT_EQ(c->counters().timeouts, 1u);
 }
 
 // A child forked after a request (its connection kept for the next one)

@@ -120,6 +120,10 @@ bool Breaker::marked_down() const {
 }
 
 Breaker::Ticket Breaker::allow() {
+    return allow(trial_wait_);
+}
+
+Breaker::Ticket Breaker::allow(std::chrono::milliseconds trial_wait) {
     Ticket t;
     const std::int64_t now = wall_ms();
     const std::int64_t until = mark_.empty() ? local_until_ms_.load() : read_until(mark_);
@@ -128,16 +132,16 @@ Breaker::Ticket Breaker::allow() {
         return t;
     }
     if (until == 0) {  // unconfirmed: one trial for the node, the others wait for it
-        UniqueFd fd = take_lock(trial_wait_);
+        UniqueFd fd = take_lock(trial_wait);
         if (!fd.valid()) {
             t.why_not = "another process has been trying the server for " +
-                        std::to_string(trial_wait_.count()) + " ms (circuit breaker)";
+                        std::to_string(trial_wait.count()) + " ms (circuit breaker)";
             return t;
         }
         const std::int64_t after = wall_ms();
         if (read_until(mark_) != 0 || confirmed_up(after)) {
             fd.reset();  // a trial finished while this one waited: follow its mark
-            return allow();
+            return allow(trial_wait);
         }
         t.allowed = true;
         t.trial_lock = std::move(fd);
@@ -158,7 +162,7 @@ Breaker::Ticket Breaker::allow() {
     if (fd.valid() && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
         if (read_until(mark_) != until) {  // another trial finished meanwhile: decide again
             fd.reset();
-            return allow();
+            return allow(trial_wait);
         }
         t.allowed = true;
         t.trial_lock = std::move(fd);

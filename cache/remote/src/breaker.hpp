@@ -55,8 +55,10 @@ class Breaker {
     Breaker(const std::filesystem::path& state_dir, const std::string& server,
             std::chrono::milliseconds window, std::chrono::milliseconds trial_wait);
 
-    // Whether a request may go out now.
+    // Whether a request may go out now; `trial_wait` bounds how long it
+    // waits for another process's trial (by default the request timeout).
     Ticket allow();
+    Ticket allow(std::chrono::milliseconds trial_wait);
     // Whether the server is marked down now (allow() would skip it without
     // a trial); takes no lock and changes nothing.
     bool marked_down() const;

@@ -112,33 +112,6 @@ Client::~Client() {
     (void)add_to_stats_file(impl_->settings.state_dir, counters());
 }
 
-void Client::warm_up(WarmUp when) {
-    if (impl_->warm_up_started.exchange(true)) {
-        return;
-    }
-    if (when == WarmUp::now) {
-        impl_->warm_up_servers();
-        return;
-    }
-    try {
-        impl_->warm_up_owner = ::getpid();
-        impl_->warm_up_thread =
-            std::make_unique<std::thread>([impl = impl_.get()] { impl->warm_up_servers(); });
-    } catch (const std::system_error&) {
-        // No thread: the first request connects, as without a warm-up.
-    }
-}
-
-void Client::Impl::warm_up_servers() {
-    for (const std::string& url : settings.base_urls) {
-        Backend& backend = backends.of(url);
-        if (closing.load() || breakers.of(backend.server_of(url)).marked_down()) {
-            continue;
-        }
-        backend.warm_up(url, closing);
-    }
-}
-
 Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
                                           std::span<const std::uint8_t> body) {
     Backend& backend = backends.of(url);

@@ -108,9 +108,12 @@ struct Client::Impl {
                                                         const store::Provenance& provenance) const;
     // Counts `e` as an error of its kind (timeouts and corrupt apart).
     void count_error(const RemoteError& e);
-    // Client::warm_up's work: each base URL's backend warms its servers,
-    // those the breaker skips left out.
+    // Client::warm_up's work (warm_up.cpp): each base URL's backend warms
+    // its servers, those the breaker skips left out, then try_servers.
     void warm_up_servers();
+    // The breaker's first trial of each server behind the base URL `base`
+    // (a HEAD of a probe object), where the node needs one.
+    void try_servers(Backend& backend, const std::string& base);
     void run_worker();
     void stop_worker(std::chrono::milliseconds limit);
 };
@@ -128,6 +131,8 @@ Status<RemoteError> check_url_credentials(const Settings& settings);
 // config error naming the file when it cannot be read or parsed.
 Result<std::optional<store::SecretKey>, RemoteError> load_signing_key(const Settings& settings);
 
+// The object URL of `key` under the base URL `base`.
+std::string url_under(std::string base, const store::Key& key);
 // The object URL of `key` on the base URL that rendezvous hashing picks.
 std::string url_of(const Settings& settings, const store::Key& key);
 // The base URL of `urls` that owns `key`.

@@ -74,12 +74,15 @@ const std::string& shard_of(const std::vector<std::string>& urls, const store::K
     return urls[best];
 }
 
-std::string url_of(const Settings& settings, const store::Key& key) {
-    std::string base = shard_of(settings.base_urls, key);
+std::string url_under(std::string base, const store::Key& key) {
     if (base.empty() || base.back() != '/') {
         base += '/';
     }
     return base + object_path(key);
+}
+
+std::string url_of(const Settings& settings, const store::Key& key) {
+    return url_under(shard_of(settings.base_urls, key), key);
 }
 
 const std::string& Client::shard_for(const store::Key& key) const {

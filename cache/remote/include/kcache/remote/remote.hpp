@@ -162,8 +162,8 @@ class Client {
     // Checks `settings` (URL schemes, token file, token over http) and
     // returns a client; config error otherwise. Starts no request.
     static Result<std::unique_ptr<Client>, RemoteError> open(Settings settings);
-    // Stops a warm-up in progress (a connect at once; a Redis log-in within
-    // one timeout), flushes queued uploads (bounded by twice the timeout),
+    // Stops a warm-up in progress (a connect at once; a Redis log-in or the
+    // breaker's trial within one timeout), flushes queued uploads (bounded by twice the timeout),
     // adds this process's counters to the stats file.
     ~Client();
     Client(const Client&) = delete;
@@ -172,12 +172,14 @@ class Client {
     // Does, for each server, what its first request would otherwise do
     // first: a TCP connection to each HTTP or S3 endpoint (TLS is left to
     // the request), S3's signing set-up, a logged-in connection to each
-    // Redis server (a cluster: its slot map and each master). No object
-    // request goes out (a process that hits locally costs the servers a
-    // connection, never a request), nothing is counted, and a server the
-    // breaker skips is left alone; what fails here the first request tries
-    // itself. `when`: on a thread of its own (joined when the client
-    // closes), or on the caller's. Once per client; later calls do nothing.
+    // Redis server (a cluster: its slot map and each master), the breaker's
+    // first trial of each server where the node has no fresh up mark (a
+    // HEAD of a probe object no entry has; a failure there is counted and
+    // marks the server down, as the first request's would), and a first
+    // payload decode. A server the breaker skips is left alone; a connection
+    // that fails here the first request tries itself. `when`: on a thread
+    // of its own (joined when the client closes), or on the caller's. Once
+    // per client; later calls do nothing.
     void warm_up(WarmUp when = WarmUp::background);
 
     // The verified object for `fields`; a typed error otherwise (counted).
