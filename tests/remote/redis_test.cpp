@@ -95,6 +95,30 @@ TEST_F(RedisTest, AWarmUpLogsInAheadAndADroppedConnectionIsNoFailure) {
     EXPECT_TRUE(down_marks(dir() / "state").empty());
 }
 
+// A server that accepts and never answers the log-in: the warm-up waits
+// for it once and makes no trial of its own (a second wait), leaving the
+// server to the first request, which times out once and marks it down.
+TEST_F(RedisTest, AServerThatNeverAnswersTheLogInCostsTheWarmUpOneWait) {
+    auto silent = SilentServer::start();
+    ASSERT_TRUE(silent);
+    const std::string url = silent->url();
+    auto s = settings("redis://kc:kc-secret@127.0.0.1:" + url.substr(url.rfind(':') + 1));
+    s.plain_http_token = remote::PlainHttpToken::allow;
+    s.timeout = std::chrono::milliseconds(300);
+    auto c = client(s);
+    ASSERT_TRUE(c);
+    const auto start = std::chrono::steady_clock::now();
+    c->warm_up(remote::WarmUp::now);
+    EXPECT_LT(elapsed_ms(start), 2 * 300);
+    EXPECT_EQ(c->counters().timeouts, 0u);
+    EXPECT_TRUE(down_marks(dir() / "state").empty());
+    auto got = c->fetch(made_up_fields(1));
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, RemoteErrc::timeout) << got.error().message;
+    EXPECT_EQ(c->counters().timeouts, 1u);
+    EXPECT_EQ(down_marks(dir() / "state").size(), 1u);
+}
+
 // A child forked after the warm-up opens a connection of its own: the
 // parent's, shared, would interleave the replies of both.
 TEST_F(RedisTest, AForkedChildNeverUsesItsParentsConnection) {

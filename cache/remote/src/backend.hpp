@@ -81,12 +81,14 @@ class Backend {
     virtual Result<Reply, Failure> remove(const std::string& url) = 0;
     // Does ahead of the first request what it would do first on its way to
     // the server(s) of the base URL `url` (connect, log in), on the client's
-    // warm-up thread; sends no object request and reports nothing (the
-    // first request tries again what failed here). Returns early once
-    // `stop` is set. By default nothing.
-    virtual void warm_up(const std::string& url, const std::atomic<bool>& stop) {
+    // warm-up thread; sends no object request and counts nothing (the first
+    // request tries again what failed here). False when a server could not
+    // be reached (the client then makes no trial request of its own), or
+    // once `stop` is set. By default nothing, and true.
+    virtual bool warm_up(const std::string& url, const std::atomic<bool>& stop) {
         (void)url;
         (void)stop;
+        return true;
     }
 };
 

@@ -214,8 +214,8 @@ void set_transfer(CURL* c, const Settings& s, bool https_only, Method method,
 
 }  // namespace
 
-void Http::preconnect(const std::string& url, const std::atomic<bool>& stop) {
-    parked_.connect(url, settings_.connect_timeout, stop);
+bool Http::preconnect(const std::string& url, const std::atomic<bool>& stop) {
+    return parked_.connect(url, settings_.connect_timeout, stop);
 }
 
 Result<Response, RemoteError> Http::perform(Method method, const std::string& url,

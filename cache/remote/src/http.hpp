@@ -81,7 +81,8 @@ class Http {
                                           const RequestAuth& auth = {});
     // Opens a TCP connection to the server of `url` for the first request
     // to it (ParkedSockets::connect; TLS is left to that request).
-    void preconnect(const std::string& url, const std::atomic<bool>& stop);
+    // False when no connection could be opened.
+    bool preconnect(const std::string& url, const std::atomic<bool>& stop);
 
     struct Handoff;  // a parked connection offered to one request (http.cpp)
 

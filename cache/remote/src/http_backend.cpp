@@ -68,8 +68,8 @@ class HttpBackend final : public Backend {
     Result<Reply, Failure> remove(const std::string& url) override {
         return send(Method::del, url, {}, {200, 204});
     }
-    void warm_up(const std::string& url, const std::atomic<bool>& stop) override {
-        http_.preconnect(url, stop);
+    bool warm_up(const std::string& url, const std::atomic<bool>& stop) override {
+        return http_.preconnect(url, stop);
     }
 
   private:

@@ -112,11 +112,11 @@ ParkedSockets::~ParkedSockets() {
     }
 }
 
-void ParkedSockets::connect(const std::string& url, std::chrono::milliseconds timeout,
+bool ParkedSockets::connect(const std::string& url, std::chrono::milliseconds timeout,
                             const std::atomic<bool>& stop) {
     const auto [host, port] = host_and_port(url);
     if (host.empty()) {
-        return;
+        return false;
     }
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -124,7 +124,7 @@ void ParkedSockets::connect(const std::string& url, std::chrono::milliseconds ti
     hints.ai_flags = AI_NUMERICSERV;
     addrinfo* found = nullptr;
     if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0) {
-        return;
+        return false;
     }
     const std::unique_ptr<addrinfo, AddrInfoDeleter> list(found);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -138,9 +138,10 @@ void ParkedSockets::connect(const std::string& url, std::chrono::milliseconds ti
             p.owner = ::getpid();
             p.since = std::chrono::steady_clock::now();
             park(p);
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 void ParkedSockets::park(Parked p) {

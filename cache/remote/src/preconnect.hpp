@@ -33,10 +33,10 @@ class ParkedSockets {
     ~ParkedSockets();  // closes the sockets never taken
 
     // Connects to the host and port of `url` (http:// or https://; the TCP
-    // connection only, no TLS) within `timeout`, and parks the socket;
-    // nothing when the host does not resolve, the connect fails or `stop`
-    // is set (checked every few milliseconds while connecting).
-    void connect(const std::string& url, std::chrono::milliseconds timeout,
+    // connection only, no TLS) within `timeout`, and parks the socket; false
+    // (nothing parked) when the host does not resolve, the connect fails or
+    // `stop` is set (checked every few milliseconds while connecting).
+    bool connect(const std::string& url, std::chrono::milliseconds timeout,
                  const std::atomic<bool>& stop);
     // Whether any socket is parked (a request without one sets no callbacks).
     bool any() const { return count_.load() > 0; }

@@ -124,25 +124,26 @@ Result<Reply, Failure> RedisBackend::remove(const std::string& url) {
     return on_key(url, "DELETE", "DEL", 204);
 }
 
-void RedisBackend::warm_up(const std::string& url, const std::atomic<bool>& stop) {
+bool RedisBackend::warm_up(const std::string& url, const std::atomic<bool>& stop) {
     auto u = target(url);
     if (!u) {
-        return;
+        return false;
     }
     if (u->mode != RedisMode::cluster) {
-        pool_.prime(u->nodes.front(), login(*u), u->server);
-        return;
+        return pool_.prime(u->nodes.front(), login(*u), u->server);
     }
     SlotMap& map = map_of(*u);
     if (map.masters().empty() && !load_map(map, *u)) {
-        return;  // the first request asks again
+        return false;  // the first request asks again
     }
+    bool all = true;
     for (const RedisNode& node : map.masters()) {
         if (stop.load()) {
-            return;
+            return false;
         }
-        pool_.prime(node, login(*u), u->server);
+        all = pool_.prime(node, login(*u), u->server) && all;
     }
+    return all;
 }
 
 Result<RedisUrl, Failure> RedisBackend::target(const std::string& url) const {

@@ -40,7 +40,7 @@ class RedisBackend final : public Backend {
     std::size_t batch_limit() const override { return 64; }
     // A logged-in connection to the server (a cluster: the slot map and one
     // connection to each master), kept in the pool for the first request.
-    void warm_up(const std::string& url, const std::atomic<bool>& stop) override;
+    bool warm_up(const std::string& url, const std::atomic<bool>& stop) override;
 
   private:
     // The parsed object URL; a config failure when it is not one this backend serves.

@@ -194,18 +194,20 @@ void RedisPool::give_back(const RedisLogin& login, RedisConn conn) {
     }
 }
 
-void RedisPool::prime(const RedisNode& node, const RedisLogin& login, const std::string& server) {
+bool RedisPool::prime(const RedisNode& node, const RedisLogin& login, const std::string& server) {
     {
         std::lock_guard g(mu_);
         auto it = idle_.find(slot_of(node, login));
         if (it != idle_.end() && std::any_of(it->second.begin(), it->second.end(),
                                              [](const RedisConn& c) { return c.ours(); })) {
-            return;
+            return true;
         }
     }
-    if (auto conn = RedisConn::open(node, login, server)) {
+    auto conn = RedisConn::open(node, login, server);
+    if (conn) {
         give_back(login, std::move(*conn));
     }
+    return conn.ok();
 }
 
 void RedisPool::drop(const RedisNode& node) {

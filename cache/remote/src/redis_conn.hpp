@@ -84,8 +84,8 @@ class RedisPool {
                                     const std::string& server, bool& reused);
     void give_back(const RedisLogin& login, RedisConn conn);
     // Opens a connection to `node` as `login` and keeps it idle, unless one
-    // is idle already; nothing when it cannot be opened.
-    void prime(const RedisNode& node, const RedisLogin& login, const std::string& server);
+    // is idle already; false when it cannot be opened.
+    bool prime(const RedisNode& node, const RedisLogin& login, const std::string& server);
     // Drops the idle connections to `node` (it failed: they are likely dead too).
     void drop(const RedisNode& node);
 

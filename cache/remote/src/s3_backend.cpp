@@ -91,11 +91,11 @@ class S3Backend final : public Backend {
     // libcurl signs with OpenSSL's SHA-256, whose first use in a process
     // fetches the digest (and loads the provider if nothing has): done here
     // rather than in the first request's signature.
-    void warm_up(const std::string& url, const std::atomic<bool>& stop) override {
+    bool warm_up(const std::string& url, const std::atomic<bool>& stop) override {
         unsigned char digest[EVP_MAX_MD_SIZE];
         unsigned int size = 0;
         (void)EVP_Digest("", 0, digest, &size, EVP_sha256(), nullptr);
-        http_.preconnect(s3_http_url(target_, url), stop);
+        return http_.preconnect(s3_http_url(target_, url), stop);
     }
 
   private:

@@ -66,8 +66,9 @@ void Client::Impl::warm_up_servers() {
         if (closing.load() || breakers.of(backend.server_of(url)).marked_down()) {
             continue;
         }
-        backend.warm_up(url, closing);
-        try_servers(backend, url);
+        if (backend.warm_up(url, closing)) {
+            try_servers(backend, url);  // not after a failed connect or log-in: one wait is enough
+        }
     }
     warm_up_decoding();
 }
