@@ -35,9 +35,11 @@ std::string describe(const store::Miss& miss) {
     return miss.detail.empty() ? s : s + ": " + miss.detail;
 }
 
-// A stored exact binary loaded by the driver; a binary the driver rejects
-// is recorded, and dropped from the user store.
-std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHit& hit) {
+// A stored exact binary, `bytes` (`hit`'s own, or where they are read
+// from), loaded by the driver; `hit`'s bytes are kept resident. A binary the
+// driver rejects is recorded, and dropped from the user store.
+std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHit& hit,
+                               std::span<const std::uint8_t> bytes) {
     const Plan& plan = ask.planned();
     Outcome& out = ask.out;
     if (hit.tier.kind == store::Tier::Kind::pack) {
@@ -48,13 +50,13 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
     auto prog = [&]() -> Result<ProgramRef, std::string> {
         if (built_elsewhere(hit.tier, hit.entry.info)) {
             if (auto bad = vouch_for_binary(verify_helper_beside(parts.config.jit_helper),
-                                            parts.stored.vouched_dir(), plan.fields,
-                                            hit.entry.bytes, plan.input.options)) {
+                                            parts.stored.vouched_dir(), plan.fields, bytes,
+                                            plan.input.options)) {
                 return fail(std::move(*bad));
             }
         }
-        return observed_load(parts.loader, parts.config.metrics, ask.context, ask.device,
-                             hit.entry.bytes, plan.input.options);
+        return observed_load(parts.loader, parts.config.metrics, ask.context, ask.device, bytes,
+                             plan.input.options);
     }();
     if (prog) {
         out.rung = rung_of(hit.tier);
@@ -81,13 +83,17 @@ std::optional<ProgramRef> from_hot_copy(const RungParts& parts, Ask& ask) {
     if (plan.verified_only || user == nullptr) {
         return std::nullopt;
     }
-    auto bytes = user->get_hot(plan.fields);
-    if (!bytes) {
+    auto read = user->read_hot(plan.fields);
+    if (!read) {
         return std::nullopt;
     }
-    store::TieredHit hit{store::Entry{{}, std::move(*bytes)},
-                         store::Tier{store::Tier::Kind::user, 0, "user"}};
-    return load(parts, ask, hit);
+    // The driver loads the bytes where they were read; the resident bytes,
+    // if they keep these, keep a copy of their own.
+    const auto bytes = read->bytes();
+    store::TieredHit hit{
+        store::Entry{{}, parts.resident.keeps(bytes.size()) ? read->copy() : store::Bytes()},
+        store::Tier{store::Tier::Kind::user, 0, "user"}};
+    return load(parts, ask, hit, bytes);
 }
 
 // An AOT entry for the plan's target, or nullopt after telling why not.
@@ -135,7 +141,7 @@ Step StoredRung::attempt(Ask& ask) {
         ask.out.misses.emplace_back(rung_of(hit->tier), MissCause::not_verified,
                                     "entry not verified on the device (quirk verify_before_use)");
     } else if (hit) {
-        if (auto prog = load(parts_, ask, *hit)) {
+        if (auto prog = load(parts_, ask, *hit, hit->entry.bytes)) {
             return Step::loaded(std::move(*prog));
         }
     } else {

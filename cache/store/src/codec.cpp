@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
+
+#include "thread_slots.hpp"
 
 namespace kcache::store {
 namespace {
@@ -18,15 +21,31 @@ struct CCtxDeleter {
 struct DCtxDeleter {
     void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
 };
+using OwnCCtx = std::unique_ptr<ZSTD_CCtx, CCtxDeleter>;
+using OwnDCtx = std::unique_ptr<ZSTD_DCtx, DCtxDeleter>;
 
-// One context per thread, reused: creating one costs more than a small frame.
-ZSTD_CCtx* compress_context() {
-    thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> ctx(ZSTD_createCCtx());
-    return ctx.get();
+// One context per thread, reused: creating one costs more than a small
+// frame. Once the thread's are freed (thread_slots.hpp), `own` holds one
+// for the call.
+thread_local ZSTD_CCtx* t_cctx = nullptr;
+thread_local ZSTD_DCtx* t_dctx = nullptr;
+void free_contexts() {
+    ZSTD_freeCCtx(std::exchange(t_cctx, nullptr));
+    ZSTD_freeDCtx(std::exchange(t_dctx, nullptr));
 }
-ZSTD_DCtx* decompress_context() {
-    thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> ctx(ZSTD_createDCtx());
-    return ctx.get();
+ZSTD_CCtx* compress_context(OwnCCtx& own) {
+    if (!thread_slots_open<free_contexts>()) {
+        own.reset(ZSTD_createCCtx());
+        return own.get();
+    }
+    return t_cctx != nullptr ? t_cctx : (t_cctx = ZSTD_createCCtx());
+}
+ZSTD_DCtx* decompress_context(OwnDCtx& own) {
+    if (!thread_slots_open<free_contexts>()) {
+        own.reset(ZSTD_createDCtx());
+        return own.get();
+    }
+    return t_dctx != nullptr ? t_dctx : (t_dctx = ZSTD_createDCtx());
 }
 
 // A zstd block regenerates at most 128 KiB from at least 4 bytes (an RLE
@@ -45,7 +64,8 @@ Checksum checksum_of(std::span<const std::uint8_t> raw) {
 
 Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals) {
     Encoded out;
-    ZSTD_CCtx* ctx = compress_context();
+    OwnCCtx own;
+    ZSTD_CCtx* ctx = compress_context(own);
     // Every parameter is set on each call: the context is reused across calls.
     const bool configured =
         ctx != nullptr && !ZSTD_isError(ZSTD_CCtx_reset(ctx, ZSTD_reset_session_and_parameters)) &&
@@ -102,7 +122,8 @@ Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uin
                         std::to_string(raw_size));
         }
         raw.resize(raw_size);
-        std::size_t n = ZSTD_decompressDCtx(decompress_context(), raw.data(), raw.size(),
+        OwnDCtx own;
+        std::size_t n = ZSTD_decompressDCtx(decompress_context(own), raw.data(), raw.size(),
                                             stored.data(), stored.size());
         if (ZSTD_isError(n) || n != raw_size) {
             return fail(std::string("bad zstd frame: ") +

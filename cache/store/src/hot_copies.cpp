@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "hot_buffer.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/hex.hpp"
 #include "kcache/common/read_file.hpp"
@@ -181,9 +180,10 @@ bool header_fits(const unsigned char* h, std::string_view serialized, std::uint6
 constexpr std::uint64_t kWholeReadMax = 4u << 20;
 
 // Reads the copy open as `fd` (`st` its status) when its magic, key
-// record, size, checksum and tag under `secret` match: the header and key
-// record into a buffer of the size they must have, the bytes into the copy,
-// whose size the file's then gives (the header must say the same).
+// record, size, checksum and tag under `secret` match: header, key record
+// and bytes in one read into the thread's reused memory (HotBytes), the
+// size of the bytes the file's less the header and key record (the header
+// must say the same).
 std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& secret,
                                    std::string_view serialized) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -198,23 +198,24 @@ std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& 
             return std::nullopt;
         }
     }
-    std::string head(head_size, '\0');
-    Copy copy{hot_buffer(raw_size), {}};
-    struct iovec parts[2] = {{head.data(), head.size()}, {copy.bytes.data(), copy.bytes.size()}};
-    const auto* h = reinterpret_cast<const unsigned char*>(head.data());
-    if (!preadv_all(fd, parts, 2, 0) || !header_fits(h, serialized, raw_size) ||
-        std::string_view(head).substr(kHeaderSize) != serialized) {
+    HotBytes read(size);
+    const unsigned char* h = read.all().data();
+    const std::string_view record(reinterpret_cast<const char*>(h) + kHeaderSize,
+                                  serialized.size());
+    if (!pread_all(fd, read.all().data(), size, 0) || !header_fits(h, serialized, raw_size) ||
+        record != serialized) {
         return std::nullopt;
     }
-    copy.checksum = checksum_of(copy.bytes);
-    if (std::memcmp(copy.checksum.data(), h + 24, copy.checksum.size()) != 0) {
+    read.skip(head_size);
+    const Checksum checksum = checksum_of(read.bytes());
+    if (std::memcmp(checksum.data(), h + 24, checksum.size()) != 0) {
         return std::nullopt;
     }
     const Tag tag = tag_of(secret, h, serialized);
     if (CRYPTO_memcmp(tag.data(), h + kTagOffset, kTagSize) != 0) {
         return std::nullopt;  // not written by this store
     }
-    return copy;
+    return Copy{std::move(read), checksum};
 }
 
 }  // namespace

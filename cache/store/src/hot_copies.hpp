@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "kcache/store/codec.hpp"
+#include "kcache/store/hot_bytes.hpp"
 #include "kcache/store/key.hpp"
 #include "kcache/store/types.hpp"
 
@@ -67,9 +68,10 @@ void unstamp(const std::filesystem::path& dir);
 void clear_for_new_file(const std::filesystem::path& store_dir,
                         const std::filesystem::path& new_file);
 
-// A copy as read: its bytes and their checksum.
+// A copy as read: its bytes (in the thread's reused memory) and their
+// checksum.
 struct Copy {
-    Bytes bytes;
+    HotBytes bytes;
     Checksum checksum;
 };
 

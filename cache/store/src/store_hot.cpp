@@ -113,7 +113,7 @@ void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
     });
 }
 
-std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
+std::optional<HotBytes> Store::read_hot(const KeyFields& fields) {
     Impl& s = *impl_;
     std::filesystem::path dir;
     hot::Secret secret{};
@@ -170,6 +170,14 @@ std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
     }
     s.count_hit(key_hex);
     return std::move(found.copy->bytes);
+}
+
+std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
+    auto read = read_hot(fields);
+    if (!read) {
+        return std::nullopt;
+    }
+    return read->copy();
 }
 
 Result<Store::HotCheck, StoreError> Store::check_hot_copies() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/store/hot_bytes.hpp"
 #include "kcache/store/types.hpp"
 
 namespace kcache::store {
@@ -69,6 +70,9 @@ class Store {
     // checksum, both verified here; entries get one when stored and, when
     // first hit through SQLite, with the next write-back.
     std::optional<Bytes> get_hot(const KeyFields& fields);
+    // The same, the bytes left in the memory they were read into (the
+    // thread's, reused: hot_bytes.hpp) instead of copied out.
+    std::optional<HotBytes> read_hot(const KeyFields& fields);
 
     // Stores `bytes` under make_key(`fields`) in one transaction and returns
     // after commit; evicts least recently used entries beyond the size bound.
