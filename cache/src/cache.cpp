@@ -121,21 +121,22 @@ namespace {
 
 using service::Plan;
 
-// Checks the context, identifies the device and applies its quirks; fills
-// everything of `plan` but the compile input and the deadline. Returns ok or
-// why not.
+// Checks the context and applies the device's facts (its identity and
+// quirks, made once per root device: Identities::facts_of); fills
+// everything of `plan` but the compile input and the deadline. Returns ok
+// or why not.
 Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan& plan,
-                service::IdentityRef& id) {
+                service::FactsRef& facts) {
     std::string why;
     if (!impl.loader->device_in_context(context, device, why)) {
         return failed(StatusCode::invalid_argument, why);
     }
-    auto probed = impl.identities.of(device);
-    if (!probed) {
-        return failed(StatusCode::device_error, probed.error());
+    auto found = impl.identities.facts_of(device, impl.db);
+    if (!found) {
+        return failed(StatusCode::device_error, found.error());
     }
-    id = std::move(*probed);
-    auto quirks = impl.db.quirks_for(*id);
+    facts = std::move(*found);
+    const device_db::QuirkDecision& quirks = facts->quirks;
     if (quirks.deny) {
         return failed(
             StatusCode::unsupported,
@@ -146,14 +147,18 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     }
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
-    plan.aot_target = service::aot_target(impl.db, *id);
-    plan.platform = impl.loader->platform_of(device);  // null: the in-process rung asks again
+    plan.aot_target = facts->aot_target;
+    plan.platform = facts->platform;  // null: the in-process rung asks again
     return failed(StatusCode::ok, "");
 }
 
-void finish(Plan& plan, const device_db::DeviceIdentity& id) {
-    plan.fields = service::jit_key_fields(id, plan.input);
-    plan.key = store::make_key(plan.fields);
+// The key: the device's half of the fields (made once) and the input's;
+// the key record serialized once, for the key and the hot copy's read.
+void finish(Plan& plan, const service::DeviceFacts& facts) {
+    plan.fields = facts.jit_fields;
+    service::set_input_fields(plan.fields, plan.input);
+    plan.key_record = store::serialize_key_fields(plan.fields);
+    plan.key = store::Key{sha256(plan.key_record)};
 }
 
 // Runs `body(start)` (which fills the program's outcome; `start`: when the
@@ -298,12 +303,13 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
                             : StatusCode::invalid_argument;
             return failed(code, variant.error().message);
         }
-        service::IdentityRef id;
-        auto ok = prepare(*impl_, context, device, plan, id);
+        service::FactsRef facts;
+        auto ok = prepare(*impl_, context, device, plan, facts);
         if (ok.status != StatusCode::ok) {
             return ok;
         }
-        if (auto sup = kernels::check_support(*variant, id->extensions); !sup) {
+        const device_db::DeviceIdentity& id = *facts->id;
+        if (auto sup = kernels::check_support(*variant, id.extensions); !sup) {
             return failed(StatusCode::unsupported, sup.error().message);
         }
         auto rendered = kernels::render(*variant);
@@ -312,8 +318,8 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         }
         plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
         plan.warmup_local_size = rendered->local_size;
-        finish(plan, *id);
-        return service::canary_gate(impl_->config, *id, *variant,
+        finish(plan, *facts);
+        return service::canary_gate(impl_->config, id, *variant,
                                     {&impl_->stored, impl_->remote.get()}, &impl_->workers);
     });
     return p;
@@ -326,15 +332,15 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         if (request.source.empty()) {
             return failed(StatusCode::invalid_argument, "empty kernel source");
         }
-        service::IdentityRef id;
-        auto ok = prepare(*impl_, context, device, plan, id);
+        service::FactsRef facts;
+        auto ok = prepare(*impl_, context, device, plan, facts);
         if (ok.status != StatusCode::ok) {
             return ok;
         }
         plan.input = {request.name, request.source, request.options, request.entry_points};
         plan.warmup_local_size = request.warmup_local_size;
         plan.aot_target.reset();  // AOT packs hold registry kernels only
-        finish(plan, *id);
+        finish(plan, *facts);
         return ok;
     });
     return p;

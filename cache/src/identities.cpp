@@ -1,14 +1,18 @@
-// Device identities, probed once per root device and process.
+// Device identities, probed once per root device and process, and their
+// facts, once per root device and Cache.
 
 #include "identities.hpp"
 
 namespace kcache::service {
 
 Result<IdentityRef, std::string> Identities::of(cl_device_id device) {
+    return of(device, loader_.is_root_device(device));
+}
+
+Result<IdentityRef, std::string> Identities::of(cl_device_id device, bool root) {
     // Shared by every Cache of the process: a root device's identity cannot change.
     static std::mutex roots_mu;
     static std::map<cl_device_id, IdentityRef> roots;
-    const bool root = loader_.is_root_device(device);
     std::mutex& mu = root ? roots_mu : mu_;
     auto& known = root ? roots : sub_devices_;
     {
@@ -24,6 +28,33 @@ Result<IdentityRef, std::string> Identities::of(cl_device_id device) {
     auto shared = std::make_shared<const device_db::DeviceIdentity>(std::move(*id));
     std::lock_guard g(mu);
     return known.emplace(device, std::move(shared)).first->second;
+}
+
+Result<FactsRef, std::string> Identities::facts_of(cl_device_id device,
+                                                   const device_db::DeviceDb& db) {
+    {
+        std::lock_guard g(mu_);
+        if (auto it = root_facts_.find(device); it != root_facts_.end()) {
+            return it->second;  // no driver query: only root devices are kept
+        }
+    }
+    const bool root = loader_.is_root_device(device);
+    auto id = of(device, root);
+    if (!id) {
+        return fail(id.error());
+    }
+    auto facts = std::make_shared<DeviceFacts>();
+    facts->id = *id;
+    facts->quirks = db.quirks_for(**id);
+    facts->aot_target = aot_target(db, **id);
+    facts->platform = loader_.platform_of(device);
+    facts->jit_fields = jit_device_fields(**id);
+    FactsRef shared = std::move(facts);
+    if (root) {
+        std::lock_guard g(mu_);
+        return root_facts_.emplace(device, std::move(shared)).first->second;
+    }
+    return shared;
 }
 
 }  // namespace kcache::service

@@ -8,20 +8,17 @@ std::string uuid_hex(const std::optional<device_db::Uuid>& uuid) {
     return uuid ? to_hex(*uuid) : std::string();
 }
 
-store::KeyFields input_fields(const CompileInput& input) {
-    store::KeyFields f;
+}  // namespace
+
+void set_input_fields(store::KeyFields& f, const CompileInput& input) {
     f.kernel_name = input.name;
     f.source_digest = kcache::sha256_hex(input.source);
     f.entry_points = input.entry_points;
     f.build_options = input.options;
-    return f;
 }
 
-}  // namespace
-
-store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device,
-                                const CompileInput& input) {
-    store::KeyFields f = input_fields(input);
+store::KeyFields jit_device_fields(const device_db::DeviceIdentity& device) {
+    store::KeyFields f;
     f.target_format = "native";
     f.vendor_id = device.vendor_id;
     f.device_name = device.name;
@@ -38,8 +35,16 @@ store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device,
     return f;
 }
 
+store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device,
+                                const CompileInput& input) {
+    store::KeyFields f = jit_device_fields(device);
+    set_input_fields(f, input);
+    return f;
+}
+
 store::KeyFields aot_key_fields(const std::string& target, const CompileInput& input) {
-    store::KeyFields f = input_fields(input);
+    store::KeyFields f;
+    set_input_fields(f, input);
     f.target_format = "aot:" + target;
     f.vendor_id = 0x8086;
     f.compiler_id = "ocloc";

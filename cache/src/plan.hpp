@@ -17,6 +17,7 @@ using SteadyClock = std::chrono::steady_clock;
 struct Plan {
     CompileInput input;
     store::KeyFields fields;
+    std::string key_record;  // serialize_key_fields(fields), what `key` hashes
     store::Key key;
     std::optional<std::string> aot_target;
     cl_platform_id platform = nullptr;  // the device's

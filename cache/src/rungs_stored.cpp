@@ -83,7 +83,7 @@ std::optional<ProgramRef> from_hot_copy(const RungParts& parts, Ask& ask) {
     if (plan.verified_only || user == nullptr) {
         return std::nullopt;
     }
-    auto read = user->read_hot(plan.fields);
+    auto read = user->read_hot(plan.key, plan.key_record);
     if (!read) {
         return std::nullopt;
     }

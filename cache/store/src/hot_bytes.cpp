@@ -40,6 +40,32 @@ bool pages_resident(std::uintptr_t begin, std::uintptr_t end, std::size_t page) 
            std::all_of(vec, vec + pages, [](unsigned char c) { return (c & 1) != 0; });
 }
 
+// Memory the allocator has not handed out before (a process's first hits;
+// a large copy, above the allocator's mmap threshold) is faulted in a page
+// at a time as a read or copy first writes it: some 2 us a page on a
+// virtual machine, 270 us for a 491 KB binary. Such memory is populated in
+// one call first (madvise MADV_POPULATE_WRITE), about 0.1 ms less for that
+// binary there; memory the allocator reuses is resident (one mincore call
+// says so) and is left as it is. Best effort: MADV_POPULATE_WRITE is Linux
+// 5.14 on, and the write faults in whatever it did not populate.
+void populate(std::uint8_t* at, std::size_t n) {
+#ifdef MADV_POPULATE_WRITE
+    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    if (n < 4 * page) {
+        return;  // a call or two costs what the faults do
+    }
+    const auto first = reinterpret_cast<std::uintptr_t>(at);
+    const std::uintptr_t begin = (first + page - 1) / page * page;
+    const std::uintptr_t end = (first + n) / page * page;
+    if (end > begin && !pages_resident(begin, end, page)) {
+        (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+    }
+#else
+    (void)at;
+    (void)n;
+#endif
+}
+
 }  // namespace
 
 HotBytes::HotBytes(std::size_t size) : size_(size) {
@@ -51,6 +77,7 @@ HotBytes::HotBytes(std::size_t size) : size_(size) {
     // Grown to a power of two, so that copies of about the same size reuse it.
     capacity_ = size <= kKeepMax ? std::bit_ceil(std::max<std::size_t>(size, 4096)) : size;
     data_ = std::make_unique_for_overwrite<std::uint8_t[]>(capacity_);
+    populate(data_.get(), size);
 }
 
 HotBytes::HotBytes(HotBytes&& o) noexcept
@@ -85,31 +112,11 @@ void HotBytes::give_back() noexcept {
     capacity_ = size_ = skip_ = 0;
 }
 
-// Memory the allocator has not handed out before (a process's first hits:
-// the resident bytes keep each hit's copy; a large copy, above the
-// allocator's mmap threshold) is faulted in a page at a time as the copy
-// first writes it: some 2 us a page on a virtual machine, 270 us for a 491 KB
-// binary. Such memory is populated in one call first (madvise
-// MADV_POPULATE_WRITE), about 0.1 ms less for that binary there; memory the
-// allocator reuses is resident (one mincore call says so) and is left as it
-// is. Best effort: MADV_POPULATE_WRITE is Linux 5.14 on, and the copy faults
-// in whatever it did not populate.
 Bytes HotBytes::copy() const {
     const auto from = bytes();
-    const std::size_t n = from.size();
     Bytes out;
-#ifdef MADV_POPULATE_WRITE
-    static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    if (n >= 4 * page) {  // below, a call or two costs what the faults do
-        out.reserve(n);
-        const auto at = reinterpret_cast<std::uintptr_t>(out.data());
-        const std::uintptr_t begin = (at + page - 1) / page * page;
-        const std::uintptr_t end = (at + n) / page * page;
-        if (end > begin && !pages_resident(begin, end, page)) {
-            (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-        }
-    }
-#endif
+    out.reserve(from.size());
+    populate(out.data(), from.size());
     out.assign(from.begin(), from.end());  // within the capacity reserved
     return out;
 }

@@ -114,6 +114,11 @@ void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
 }
 
 std::optional<HotBytes> Store::read_hot(const KeyFields& fields) {
+    const std::string record = serialize_key_fields(fields);
+    return read_hot(Key{sha256(record)}, record);
+}
+
+std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view serialized) {
     Impl& s = *impl_;
     std::filesystem::path dir;
     hot::Secret secret{};
@@ -127,8 +132,6 @@ std::optional<HotBytes> Store::read_hot(const KeyFields& fields) {
     if (dir.empty()) {
         return std::nullopt;
     }
-    const std::string serialized = serialize_key_fields(fields);
-    const Key key{sha256(serialized)};
     const std::string key_hex = key.hex();
     std::optional<EntryMark> mark;
     if (connected) {
@@ -163,7 +166,7 @@ std::optional<HotBytes> Store::read_hot(const KeyFields& fields) {
     if (!mark && (found.copy || found.damaged)) {
         // Checked against its entry, and a damaged copy removed, at the
         // next write-back: no write lock is taken on a first hit.
-        s.unconfirmed.emplace(key_hex, serialized);
+        s.unconfirmed.emplace(key_hex, std::string(serialized));
     }
     if (!found.copy) {
         return std::nullopt;

@@ -25,6 +25,10 @@ struct CompileInput {
 // `input`: every identity field that affects code generation, and the driver
 // (version and UUID) as the compiler identity.
 store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device, const CompileInput& input);
+// The same in two halves: the device's (every field but the input's, made
+// once per device) and then `input`'s, set into `f`.
+store::KeyFields jit_device_fields(const device_db::DeviceIdentity& device);
+void set_input_fields(store::KeyFields& f, const CompileInput& input);
 
 // Key fields of an ahead-of-time binary for ocloc target `target`: no
 // driver fields, so any compatible driver of that target finds it.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kcache/common/result.hpp"
@@ -73,6 +74,9 @@ class Store {
     // The same, the bytes left in the memory they were read into (the
     // thread's, reused: hot_bytes.hpp) instead of copied out.
     std::optional<HotBytes> read_hot(const KeyFields& fields);
+    // The same for the key record `serialized` (serialize_key_fields of the
+    // fields) and its key `key` (its SHA-256), made once by the caller.
+    std::optional<HotBytes> read_hot(const Key& key, std::string_view serialized);
 
     // Stores `bytes` under make_key(`fields`) in one transaction and returns
     // after commit; evicts least recently used entries beyond the size bound.
