@@ -34,7 +34,8 @@ class ResidentBytes {
     // Keeps `bytes` for `key` (replacing what was kept), then applies the
     // bound; a binary larger than the whole bound is not kept.
     void put(const store::Key& key, store::Bytes bytes, Rung origin);
-    // Whether put() would keep a binary of `size` bytes.
+    // Whether put() keeps any binary, and one of `size` bytes.
+    bool keeps_any() const noexcept { return max_bytes_ != 0; }
     bool keeps(std::size_t size) const noexcept { return size != 0 && size <= max_bytes_; }
     // Forgets `key` (its bytes were rejected by the driver).
     void erase(const store::Key& key);

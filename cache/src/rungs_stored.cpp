@@ -83,16 +83,20 @@ std::optional<ProgramRef> from_hot_copy(const RungParts& parts, Ask& ask) {
     if (plan.verified_only || user == nullptr) {
         return std::nullopt;
     }
-    auto read = user->read_hot(plan.key, plan.key_record);
+    // Read into memory the resident bytes will keep, when they keep any;
+    // else into memory the thread reuses, which the driver loads from.
+    using Memory = store::HotBytes::Memory;
+    auto read = user->read_hot(plan.key, plan.key_record,
+                               parts.resident.keeps_any() ? Memory::kept : Memory::reused);
     if (!read) {
         return std::nullopt;
     }
-    // The driver loads the bytes where they were read; the resident bytes,
-    // if they keep these, keep a copy of their own.
-    const auto bytes = read->bytes();
     store::TieredHit hit{
-        store::Entry{{}, parts.resident.keeps(bytes.size()) ? read->copy() : store::Bytes()},
+        store::Entry{{},
+                     parts.resident.keeps(read->bytes().size()) ? read->take() : store::Bytes()},
         store::Tier{store::Tier::Kind::user, 0, "user"}};
+    const std::span<const std::uint8_t> bytes =
+        hit.entry.bytes.empty() ? read->bytes() : std::span<const std::uint8_t>(hit.entry.bytes);
     return load(parts, ask, hit, bytes);
 }
 

@@ -36,7 +36,7 @@ TEST_F(Store, ReadHotRefusesEveryCopyGetHotRefuses) {
         auto read = store.read_hot(sample_fields(1));
         ASSERT_TRUE(read);
         EXPECT_TRUE(same(read->bytes(), one));
-        EXPECT_TRUE(read->copy() == one);
+        EXPECT_TRUE(read->take() == one);
     }
     const auto dir = hot_copies(store_dir()).front().parent_path();
     const auto path1 = dir / ks::make_key(sample_fields(1)).hex();
@@ -101,18 +101,26 @@ TEST_F(Store, AHotReadKeepsItsBytesWhileItLives) {
 
 TEST(HotBytes, AThreadsMemoryIsHeldByOneReaderAtATime) {
     // Reused on one thread once given back...
+    using Memory = ks::HotBytes::Memory;
     const std::uint8_t* block = nullptr;
     {
-        ks::HotBytes a(100 * 1024);
-        block = a.all().data();
+        ks::HotBytes a(100, 100 * 1024, Memory::reused);
+        block = a.head().data();
     }
     {
-        ks::HotBytes b(90 * 1024);
-        EXPECT_EQ(b.all().data(), block) << "the thread's block was not reused";
-        ks::HotBytes c(90 * 1024);
-        EXPECT_NE(c.all().data(), b.all().data()) << "one block handed out twice";
+        ks::HotBytes b(100, 90 * 1024, Memory::reused);
+        EXPECT_EQ(b.head().data(), block) << "the thread's block was not reused";
+        ks::HotBytes c(100, 90 * 1024, Memory::reused);
+        EXPECT_NE(c.head().data(), b.head().data()) << "one block handed out twice";
         ks::HotBytes moved(std::move(c));
-        EXPECT_NE(moved.all().data(), b.all().data());
+        EXPECT_NE(moved.head().data(), b.head().data());
+        // Memory the caller keeps is never the thread's, and is moved out whole.
+        ks::HotBytes kept(100, 90 * 1024, Memory::kept);
+        const std::uint8_t* room = kept.room().data();
+        EXPECT_NE(room, b.head().data() + 100);
+        const ks::Bytes taken = kept.take();
+        EXPECT_EQ(taken.data(), room);
+        EXPECT_EQ(taken.size(), 90u * 1024);
     }
     // ...and never shared between threads that read at the same time.
     constexpr int kThreads = 4;
@@ -122,8 +130,8 @@ TEST(HotBytes, AThreadsMemoryIsHeldByOneReaderAtATime) {
     for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([t, &seen, &intact] {
             for (int round = 0; round < 200; ++round) {
-                ks::HotBytes held(64 * 1024);
-                auto all = held.all();
+                ks::HotBytes held(0, 64 * 1024, ks::HotBytes::Memory::reused);
+                auto all = held.room();
                 std::fill(all.begin(), all.end(), static_cast<std::uint8_t>(t + 1));
                 std::this_thread::yield();
                 intact[t] =
@@ -174,7 +182,7 @@ TEST_F(Store, HotReadsAndDecodesWorkInExitHandlers) {
                 auto hot = g_exit_store->read_hot(sample_fields(1));
                 auto got = g_exit_store->get(sample_fields(1));
                 const bool ok =
-                    hot && hot->copy() == *g_exit_bytes && got.ok() && got->bytes == *g_exit_bytes;
+                    hot && hot->take() == *g_exit_bytes && got.ok() && got->bytes == *g_exit_bytes;
                 std::_Exit(ok ? 0 : 3);
             });
             std::exit(1);

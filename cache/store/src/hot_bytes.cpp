@@ -68,31 +68,41 @@ void populate(std::uint8_t* at, std::size_t n) {
 
 }  // namespace
 
-HotBytes::HotBytes(std::size_t size) : size_(size) {
-    if (t_spare_capacity >= size && thread_slots_open<free_spare>()) {
-        data_.reset(std::exchange(t_spare, nullptr));
+HotBytes::HotBytes(std::size_t head, std::size_t size, Memory memory)
+    : head_(head), size_(size), keeps_(memory == Memory::kept) {
+    const std::size_t block = keeps_ ? head : head + size;
+    if (keeps_) {
+        kept_.reserve(size);
+        populate(kept_.data(), size);
+        kept_.resize(size);
+    } else if (t_spare_capacity >= block && thread_slots_open<free_spare>()) {
+        block_.reset(std::exchange(t_spare, nullptr));
         capacity_ = std::exchange(t_spare_capacity, 0);
         return;
     }
     // Grown to a power of two, so that copies of about the same size reuse it.
-    capacity_ = size <= kKeepMax ? std::bit_ceil(std::max<std::size_t>(size, 4096)) : size;
-    data_ = std::make_unique_for_overwrite<std::uint8_t[]>(capacity_);
-    populate(data_.get(), size);
+    capacity_ = block <= kKeepMax ? std::bit_ceil(std::max<std::size_t>(block, 4096)) : block;
+    block_ = std::make_unique_for_overwrite<std::uint8_t[]>(capacity_);
+    populate(block_.get(), block);
 }
 
 HotBytes::HotBytes(HotBytes&& o) noexcept
-    : data_(std::move(o.data_)),
+    : block_(std::move(o.block_)),
       capacity_(std::exchange(o.capacity_, 0)),
+      head_(std::exchange(o.head_, 0)),
       size_(std::exchange(o.size_, 0)),
-      skip_(std::exchange(o.skip_, 0)) {}
+      keeps_(std::exchange(o.keeps_, false)),
+      kept_(std::move(o.kept_)) {}
 
 HotBytes& HotBytes::operator=(HotBytes&& o) noexcept {
     if (this != &o) {
         give_back();
-        data_ = std::move(o.data_);
+        block_ = std::move(o.block_);
         capacity_ = std::exchange(o.capacity_, 0);
+        head_ = std::exchange(o.head_, 0);
         size_ = std::exchange(o.size_, 0);
-        skip_ = std::exchange(o.skip_, 0);
+        keeps_ = std::exchange(o.keeps_, false);
+        kept_ = std::move(o.kept_);
     }
     return *this;
 }
@@ -103,16 +113,21 @@ HotBytes::~HotBytes() {
 
 // The larger block stays the thread's spare (at most kKeepMax).
 void HotBytes::give_back() noexcept {
-    if (data_ != nullptr && capacity_ <= kKeepMax && capacity_ > t_spare_capacity &&
+    if (block_ != nullptr && capacity_ <= kKeepMax && capacity_ > t_spare_capacity &&
         thread_slots_open<free_spare>()) {
-        delete[] std::exchange(t_spare, data_.release());
+        delete[] std::exchange(t_spare, block_.release());
         t_spare_capacity = capacity_;
     }
-    data_.reset();
-    capacity_ = size_ = skip_ = 0;
+    block_.reset();
+    kept_.clear();
+    capacity_ = head_ = size_ = 0;
 }
 
-Bytes HotBytes::copy() const {
+Bytes HotBytes::take() {
+    if (keeps_) {
+        size_ = 0;
+        return std::move(kept_);
+    }
     const auto from = bytes();
     Bytes out;
     out.reserve(from.size());

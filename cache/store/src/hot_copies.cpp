@@ -181,11 +181,10 @@ constexpr std::uint64_t kWholeReadMax = 4u << 20;
 
 // Reads the copy open as `fd` (`st` its status) when its magic, key
 // record, size, checksum and tag under `secret` match: header, key record
-// and bytes in one read into the thread's reused memory (HotBytes), the
-// size of the bytes the file's less the header and key record (the header
-// must say the same).
+// and bytes in one read into `memory` (HotBytes), the size of the bytes
+// the file's less the header and key record (the header must say the same).
 std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& secret,
-                                   std::string_view serialized) {
+                                   std::string_view serialized, HotBytes::Memory memory) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     const std::uint64_t head_size = kHeaderSize + serialized.size();
     if (size < head_size || size - head_size > kMaxRawSize) {
@@ -198,15 +197,15 @@ std::optional<Copy> check_and_read(int fd, const struct stat& st, const Secret& 
             return std::nullopt;
         }
     }
-    HotBytes read(size);
-    const unsigned char* h = read.all().data();
+    HotBytes read(head_size, raw_size, memory);
+    struct iovec parts[2] = {{read.head().data(), head_size}, {read.room().data(), raw_size}};
+    const unsigned char* h = read.head().data();
     const std::string_view record(reinterpret_cast<const char*>(h) + kHeaderSize,
                                   serialized.size());
-    if (!pread_all(fd, read.all().data(), size, 0) || !header_fits(h, serialized, raw_size) ||
+    if (!preadv_all(fd, parts, 2, 0) || !header_fits(h, serialized, raw_size) ||
         record != serialized) {
         return std::nullopt;
     }
-    read.skip(head_size);
     const Checksum checksum = checksum_of(read.bytes());
     if (std::memcmp(checksum.data(), h + 24, checksum.size()) != 0) {
         return std::nullopt;
@@ -298,7 +297,7 @@ std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size)
 }
 
 Found read(const fs::path& dir, const Secret& secret, const Key& key, std::string_view serialized,
-           std::uint64_t max_file_size) {
+           std::uint64_t max_file_size, HotBytes::Memory memory) {
     if (dir.empty()) {
         return {};
     }
@@ -311,7 +310,7 @@ Found read(const fs::path& dir, const Secret& secret, const Key& key, std::strin
     if (static_cast<std::uint64_t>(st.st_size) > max_file_size) {
         return {std::nullopt, true, false};
     }
-    Found found{check_and_read(fd.get(), st, secret, serialized), false, false};
+    Found found{check_and_read(fd.get(), st, secret, serialized, memory), false, false};
     found.damaged = !found.copy;
     return found;
 }

@@ -86,11 +86,12 @@ struct Found {
     bool damaged = false;
 };
 
-// Reads the copy for the key `serialized` (serialize_key_fields) hashes to,
-// when there is one of at most `max_file_size` bytes whose key record, size,
-// checksum and tag (under `secret`) match.
+// Reads the copy for the key `serialized` (serialize_key_fields) hashes to
+// into `memory`, when there is one of at most `max_file_size` bytes whose
+// key record, size, checksum and tag (under `secret`) match.
 Found read(const std::filesystem::path& dir, const Secret& secret, const Key& key,
-           std::string_view serialized, std::uint64_t max_file_size);
+           std::string_view serialized, std::uint64_t max_file_size,
+           HotBytes::Memory memory = HotBytes::Memory::reused);
 
 // The size of the copy of `raw_size` bytes under `serialized`.
 std::uint64_t file_size_for(std::string_view serialized, std::uint64_t raw_size);

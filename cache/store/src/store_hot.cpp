@@ -113,12 +113,13 @@ void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
     });
 }
 
-std::optional<HotBytes> Store::read_hot(const KeyFields& fields) {
+std::optional<HotBytes> Store::read_hot(const KeyFields& fields, HotBytes::Memory memory) {
     const std::string record = serialize_key_fields(fields);
-    return read_hot(Key{sha256(record)}, record);
+    return read_hot(Key{sha256(record)}, record, memory);
 }
 
-std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view serialized) {
+std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view serialized,
+                                        HotBytes::Memory memory) {
     Impl& s = *impl_;
     std::filesystem::path dir;
     hot::Secret secret{};
@@ -152,9 +153,9 @@ std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view seriali
     }
     // Before the connection opens (a first hit), bounded by the copies'
     // bound and checked against the entry at the next write-back.
-    auto found =
-        hot::read(dir, secret, key, serialized,
-                  mark ? hot::file_size_for(serialized, mark->raw_size) : s.policy.max_hot_bytes);
+    auto found = hot::read(
+        dir, secret, key, serialized,
+        mark ? hot::file_size_for(serialized, mark->raw_size) : s.policy.max_hot_bytes, memory);
     std::lock_guard lock(s.mu);
     if (mark && (found.oversize || found.damaged ||
                  (found.copy && !same_checksum(mark->checksum, found.copy->checksum)))) {
@@ -176,11 +177,11 @@ std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view seriali
 }
 
 std::optional<Bytes> Store::get_hot(const KeyFields& fields) {
-    auto read = read_hot(fields);
+    auto read = read_hot(fields, HotBytes::Memory::kept);
     if (!read) {
         return std::nullopt;
     }
-    return read->copy();
+    return read->take();
 }
 
 Result<Store::HotCheck, StoreError> Store::check_hot_copies() {

@@ -71,12 +71,14 @@ class Store {
     // checksum, both verified here; entries get one when stored and, when
     // first hit through SQLite, with the next write-back.
     std::optional<Bytes> get_hot(const KeyFields& fields);
-    // The same, the bytes left in the memory they were read into (the
-    // thread's, reused: hot_bytes.hpp) instead of copied out.
-    std::optional<HotBytes> read_hot(const KeyFields& fields);
+    // The same, the bytes left in the memory they were read into: the
+    // thread's, reused, or memory the caller takes (hot_bytes.hpp).
+    std::optional<HotBytes> read_hot(const KeyFields& fields,
+                                     HotBytes::Memory memory = HotBytes::Memory::reused);
     // The same for the key record `serialized` (serialize_key_fields of the
     // fields) and its key `key` (its SHA-256), made once by the caller.
-    std::optional<HotBytes> read_hot(const Key& key, std::string_view serialized);
+    std::optional<HotBytes> read_hot(const Key& key, std::string_view serialized,
+                                     HotBytes::Memory memory = HotBytes::Memory::reused);
 
     // Stores `bytes` under make_key(`fields`) in one transaction and returns
     // after commit; evicts least recently used entries beyond the size bound.
