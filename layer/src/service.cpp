@@ -78,8 +78,11 @@ void say(const std::string& line) {
 
 // The environment's configuration for an application run under the layer
 // (false, said once, when it does not load). The layer keeps no built
-// programs of its own (the application owns each program it builds);
-// KCACHE_TRACE=1 asks for the layer's lines only.
+// programs of its own (the application owns each program it builds), nor
+// their binaries: a hit is loaded from the memory its hot copy was read
+// into, which the next hit reads into again, where keeping the bytes took
+// fresh memory (page faults) at every hit for a build the application
+// rarely repeats. KCACHE_TRACE=1 asks for the layer's lines only.
 bool load(State& s, Config& config) {
     std::string error;
     if (!load_config(config, error)) {
@@ -92,6 +95,7 @@ bool load(State& s, Config& config) {
         config.trace.clear();
     }
     config.max_programs = 0;
+    config.max_resident_bytes = 0;
     return true;
 }
 
