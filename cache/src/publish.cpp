@@ -23,21 +23,25 @@ constexpr int kBackfillNice = 10;
 void Publisher::publish(const Plan& plan, store::Bytes bytes, const store::Provenance& provenance,
                         Rung produced, Share share_now, std::vector<RungMiss>* misses) {
     trace::Span span("publish", "publish");  // of the traced request (trace.hpp)
+    // One copy of the bytes in memory, shared by the rung of resident bytes
+    // and a backfill's worker (a copy of a 100 KB binary into fresh memory
+    // was most of a remote hit's publish).
+    auto shared = std::make_shared<const store::Bytes>(std::move(bytes));
     switch (produced) {
         case Rung::remote:
-            backfill(plan, bytes, provenance);
+            backfill(plan.fields, shared, provenance);
             break;
         case Rung::aot:
         case Rung::jit:
-            store_put(plan, bytes, provenance, store::PutMode::keep_existing, misses);
+            store_put(plan.fields, *shared, provenance, store::PutMode::keep_existing, misses);
             if (share_now == Share::now && stored_.writable_user() != nullptr) {
-                share(plan.fields, bytes, provenance);
+                share(plan.fields, *shared, provenance);
             }
             break;
         default:  // found in the user store or a pack: already where it lives
             break;
     }
-    keep_resident(plan, std::move(bytes), produced);
+    keep_resident(plan, std::move(shared), produced);
 }
 
 void Publisher::publish_warmed(const Plan& plan, std::span<const std::uint8_t> bytes,
@@ -46,11 +50,12 @@ void Publisher::publish_warmed(const Plan& plan, std::span<const std::uint8_t> b
         return;  // nothing was stored to replace
     }
     share(plan.fields, bytes, provenance);
-    if (!store_put(plan, bytes, provenance, store::PutMode::replace, nullptr)) {
+    if (!store_put(plan.fields, bytes, provenance, store::PutMode::replace, nullptr)) {
         return;  // counted and logged (no request waits for it)
     }
     counters_.warmed_later++;
-    keep_resident(plan, store::Bytes(bytes.begin(), bytes.end()), Rung::jit);
+    keep_resident(plan, std::make_shared<const store::Bytes>(bytes.begin(), bytes.end()),
+                  Rung::jit);
 }
 
 void Publisher::share(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
@@ -77,14 +82,14 @@ void Publisher::remove(const Plan& plan, std::vector<RungMiss>* misses) {
     }
 }
 
-bool Publisher::store_put(const Plan& plan, std::span<const std::uint8_t> bytes,
+bool Publisher::store_put(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                           const store::Provenance& provenance, store::PutMode mode,
                           std::vector<RungMiss>* misses) {
     store::Store* user = stored_.writable_user();
     if (user == nullptr) {
         return false;
     }
-    auto put = user->put(plan.fields, bytes, provenance, mode);
+    auto put = user->put(fields, bytes, provenance, mode);
     if (!put) {
         write_failed("not stored in the user store", put.error().message, misses);
     }
@@ -107,17 +112,19 @@ void Publisher::write_failed(const std::string& what, const std::string& why,
 // yields to the request (a nice value of its own): a new thread runs
 // first, and on a busy machine it took the caller's core for the whole
 // put (1 to 6 ms) before the hit returned.
-void Publisher::backfill(const Plan& plan, store::Bytes bytes, store::Provenance provenance) {
+void Publisher::backfill(const store::KeyFields& fields, std::shared_ptr<const store::Bytes> bytes,
+                         const store::Provenance& provenance) {
     if (stored_.writable_user() == nullptr) {
         return;
     }
-    std::function<void()> put = [this, plan, b = std::move(bytes), p = std::move(provenance),
+    // The key's fields, not the plan: the plan holds the request's source.
+    std::function<void()> put = [this, fields, b = std::move(bytes), p = provenance,
                                  caller = std::this_thread::get_id()] {
         if (std::this_thread::get_id() != caller) {
             // Linux keeps a nice value per thread: this one only. Best effort.
             (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kBackfillNice);
         }
-        store_put(plan, b, p, store::PutMode::keep_existing, nullptr);
+        store_put(fields, *b, p, store::PutMode::keep_existing, nullptr);
     };
     if (!workers_.start(put)) {
         put();  // the cache is closing (or no thread): stored now
@@ -127,7 +134,8 @@ void Publisher::backfill(const Plan& plan, store::Bytes bytes, store::Provenance
 // Kept when the plan may use stored binaries, under the rung a later
 // process would find them in (JIT results and promoted AOT binaries are in
 // a writable user store).
-void Publisher::keep_resident(const Plan& plan, store::Bytes bytes, Rung produced) {
+void Publisher::keep_resident(const Plan& plan, std::shared_ptr<const store::Bytes> bytes,
+                              Rung produced) {
     if (!plan.use_stored || plan.verified_only) {
         return;
     }

@@ -6,6 +6,7 @@
 // hear it, named in its misses (MissCause::not_stored); none is dropped.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,13 +54,14 @@ class Publisher {
     void remove(const Plan& plan, std::vector<RungMiss>* misses);
 
   private:
-    bool store_put(const Plan& plan, std::span<const std::uint8_t> bytes,
+    bool store_put(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                    const store::Provenance& provenance, store::PutMode mode,
                    std::vector<RungMiss>* misses);
     void write_failed(const std::string& what, const std::string& why,
                       std::vector<RungMiss>* misses);
-    void backfill(const Plan& plan, store::Bytes bytes, store::Provenance provenance);
-    void keep_resident(const Plan& plan, store::Bytes bytes, Rung produced);
+    void backfill(const store::KeyFields& fields, std::shared_ptr<const store::Bytes> bytes,
+                  const store::Provenance& provenance);
+    void keep_resident(const Plan& plan, std::shared_ptr<const store::Bytes> bytes, Rung produced);
 
     StoredTiers& stored_;
     ResidentBytes& resident_;

@@ -13,18 +13,18 @@ KCACHE_HOT_PATH std::optional<ResidentBytes::Hit> ResidentBytes::find(const stor
     return it->second->hit;
 }
 
-void ResidentBytes::put(const store::Key& key, store::Bytes bytes, Rung origin) {
-    if (bytes.empty() || bytes.size() > max_bytes_) {
+void ResidentBytes::put(const store::Key& key, std::shared_ptr<const store::Bytes> kept,
+                        Rung origin) {
+    if (kept == nullptr || kept->empty() || kept->size() > max_bytes_) {
         return;
     }
-    auto kept = std::make_shared<const store::Bytes>(std::move(bytes));
     std::lock_guard g(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
         unlink(it->second);
     }
-    lru_.push_front(Item{key, Hit{kept, origin}});
-    index_.emplace(key, lru_.begin());
     bytes_ += kept->size();
+    lru_.push_front(Item{key, Hit{std::move(kept), origin}});
+    index_.emplace(key, lru_.begin());
     while (bytes_ > max_bytes_) {
         unlink(std::prev(lru_.end()));
     }

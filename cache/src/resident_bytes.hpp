@@ -32,8 +32,9 @@ class ResidentBytes {
     // The bytes kept for `key`, or nullopt.
     std::optional<Hit> find(const store::Key& key);
     // Keeps `bytes` for `key` (replacing what was kept), then applies the
-    // bound; a binary larger than the whole bound is not kept.
-    void put(const store::Key& key, store::Bytes bytes, Rung origin);
+    // bound; a binary larger than the whole bound is not kept. The bytes are
+    // shared: a backfill's worker may hold them too.
+    void put(const store::Key& key, std::shared_ptr<const store::Bytes> bytes, Rung origin);
     // Whether put() keeps any binary, and one of `size` bytes.
     bool keeps_any() const noexcept { return max_bytes_ != 0; }
     bool keeps(std::size_t size) const noexcept { return size != 0 && size <= max_bytes_; }
