@@ -97,5 +97,24 @@ TEST_F(LayerHotCopies, ACopyHoldingAnotherProgramsBytesIsRefusedAndTheEntryAnswe
     }
 }
 
+// With no copies, every hit of a second run comes from SQLite, and the
+// cache, closed by an exit handler, decodes each entry to write its copy
+// back: after the main thread's thread_local objects are gone.
+TEST_F(LayerHotCopies, HitsFromTheDatabaseWriteTheirCopiesBackAtExit) {
+    const auto first = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto copies = copies_in(store_dir());
+    ASSERT_GE(copies.size(), 2u) << "the probe's programs left no hot copies";
+    for (const auto& c : copies) {
+        fs::remove(c);
+    }
+    // Freed memory filled (glibc): a use after free crashes at once.
+    const auto second =
+        run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}, {"MALLOC_PERTURB_=165"});
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, first.out) << second.err;
+    EXPECT_EQ(copies_in(store_dir()), copies) << "the copies were not written back";
+}
+
 }  // namespace
 }  // namespace kcache::test
