@@ -28,8 +28,12 @@ Releaser::Mode mode_from_environment() {
 
 }  // namespace
 
-Releaser::Releaser(Sweep sweep, std::chrono::milliseconds period)
-    : sweep_(std::move(sweep)), period_(period), mode_(mode_from_environment()) {}
+Releaser::Releaser(Sweep sweep, std::chrono::milliseconds period,
+                   std::chrono::milliseconds idle_wait)
+    : sweep_(std::move(sweep)),
+      period_(period),
+      idle_wait_(idle_wait),
+      mode_(mode_from_environment()) {}
 
 Releaser::~Releaser() {
     {
@@ -47,11 +51,14 @@ KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
     if (mode_ == Mode::inline_release) {
         return;  // `r` is released here
     }
-    // Sequentially consistent with the thread's store to polling_ and load
-    // of poked_ when it stops polling: one of the two sees the other's store.
-    poked_.store(true);
-    if (r.empty() && polling_.load()) {
-        return;  // the thread reads the flag within a period
+    // The thread reads the flag at its next wake-up, whenever that comes (it
+    // never sleeps without a timeout): no ordering beyond release is needed.
+    poked_.store(true, std::memory_order_release);
+    if (r.empty() && thread_started_.load(std::memory_order_acquire)) {
+        // The thread reads the flag within a period while it polls, within
+        // kIdleWait while it sleeps: no wake-up (a system call, and a sweep
+        // beside the request) on the caller's path.
+        return;
     }
     try {
         std::lock_guard g(mu_);
@@ -63,6 +70,7 @@ KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
         if (!thread_.joinable() && !stop_) {
             polling_ = true;
             thread_ = std::thread([this] { run(); });
+            thread_started_.store(true, std::memory_order_release);
         }
     } catch (...) {
         // No memory or no thread: `r` (if still here) is released in place.
@@ -78,10 +86,12 @@ void Releaser::run() {
     std::unique_lock g(mu_);
     int idle = 0;  // periods in a row with nothing to release or sweep
     while (!stop_) {
-        if (queue_.empty() && polling_.load(std::memory_order_relaxed)) {
+        if (queue_.empty() && polling_) {
             wake_.wait_for(g, period_);  // a flag set meanwhile is read below
         } else if (queue_.empty()) {
-            wake_.wait(g, [this] { return stop_ || !queue_.empty() || poked_.load(); });
+            // Asleep: woken by work handed over or the cache closing; a flag
+            // set by a load is read every idle_wait_.
+            wake_.wait_for(g, idle_wait_, [this] { return stop_ || !queue_.empty(); });
         }
         std::vector<Released> batch;
         batch.swap(queue_);
@@ -117,11 +127,8 @@ void Releaser::run() {
             sweeping_ = false;
         }
         idle = sweeping_ || released ? 0 : idle + 1;
-        if (idle >= kIdlePolls) {
-            polling_ = false;
-            if (poked_.load()) {
-                polling_ = true;  // a caller that still saw it polling
-            }
+        if (idle >= kIdlePolls && !poked_.load()) {
+            polling_ = false;  // a load since: polls on
         }
     }
 }
