@@ -14,6 +14,7 @@
 #include "child_process.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/key.hpp"
+#include "redis_fixture.hpp"
 #include "redis_server.hpp"
 #include "remote_support.hpp"
 
@@ -30,115 +31,7 @@ constexpr const char* kWriterAcl =
 constexpr const char* kReaderAcl =
     "user fleet on >fleet-secret ~kcache/* -@all +exists +strlen +getrange";
 
-class RedisTest : public TempDirTest {
-  protected:
-    void SetUp() override {
-        TempDirTest::SetUp();
-        start({});
-    }
-    void start(RedisOptions o) {
-        server_.reset();
-        auto s = RedisServer::start(dir() / "redis", o);
-        ASSERT_TRUE(s) << s.error();
-        server_.emplace(std::move(*s));
-    }
-    std::unique_ptr<remote::Client> client(const remote::Settings& s) {
-        auto c = remote::Client::open(s);
-        EXPECT_TRUE(c) << c.error().message;
-        return c ? std::move(*c) : nullptr;
-    }
-    remote::Settings settings(const std::string& url) {
-        return test_settings(url, dir() / "state");
-    }
-    // redis-cli's answer to `args`, trimmed.
-    std::string cli(const std::vector<std::string>& args) {
-        auto out = server_->cli(args);
-        EXPECT_TRUE(out) << out.error();
-        std::string s = out ? *out : "";
-        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) {
-            s.pop_back();
-        }
-        return s;
-    }
-    // Connections the server has accepted (this question's included).
-    long long connections() {
-        const std::string info = cli({"INFO", "stats"});
-        return std::stoll(info.substr(info.find("total_connections_received:") + 27));
-    }
-    static std::string key_of(int n) {
-        return remote::object_path(store::make_key(made_up_fields(n)));
-    }
-    std::optional<RedisServer> server_;
-};
-
-// Client::warm_up logs in ahead (no command on a key), the first request
-// uses that connection, and one the server dropped since is replaced, not
-// counted as a failure.
-TEST_F(RedisTest, AWarmUpLogsInAheadAndADroppedConnectionIsNoFailure) {
-    ASSERT_TRUE(client(settings(server_->url()))
-                    ->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
-    const std::string stats_before = cli({"INFO", "commandstats"});
-    const long long before = connections();
-    auto c = client(settings(server_->url()));
-    c->warm_up(remote::WarmUp::now);
-    const long long warmed = connections();
-    EXPECT_EQ(warmed - before, 1 + 1);  // the warm-up's and this question's
-    EXPECT_EQ(cli({"INFO", "commandstats"}).find("cmdstat_exists"),
-              stats_before.find("cmdstat_exists"));  // no request for an object
-    const long long asked = connections();
-    ASSERT_TRUE(c->fetch(made_up_fields(1)));
-    EXPECT_EQ(connections() - asked, 1);  // this question's: none of the fetch's own
-    ASSERT_FALSE(cli({"CLIENT", "KILL", "TYPE", "normal"}).empty());
-    auto got = c->fetch(made_up_fields(1));
-    ASSERT_TRUE(got) << got.error().message;
-    EXPECT_EQ(c->counters().errors, 0u);
-    EXPECT_TRUE(down_marks(dir() / "state").empty());
-}
-
-// A server that accepts and never answers the log-in: the warm-up waits
-// for it once and makes no trial of its own (a second wait), leaving the
-// server to the first request, which times out once and marks it down.
-TEST_F(RedisTest, AServerThatNeverAnswersTheLogInCostsTheWarmUpOneWait) {
-    auto silent = SilentServer::start();
-    ASSERT_TRUE(silent);
-    const std::string url = silent->url();
-    auto s = settings("redis://kc:kc-secret@127.0.0.1:" + url.substr(url.rfind(':') + 1));
-    s.plain_http_token = remote::PlainHttpToken::allow;
-    s.timeout = std::chrono::milliseconds(300);
-    auto c = client(s);
-    ASSERT_TRUE(c);
-    const auto start = std::chrono::steady_clock::now();
-    c->warm_up(remote::WarmUp::now);
-    EXPECT_LT(elapsed_ms(start), 2 * 300);
-    EXPECT_EQ(c->counters().timeouts, 0u);
-    EXPECT_TRUE(down_marks(dir() / "state").empty());
-    auto got = c->fetch(made_up_fields(1));
-    ASSERT_FALSE(got);
-    EXPECT_EQ(got.error().code, RemoteErrc::timeout) << got.error().message;
-    EXPECT_EQ(c->counters().timeouts, 1u);
-    EXPECT_EQ(down_marks(dir() / "state").size(), 1u);
-}
-
-// A child forked after the warm-up opens a connection of its own: the
-// parent's, shared, would interleave the replies of both.
-TEST_F(RedisTest, AForkedChildNeverUsesItsParentsConnection) {
-    ASSERT_TRUE(client(settings(server_->url()))
-                    ->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
-    auto c = client(settings(server_->url()));
-    c->warm_up(remote::WarmUp::now);
-    const long long before = connections();
-    const pid_t child = ::fork();
-    ASSERT_NE(child, -1);
-    if (child == 0) {
-        ::_exit(c->fetch(made_up_fields(1)) ? 0 : 1);
-    }
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    EXPECT_EQ(connections() - before, 1 + 1);  // the child's own, and this question's
-    ASSERT_TRUE(c->fetch(made_up_fields(1)));  // the parent's connection, still its own
-    EXPECT_EQ(c->counters().errors, 0u);
-}
+// RedisTest: redis_fixture.hpp.
 
 TEST_F(RedisTest, AnswersEachRequestWithAReplyOrATypedFailure) {
     const remote::Settings s = settings(server_->url());

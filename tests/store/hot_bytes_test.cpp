@@ -12,12 +12,7 @@
 #include "kcache/store/hot_bytes.hpp"
 #include "store_fixture.hpp"
 
-using kcache::test::binary_like;
-using kcache::test::craft_hot_copy;
-using kcache::test::damage_hot_copies;
-using kcache::test::hot_copies;
-using kcache::test::sample_fields;
-using kcache::test::test_provenance;
+namespace kt = kcache::test;
 
 namespace {
 
@@ -29,18 +24,19 @@ bool same(std::span<const std::uint8_t> a, const ks::Bytes& b) {
 
 TEST_F(Store, ReadHotRefusesEveryCopyGetHotRefuses) {
     auto store = open_store();
-    const auto one = binary_like(40 * 1024, 1);
-    ASSERT_TRUE(store.put(sample_fields(1), one, test_provenance()).ok());
-    ASSERT_TRUE(store.put(sample_fields(2), binary_like(40 * 1024, 2), test_provenance()).ok());
+    const auto one = kt::binary_like(40 * 1024, 1);
+    ASSERT_TRUE(store.put(kt::sample_fields(1), one, kt::test_provenance()).ok());
+    ASSERT_TRUE(
+        store.put(kt::sample_fields(2), kt::binary_like(40 * 1024, 2), kt::test_provenance()).ok());
     {
-        auto read = store.read_hot(sample_fields(1));
+        auto read = store.read_hot(kt::sample_fields(1));
         ASSERT_TRUE(read);
         EXPECT_TRUE(same(read->bytes(), one));
         EXPECT_TRUE(read->take() == one);
     }
-    const auto dir = hot_copies(store_dir()).front().parent_path();
-    const auto path1 = dir / ks::make_key(sample_fields(1)).hex();
-    const auto path2 = dir / ks::make_key(sample_fields(2)).hex();
+    const auto dir = kt::hot_copies(store_dir()).front().parent_path();
+    const auto path1 = dir / ks::make_key(kt::sample_fields(1)).hex();
+    const auto path2 = dir / ks::make_key(kt::sample_fields(2)).hex();
     const std::string good = kcache::test::file_bytes(path1);
 
     // Read before SQLite opens (a first hit: the copy's own checks alone)
@@ -48,15 +44,15 @@ TEST_F(Store, ReadHotRefusesEveryCopyGetHotRefuses) {
     auto refused = [&](int n, const char* what) {
         auto first_hit = ks::Store::open(store_dir(), kcache::test::deferred_policy());
         ASSERT_TRUE(first_hit.ok());
-        EXPECT_FALSE(first_hit->read_hot(sample_fields(n))) << what << ", first hit";
-        EXPECT_FALSE(store.read_hot(sample_fields(n))) << what;
+        EXPECT_FALSE(first_hit->read_hot(kt::sample_fields(n))) << what << ", first hit";
+        EXPECT_FALSE(store.read_hot(kt::sample_fields(n))) << what;
     };
     // Bytes damaged on disk: the checksum.
-    ASSERT_EQ(damage_hot_copies(store_dir()), 2u);
+    ASSERT_EQ(kt::damage_hot_copies(store_dir()), 2u);
     refused(2, "damaged");
     // Bytes replaced, checksum recomputed, without the store's secret: the tag.
     std::ofstream(path1, std::ios::binary | std::ios::trunc) << good;
-    craft_hot_copy(path1, binary_like(40 * 1024, 9));
+    kt::craft_hot_copy(path1, kt::binary_like(40 * 1024, 9));
     refused(1, "crafted");
     // Another key's copy under this key's name: the key record.
     std::ofstream(path2, std::ios::binary | std::ios::trunc) << good;
@@ -65,24 +61,24 @@ TEST_F(Store, ReadHotRefusesEveryCopyGetHotRefuses) {
     std::ofstream(path1, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() - 1);
     refused(1, "truncated");
     // The entries themselves still answer, and the sound copy again.
-    EXPECT_TRUE(store.get(sample_fields(1)).ok());
+    EXPECT_TRUE(store.get(kt::sample_fields(1)).ok());
     std::ofstream(path1, std::ios::binary | std::ios::trunc) << good;
-    auto back = store.read_hot(sample_fields(1));
+    auto back = store.read_hot(kt::sample_fields(1));
     ASSERT_TRUE(back);
     EXPECT_TRUE(same(back->bytes(), one));
 }
 
 TEST_F(Store, AHotReadKeepsItsBytesWhileItLives) {
     auto store = open_store();
-    const auto one = binary_like(64 * 1024, 1);
-    const auto two = binary_like(64 * 1024, 2);
-    ASSERT_TRUE(store.put(sample_fields(1), one, test_provenance()).ok());
-    ASSERT_TRUE(store.put(sample_fields(2), two, test_provenance()).ok());
+    const auto one = kt::binary_like(64 * 1024, 1);
+    const auto two = kt::binary_like(64 * 1024, 2);
+    ASSERT_TRUE(store.put(kt::sample_fields(1), one, kt::test_provenance()).ok());
+    ASSERT_TRUE(store.put(kt::sample_fields(2), two, kt::test_provenance()).ok());
     {
-        auto first = store.read_hot(sample_fields(1));
+        auto first = store.read_hot(kt::sample_fields(1));
         ASSERT_TRUE(first);
         // A second read on this thread while the first lives: memory of its own.
-        auto second = store.read_hot(sample_fields(2));
+        auto second = store.read_hot(kt::sample_fields(2));
         ASSERT_TRUE(second);
         EXPECT_TRUE(same(second->bytes(), two));
         EXPECT_TRUE(same(first->bytes(), one)) << "the second read overwrote the first";
@@ -93,8 +89,8 @@ TEST_F(Store, AHotReadKeepsItsBytesWhileItLives) {
         EXPECT_TRUE(same(first->bytes(), one));
     }
     // Both given back: the next read still reads what is there.
-    ASSERT_TRUE(store.put(sample_fields(1), one, test_provenance()).ok());
-    auto again = store.read_hot(sample_fields(1));
+    ASSERT_TRUE(store.put(kt::sample_fields(1), one, kt::test_provenance()).ok());
+    auto again = store.read_hot(kt::sample_fields(1));
     ASSERT_TRUE(again);
     EXPECT_TRUE(same(again->bytes(), one));
 }
@@ -164,23 +160,23 @@ const ks::Bytes* g_exit_bytes = nullptr;
 // copies and decodes entries then: the thread's reused memory and zstd
 // contexts must not be used after they were freed.
 TEST_F(Store, HotReadsAndDecodesWorkInExitHandlers) {
-    const auto bytes = binary_like(64 * 1024, 1);
+    const auto bytes = kt::binary_like(64 * 1024, 1);
     {
         auto store = open_store();
-        ASSERT_TRUE(store.put(sample_fields(1), bytes, test_provenance()).ok());
+        ASSERT_TRUE(store.put(kt::sample_fields(1), bytes, kt::test_provenance()).ok());
     }
     EXPECT_EXIT(
         {
             g_exit_store = new ks::Store(open_store());
             g_exit_bytes = &bytes;
             // The thread's memory and contexts, made before exit.
-            if (!g_exit_store->read_hot(sample_fields(1)) ||
-                !g_exit_store->get(sample_fields(1)).ok()) {
+            if (!g_exit_store->read_hot(kt::sample_fields(1)) ||
+                !g_exit_store->get(kt::sample_fields(1)).ok()) {
                 std::_Exit(2);
             }
             std::atexit([] {
-                auto hot = g_exit_store->read_hot(sample_fields(1));
-                auto got = g_exit_store->get(sample_fields(1));
+                auto hot = g_exit_store->read_hot(kt::sample_fields(1));
+                auto got = g_exit_store->get(kt::sample_fields(1));
                 const bool ok =
                     hot && hot->take() == *g_exit_bytes && got.ok() && got->bytes == *g_exit_bytes;
                 std::_Exit(ok ? 0 : 3);
