@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "sqlite.hpp"
 #include "store_fixture.hpp"
@@ -141,4 +143,43 @@ TEST_F(Store, UntrustedFilesOpenWithSqliteDefencesOn) {
     EXPECT_EQ(defensive, 1);
     EXPECT_FALSE(db->exec("INSERT INTO t VALUES (2)").ok());
     EXPECT_EQ(raw_sql(dir() / "p.sqlite", "SELECT count(*) FROM t"), "1");
+}
+
+TEST_F(Store, ALinkToAMissingFileWhereTheStoreBelongsIsAClearErrorAndCreatesNothing) {
+    fs::create_directories(store_dir());
+    ASSERT_EQ(::chmod(store_dir().c_str(), 0700), 0);
+    const fs::path target = store_dir() / "elsewhere.sqlite";
+    fs::create_symlink(target, db_path());
+    auto store = ks::Store::open(store_dir(), {});
+    ASSERT_FALSE(store.ok());
+    EXPECT_NE(store.error().message.find(db_path().string()), std::string::npos)
+        << store.error().message;
+    EXPECT_FALSE(fs::exists(target)) << "an empty database was left at the link's target";
+}
+
+// Another program moves the store away and back while this one opens it: no
+// open may leave an empty database where the store belongs (every later open
+// would refuse it as not kcache's).
+TEST_F(Store, AStoreMovedAwayWhileOpeningIsNeverReplacedByAnEmptyFile) {
+    { auto created = open_store(); }
+    const fs::path aside = store_dir() / "aside.sqlite";
+    std::atomic<bool> stop{false};
+    std::thread mover([&] {
+        while (!stop.load()) {
+            std::error_code ec;
+            fs::rename(db_path(), aside, ec);
+            fs::rename(aside, db_path(), ec);
+        }
+    });
+    int foreign = 0;
+    for (int i = 0; i < 300 && foreign == 0; ++i) {
+        auto store = ks::Store::open(store_dir(), {});
+        if (!store.ok() && store.error().code == ks::StoreErrc::foreign) {
+            ++foreign;
+            ADD_FAILURE() << store.error().message;
+        }
+    }
+    stop = true;
+    mover.join();
+    EXPECT_EQ(foreign, 0);
 }

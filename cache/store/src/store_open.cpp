@@ -55,8 +55,12 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
                                                const sql::RetryPolicy& retry,
                                                Creating mode = Creating::no) {
     const std::string path = db_path.string();
+    // Only a private new file is created here: an existing store opened
+    // without SQLITE_OPEN_CREATE, so one moved away since it was seen is a
+    // failure, never an empty database left where the store belongs.
+    const int create = mode == Creating::yes ? SQLITE_OPEN_CREATE : 0;
     auto opened = sql::Db::open(sql::file_uri(path, ""),
-                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
                                 policy.busy_timeout_ms);
     if (!opened.ok()) {
         return fail(schema::to_store_error(opened.error(), path));
@@ -142,17 +146,38 @@ Status<StoreError> create_store_file(const fs::path& db_path, const Policy& poli
     return Ok{};
 }
 
+// Opens the store file, creating it first where there is none. A file that
+// goes (moved away by another process) between the two is created again: a
+// few times, then the open fails with what was found.
+Result<sql::Db, StoreError> open_or_create(const fs::path& db_path, const Policy& policy,
+                                           const sql::RetryPolicy& retry) {
+    constexpr int kTries = 3;
+    for (int tried = 1;; ++tried) {
+        std::error_code ec;
+        if (!fs::exists(db_path, ec)) {
+            if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
+                return fail(made.error());
+            }
+        }
+        auto db = open_writable_once(db_path, policy, retry);
+        if (db.ok() || fs::exists(db_path, ec)) {
+            return db;
+        }
+        if (tried == kTries) {
+            return fail(StoreError{StoreErrc::io,
+                                   db_path.string() +
+                                       " was gone each time it was opened (moved away by another "
+                                       "program, or a link to a missing file): " +
+                                       db.error().message});
+        }
+    }
+}
+
 // Opens writable; a damaged file (its header, or what SQLite finds) is moved
 // aside once and replaced by a fresh store.
 Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy& policy,
                                           const sql::RetryPolicy& retry) {
-    std::error_code ec;
-    if (!fs::exists(db_path, ec)) {
-        if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
-            return fail(made.error());
-        }
-    }
-    auto db = open_writable_once(db_path, policy, retry);
+    auto db = open_or_create(db_path, policy, retry);
     if (db.ok() || db.error().code != StoreErrc::corrupt) {
         return db;
     }
@@ -160,10 +185,7 @@ Result<sql::Db, StoreError> open_writable(const fs::path& db_path, const Policy&
     if (!moved.ok()) {
         return fail(moved.error());
     }
-    if (auto made = create_store_file(db_path, policy, retry); !made.ok()) {
-        return fail(made.error());
-    }
-    return open_writable_once(db_path, policy, retry);
+    return open_or_create(db_path, policy, retry);
 }
 
 }  // namespace
