@@ -13,9 +13,13 @@
 //   layer_bench_apps devices        prints `platform: NAME` and `  device:
 //       NAME` for every platform and device the ICD loader offers (what an
 //       application that builds for every platform, as clpeak does, meets).
+//   layer_bench_apps load LIST each also prints each file's name and load ms.
 //   layer_bench_apps enqueue N      builds one kernel, then enqueues it N
 //       times (a finish every 64) and prints `enqueue_ms TOTAL`: calls the
 //       layer does not take, to show what it costs them.
+//   layer_bench_apps calls N        builds the same kernel, then sets its
+//       argument N times (clSetKernelArg, which the layer does not take),
+//       five rounds, and prints `set_kernel_arg_ns BEST`: the ns per call.
 
 #include <chrono>
 #include <cstdio>
@@ -134,7 +138,7 @@ std::vector<Binary> read_list(const char* path) {
     return list;
 }
 
-int load(const char* list_path) {
+int load(const char* list_path, bool each) {
     const std::vector<Binary> list = read_list(list_path);
     std::map<std::string, Device> devices;  // one context per device, made before the clock
     for (const Binary& b : list) {
@@ -166,8 +170,12 @@ int load(const char* list_path) {
                          b.file.c_str(), size, err, built);
             return 1;
         }
-        loads += ms_since(start);
+        const double ms = ms_since(start);
+        loads += ms;
         with_reads += ms_since(read_start);
+        if (each) {
+            std::printf("%s %.3f\n", b.file.substr(b.file.rfind('/') + 1).c_str(), ms);
+        }
         clReleaseProgram(p);
     }
     for (auto& [name, d] : devices) {
@@ -177,38 +185,83 @@ int load(const char* list_path) {
     return 0;
 }
 
-int enqueue(const Device& d, long n) {
-    const char* source = "kernel void inc(global int* a) { a[get_global_id(0)] += 1; }";
-    cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(d.context, 1, &source, nullptr, &err);
-    clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr);
-    cl_kernel k = clCreateKernel(p, "inc", &err);
-    cl_mem buf = clCreateBuffer(d.context, CL_MEM_READ_WRITE, 64 * sizeof(int), nullptr, &err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(d.context, d.device, nullptr, &err);
-    if (err != CL_SUCCESS) {
-        std::fprintf(stderr, "setup failed: %d\n", err);
-        return 1;
+// One kernel built from source, its buffer and a queue: what the enqueue
+// and calls modes run (null members when a step failed).
+struct Launch {
+    cl_program program = nullptr;
+    cl_kernel kernel = nullptr;
+    cl_mem buffer = nullptr;
+    cl_command_queue queue = nullptr;
+    size_t global = 64;
+
+    explicit Launch(const Device& d) {
+        const char* source = "kernel void inc(global int* a) { a[get_global_id(0)] += 1; }";
+        cl_int err = CL_SUCCESS;
+        program = clCreateProgramWithSource(d.context, 1, &source, nullptr, &err);
+        if (program == nullptr ||
+            clBuildProgram(program, 0, nullptr, nullptr, nullptr, nullptr) != CL_SUCCESS) {
+            return;
+        }
+        kernel = clCreateKernel(program, "inc", &err);
+        buffer = clCreateBuffer(d.context, CL_MEM_READ_WRITE, global * sizeof(int), nullptr, &err);
+        queue = clCreateCommandQueueWithProperties(d.context, d.device, nullptr, &err);
+        if (kernel == nullptr || buffer == nullptr || queue == nullptr) {
+            return;
+        }
+        // The first launch may finish the driver's code generation (PoCL
+        // does it for a program loaded from a binary): not part of a loop.
+        clSetKernelArg(kernel, 0, sizeof buffer, &buffer);
+        clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+        clFinish(queue);
     }
-    const size_t global = 64;
-    // The first launch may finish the driver's code generation (PoCL does it
-    // for a program loaded from a binary): not part of the loop.
-    clSetKernelArg(k, 0, sizeof buf, &buf);
-    clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
-    clFinish(q);
-    const auto start = Clock::now();
-    for (long i = 0; i < n; ++i) {
-        clSetKernelArg(k, 0, sizeof buf, &buf);
-        clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
-        if (i % 64 == 63) {
-            clFinish(q);
+    ~Launch() {
+        if (queue != nullptr) {
+            clReleaseCommandQueue(queue);
+        }
+        if (buffer != nullptr) {
+            clReleaseMemObject(buffer);
+        }
+        if (kernel != nullptr) {
+            clReleaseKernel(kernel);
+        }
+        if (program != nullptr) {
+            clReleaseProgram(program);
         }
     }
-    clFinish(q);
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
+    bool ready() const { return queue != nullptr; }
+};
+
+int enqueue(const Launch& l, long n) {
+    const auto start = Clock::now();
+    for (long i = 0; i < n; ++i) {
+        clSetKernelArg(l.kernel, 0, sizeof l.buffer, &l.buffer);
+        clEnqueueNDRangeKernel(l.queue, l.kernel, 1, nullptr, &l.global, nullptr, 0, nullptr,
+                               nullptr);
+        if (i % 64 == 63) {
+            clFinish(l.queue);
+        }
+    }
+    clFinish(l.queue);
     std::printf("enqueue_ms %.3f\n", ms_since(start));
-    clReleaseCommandQueue(q);
-    clReleaseMemObject(buf);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
+    return 0;
+}
+
+// A cheap call the layer does not take, in a loop: what the layer adds to
+// every such call, free of the enqueue's own spread. The best of five
+// rounds of `n` calls.
+int calls(const Launch& l, long n) {
+    double best = 0;
+    for (int round = 0; round < 5; ++round) {
+        const auto start = Clock::now();
+        for (long i = 0; i < n; ++i) {
+            clSetKernelArg(l.kernel, 0, sizeof l.buffer, &l.buffer);
+        }
+        const double ns = ms_since(start) * 1e6 / static_cast<double>(n);
+        best = round == 0 || ns < best ? ns : best;
+    }
+    std::printf("set_kernel_arg_ns %.2f\n", best);
     return 0;
 }
 
@@ -219,19 +272,32 @@ int main(int argc, char** argv) {
     if (mode == "devices" && argc == 2) {
         return list_devices();
     }
-    if ((mode != "load" && mode != "enqueue") || argc != 3) {
-        std::fprintf(stderr, "usage: layer_bench_apps load LIST | enqueue N | devices\n");
+    if (mode == "load" && argc == 4 && std::string(argv[3]) == "each") {
+        return load(argv[2], true);
+    }
+    if ((mode != "load" && mode != "enqueue" && mode != "calls") || argc != 3) {
+        std::fprintf(stderr,
+                     "usage: layer_bench_apps load LIST [each] | enqueue N | calls N | devices\n");
         return 2;
     }
     if (mode == "load") {
-        return load(argv[2]);
+        return load(argv[2], false);
     }
     const Device d = first_device();
     if (d.context == nullptr) {
         std::fprintf(stderr, "layer_bench_apps: no OpenCL device\n");
         return 2;
     }
-    const int rc = enqueue(d, std::stol(argv[2]));
+    int rc = 1;
+    {
+        const Launch launch(d);
+        if (!launch.ready()) {
+            std::fprintf(stderr, "layer_bench_apps: the kernel's set-up failed\n");
+        } else {
+            const long n = std::stol(argv[2]);
+            rc = mode == "enqueue" ? enqueue(launch, n) : calls(launch, n);
+        }
+    }
     clReleaseContext(d.context);
     return rc;
 }

@@ -28,7 +28,8 @@
 # driver's and only timed. "The driver's cache" is PoCL's kernel cache
 # (POCL_KERNEL_CACHE, POCL_CACHE_DIR) and NVIDIA's ComputeCache
 # (CUDA_CACHE_DISABLE, CUDA_CACHE_PATH): both are set, each driver reads its own.
-# Then the enqueue loop (calls the layer does not take), with and without it.
+# Then calls the layer does not take (the enqueue loop, and the ns per call
+# of clSetKernelArg), with and without it (below).
 # Runs from the build tree (KCACHE_BUILD_DIR, default build/) or, on the GPU
 # machine, through bench/layer/run_gpu.sh: KCACHE_BENCH_CLI and
 # KCACHE_BENCH_APPS name the two programs.
@@ -154,21 +155,63 @@ fi
 bench_app clpeak clpeak --kernel-latency
 bench_app clblast clblast_tuner_xdot -runs 1 -n 4096
 
-# The enqueue loop: enqueues of one kernel (a finish every 64), in turn
-# without the layer, with it (the kernel's program from the store), and with
-# it but KCACHE_DISABLE=1 (the driver's program: the layer's dispatch alone);
-# medians and minimums of the runs.
-loops=${KCACHE_BENCH_ENQUEUES:-200000}
-enqueue_repeats=${KCACHE_BENCH_ENQUEUE_REPEATS:-$((repeats < 9 ? 9 : repeats))}
-for i in $(seq "$enqueue_repeats"); do
-  KCACHE_DIR="$work/enq" "$helper" enqueue "$loops" | awk '{ print "driver", $2 }'
-  KCACHE_DIR="$work/enq" "$kcache" run -- "$helper" enqueue "$loops" | awk '{ print "layer", $2 }'
-  KCACHE_DIR="$work/enq" KCACHE_DISABLE=1 "$kcache" run -- "$helper" enqueue "$loops" |
-    awk '{ print "dispatch", $2 }'
+# Calls the layer does not take. Two figures, each from rotations (one
+# process of each arm in turn: the driver alone, the layer, the layer with
+# KCACHE_DISABLE=1), PoCL held to one worker thread in every arm
+# (POCL_MAX_PTHREAD_COUNT=1: less spread on a 2-core machine), the arms'
+# order turned by one at each rotation:
+# - the enqueue loop: short runs of enqueues of one kernel (a finish every
+#   64); the median of the per-rotation ratios to the driver's run, and the
+#   ratio of the arms' minimums (this VM's spread between processes is
+#   larger than 2 %: the next figure is the one that resolves it);
+# - the ns per call of clSetKernelArg (best of five rounds of 10^6 calls in
+#   each process), the layer's difference to the driver's (median of the
+#   per-rotation differences, and the difference of the arms' minimums),
+#   then that difference times the loop's calls per enqueue (2 + 1/64) over
+#   one enqueue's time in the driver's runs: what the layer adds to the loop,
+#   free of the loop's own spread.
+loops=${KCACHE_BENCH_ENQUEUES:-50000}
+call_loops=${KCACHE_BENCH_CALLS:-1000000}
+rotations=${KCACHE_BENCH_ENQUEUE_REPEATS:-$((repeats < 7 ? 21 : 3 * repeats))}
+export POCL_MAX_PTHREAD_COUNT=1
+# arm NAME MODE N: one process of the arm, prints "NAME VALUE".
+arm() {
+  case $1 in
+    driver) "$helper" "$2" "$3" ;;
+    layer) KCACHE_DIR="$work/enq" "$kcache" run -- "$helper" "$2" "$3" ;;
+    off) KCACHE_DIR="$work/enq" KCACHE_DISABLE=1 "$kcache" run -- "$helper" "$2" "$3" ;;
+  esac | awk -v k="$1" '{ print k, $2 }'
+}
+arm layer enqueue 1000 >/dev/null  # the kernel's program into the store
+arms=(driver layer off)
+for i in $(seq "$rotations"); do
+  # Each rotation starts with the next arm, so that no arm always runs first.
+  order=("${arms[@]:i%3}" "${arms[@]:0:i%3}")
+  for a in "${order[@]}"; do echo "$i $(arm "$a" enqueue "$loops")"; done
+  for a in "${order[@]}"; do echo "$i $(arm "$a" calls "$call_loops" | sed 's/^/n/')"; done
 done >"$work/enqueue"
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$work/enqueue" | if [ "$2" = min ]; then sort -g | head -1; else median; fi; }
-for s in median min; do
-  awk -v d="$(stat_of driver $s)" -v l="$(stat_of layer $s)" -v x="$(stat_of dispatch $s)" -v s="$s" \
-      -v n="$loops" -v r="$enqueue_repeats" \
-    'BEGIN { printf "enqueue loop (%d enqueues, %d runs each), %s: driver %.1f ms, layer %.1f ms (%+.1f%%), layer with kcache off %.1f ms (%+.1f%%)\n", n, r, s, d, l, (l / d - 1) * 100, x, (x / d - 1) * 100 }'
-done
+python3 - "$work/enqueue" "$loops" "$rotations" <<'PY'
+import statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    i, arm, value = line.split()
+    runs.setdefault(arm, {})[i] = float(value)
+loops, rotations = int(sys.argv[2]), int(sys.argv[3])
+d, l, o = runs["driver"], runs["layer"], runs["off"]
+ratio = lambda arm: (st.median(arm[i] / d[i] for i in d if i in arm) - 1) * 100
+low = lambda arm: (min(arm.values()) / min(d.values()) - 1) * 100
+print("enqueue loop (%d enqueues, %d rotations; PoCL 1 thread): driver %.1f ms (median), "
+      "layer %+.1f%%, layer with kcache off %+.1f%% (medians of per-rotation ratios; "
+      "minimums %+.1f%%, %+.1f%%)"
+      % (loops, rotations, st.median(d.values()), ratio(l), ratio(o), low(l), low(o)))
+nd, nl, no = runs["ndriver"], runs["nlayer"], runs["noff"]
+per_enqueue_ns = st.median(d.values()) * 1e6 / loops
+calls = 2 + 1 / 64
+for name, arm in (("layer", nl), ("layer with kcache off", no)):
+    diff = st.median(arm[i] - nd[i] for i in nd if i in arm)
+    low = min(arm.values()) - min(nd.values())
+    print("clSetKernelArg: driver %.2f ns a call (min %.2f), %s %+.2f ns (median of differences; "
+          "minimums %+.2f): %+.2f%% of one enqueue (%.0f ns, %.4g calls each)"
+          % (st.median(nd.values()), min(nd.values()), name, diff, low,
+             diff * calls / per_enqueue_ns * 100, per_enqueue_ns, calls))
+PY
