@@ -209,18 +209,35 @@ int main(int argc, char** argv) {
     int reps = 15;
     std::string only;
     std::string sections = ",1,1b,1c,2,3,4,";  // 2 and 3 run together
-    for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
+    const char* usage =
+        "usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3,Redis,...] "
+        "[--sections 1,1b,1c,2,4]";
+    for (std::size_t i = 0; i < args.size(); i += 2) {
+        if (args[i] == "--help" || args[i] == "-h") {
+            std::puts(usage);
+            return 0;
+        }
+        if (i + 1 == args.size()) {
+            die(args[i] + " needs a value; " + usage);
+        }
+        const std::string& value = args[i + 1];
+        const bool number = !value.empty() &&
+                            value.find_first_not_of("0123456789") == std::string::npos &&
+                            value.size() < 9;
+        if ((args[i] == "--variants" || args[i] == "--reps") &&
+            (!number || std::stoi(value) == 0)) {
+            die(args[i] + " takes a whole number above 0, not '" + value + "'");
+        }
         if (args[i] == "--variants") {
-            limit = std::stoul(args[i + 1]);
+            limit = std::stoul(value);
         } else if (args[i] == "--reps") {
-            reps = std::stoi(args[i + 1]);
+            reps = std::stoi(value);
         } else if (args[i] == "--backends") {
-            only = args[i + 1];
+            only = value;
         } else if (args[i] == "--sections") {
-            sections = "," + args[i + 1] + ",";
+            sections = "," + value + ",";
         } else {
-            die("usage: remote_bench [--variants N] [--reps N] [--backends nginx,Apache,S3] "
-                "[--sections 1,1b,1c,2,4]");
+            die("unknown argument '" + args[i] + "'; " + usage);
         }
     }
     use_private_dirs();

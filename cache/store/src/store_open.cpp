@@ -59,9 +59,9 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
     // without SQLITE_OPEN_CREATE, so one moved away since it was seen is a
     // failure, never an empty database left where the store belongs.
     const int create = mode == Creating::yes ? SQLITE_OPEN_CREATE : 0;
-    auto opened = sql::Db::open(sql::file_uri(path, ""),
-                                SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
-                                policy.busy_timeout_ms);
+    auto opened =
+        sql::Db::open(sql::file_uri(path, ""), SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
+                      policy.busy_timeout_ms);
     if (!opened.ok()) {
         return fail(schema::to_store_error(opened.error(), path));
     }
