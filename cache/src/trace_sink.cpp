@@ -87,7 +87,7 @@ void configure(const std::string& where, std::uint64_t max_bytes) {
     s.fd.reset();
     s.where = where;
     s.max_bytes = max_bytes;
-    s.to_stderr = where == "stderr";
+    s.to_stderr = where == "stderr" || where == "1";  // "1": lines, never a file named 1
     s.sources.clear();
     if (s.to_stderr) {
         detail::g_on.store(true, std::memory_order_relaxed);

@@ -192,6 +192,19 @@ TEST_F(Trace, StderrFormIsOneLinePerRequestThroughTheLogSink) {
     EXPECT_NE(said[1].find(" ms mine"), std::string::npos) << said[1];
 }
 
+// KCACHE_TRACE=1 (what the layer's users write) means lines, not a file named "1".
+TEST_F(Trace, OneMeansTheLinesThroughTheLogSinkNotAFileNamedOne) {
+    const auto cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir());
+    trace::configure("1", 0);
+    traced_request(0);
+    std::filesystem::current_path(cwd);
+    auto said = logged();
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_EQ(said[0].rfind("trace: HIT user_store ", 0), 0u) << said[0];
+    EXPECT_FALSE(std::filesystem::exists(dir() / "1"));
+}
+
 TEST_F(Trace, OffCostsNothingAndWritesNothing) {
     trace::configure("", 0);
     EXPECT_FALSE(trace::on());

@@ -2,7 +2,7 @@
 // The request trace (docs/design.md, "Metrics and trace"): KCACHE_TRACE=PATH
 // appends one record per request to PATH in the Chrome trace event format
 // (JSON Array Format, opened by Perfetto and chrome://tracing);
-// KCACHE_TRACE=stderr sends one line per request to the log sink instead.
+// KCACHE_TRACE=stderr (or 1) sends one line per request to the log sink instead.
 //
 //   file    := "[" header "\n" ( "," event "\n" )*      -- the closing "]" is
 //                                                        --   optional in this format
@@ -50,7 +50,8 @@ namespace kcache::trace {
 using Clock = std::chrono::steady_clock;
 using Args = std::vector<std::pair<std::string, std::string>>;  // string values
 
-// Starts tracing the process to `where` (a path, "stderr", or "" for off)
+// Starts tracing the process to `where` (a path, "stderr" or "1" for the
+// log sink, or "" for off)
 // with records up to `max_bytes` of file; a second call with the same
 // setting changes nothing, another replaces it.
 void configure(const std::string& where, std::uint64_t max_bytes);
