@@ -14,7 +14,7 @@ std::optional<Remote> kept(const char* name, Result<Server, std::string> s, std:
         std::cerr << name << " did not start: " << s.error() << "\n";
         return std::nullopt;
     }
-    return Remote{name, {"KCACHE_REMOTE=" + url}, std::make_shared<Server>(std::move(*s))};
+    return Remote{name, {"KCACHE_REMOTE=" + url}, std::make_shared<Server>(std::move(*s)), {}};
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ std::optional<Remote> running(const char* name, Result<Server, std::string> s,
         std::cerr << name << " did not start: " << s.error() << "\n";
         return std::nullopt;
     }
-    return Remote{name, std::move(env), std::make_shared<Server>(std::move(*s))};
+    return Remote{name, std::move(env), std::make_shared<Server>(std::move(*s)), {}};
 }
 
 std::optional<Remote> start_nginx(const std::filesystem::path& dir) {
@@ -52,7 +52,12 @@ std::optional<Remote> start_s3(const std::filesystem::path& dir) {
     auto s = test::S3Server::start(dir);
     std::vector<std::string> env =
         s ? s3_env(s->endpoint(), s->bucket()) : std::vector<std::string>{};
-    return running("S3 (s3rver)", std::move(s), std::move(env));
+    auto remote = running("S3 (s3rver)", std::move(s), std::move(env));
+    if (remote) {
+        auto* server = static_cast<test::S3Server*>(remote->server.get());
+        remote->server_gets_us = [server] { return server->durations_us("GET"); };
+    }
+    return remote;
 }
 
 std::vector<std::string> hanging_s3(const std::string& host_port) {

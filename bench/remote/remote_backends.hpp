@@ -7,6 +7,7 @@
 // hanging function and one row.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ struct Remote {
     // backend's own (KCACHE_REMOTE_S3_ENDPOINT, AWS_ACCESS_KEY_ID, …).
     std::vector<std::string> env;
     std::shared_ptr<void> server;  // keeps the server process running
+    // The server's own time per GET so far, in µs, where its log says it
+    // (s3rver's); empty for the others.
+    std::function<std::vector<double>()> server_gets_us;
 };
 
 struct BenchBackend {

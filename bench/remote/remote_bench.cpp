@@ -77,15 +77,29 @@ void hit_ratio(const std::vector<Remote>& remotes, int reps) {
             std::vector<std::string> trusting = r.env;
             trusting.push_back(builders);
             std::vector<double> l, m, b;
+            const std::size_t gets_before = r.server_gets_us ? r.server_gets_us().size() : 0;
             for (int i = 0; i < reps; ++i) {  // interleaved: the same load on all three
                 l.push_back(timed_hit(r.env, local.dir, false, kernel));
                 m.push_back(timed_hit(r.env, fresh_dir("remote"), true, kernel));
                 b.push_back(timed_hit(trusting, fresh_dir("builder"), true, kernel));
             }
-            std::printf("%-14s %-16s %9.0f %9.0f %7.2fx %9.0f %7.2fx\n", r.name.c_str(),
+            std::printf("%-14s %-16s %9.0f %9.0f %7.2fx %9.0f %7.2fx", r.name.c_str(),
                         kernel.c_str(), median(l), median(m), median(m) / median(l), median(b),
                         median(b) / median(l));
+            if (r.server_gets_us) {  // the GETs of both remote arms
+                std::vector<double> gets = r.server_gets_us();
+                gets.erase(gets.begin(), gets.begin() + static_cast<long>(gets_before));
+                const double server = median(gets);
+                std::printf(" %9.0f %7.2fx", server, (median(b) - server) / median(l));
+            }
+            std::printf("\n");
         }
+    }
+    if (std::any_of(remotes.begin(), remotes.end(),
+                    [](const Remote& r) { return static_cast<bool>(r.server_gets_us); })) {
+        std::printf(
+            "   (S3: the server's own time per GET, from its log, then the builder hit less it ÷ "
+            "local)\n");
     }
 }
 

@@ -83,19 +83,48 @@ std::filesystem::path S3Server::object_file(const std::string& key) const {
     return dir_ / "data" / options_.bucket / (key + "._S3rver_object");
 }
 
-std::size_t S3Server::count(const std::string& method, int status) const {
+namespace {
+
+struct LoggedRequest {
+    std::string method;
+    int status = 0;
+    double us = 0;
+};
+
+// The requests.log lines of `dir`, once the last response has landed.
+std::vector<LoggedRequest> logged_requests(const std::filesystem::path& dir) {
     // A request is logged once its response has gone out: let it land.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::ifstream log(dir_ / "requests.log");
-    std::size_t n = 0;
+    std::ifstream log(dir / "requests.log");
+    std::vector<LoggedRequest> out;
     for (std::string line; std::getline(log, line);) {
         std::istringstream fields(line);
-        std::string m, path;
-        int code = 0;
-        fields >> m >> path >> code;
-        n += m == method && (status == 0 || code == status) ? 1 : 0;
+        LoggedRequest r;
+        std::string path;
+        fields >> r.method >> path >> r.status >> r.us;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::size_t S3Server::count(const std::string& method, int status) const {
+    std::size_t n = 0;
+    for (const LoggedRequest& r : logged_requests(dir_)) {
+        n += r.method == method && (status == 0 || r.status == status) ? 1 : 0;
     }
     return n;
+}
+
+std::vector<double> S3Server::durations_us(const std::string& method) const {
+    std::vector<double> out;
+    for (const LoggedRequest& r : logged_requests(dir_)) {
+        if (r.method == method) {
+            out.push_back(r.us);
+        }
+    }
+    return out;
 }
 
 }  // namespace kcache::test

@@ -23,6 +23,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "kcache/common/result.hpp"
 
@@ -59,6 +60,9 @@ class S3Server {
     // How many requests used `method` ("PUT", "GET", …), and of those how
     // many got `status` (0: any).
     std::size_t count(const std::string& method, int status = 0) const;
+    // The server's own time, in µs, of each request that used `method`, in
+    // the order they were served (the log's fourth field).
+    std::vector<double> durations_us(const std::string& method) const;
     // Stops the server (SIGTERM by PID, then waits); idempotent.
     void stop();
     // Starts it again on the same port and data (after stop()).
