@@ -5,7 +5,9 @@
 // or the cache cannot answer is built by the driver, unchanged.
 
 #include <chrono>
+#include <cstdio>
 #include <new>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,10 @@ namespace {
 
 using Notify = void(CL_CALLBACK*)(cl_program, void*);
 using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 std::vector<cl_device_id> program_devices(cl_program source) {
     cl_uint n = 0;
@@ -79,12 +85,15 @@ cl_program combined(cl_context context, const std::vector<cl_device_id>& devices
         sizes.push_back(b.size());
         pointers.push_back(b.data());
     }
+    const auto start = Clock::now();
     cl_int err = CL_SUCCESS;
     cl_program p = target().clCreateProgramWithBinary(context, static_cast<cl_uint>(devices.size()),
                                                       devices.data(), sizes.data(), pointers.data(),
                                                       nullptr, &err);
-    if (p != nullptr &&
-        target().clBuildProgram(p, 0, nullptr, options, nullptr, nullptr) != CL_SUCCESS) {
+    const bool built = p != nullptr && target().clBuildProgram(p, 0, nullptr, options, nullptr,
+                                                               nullptr) == CL_SUCCESS;
+    add_driver_ms(ms_since(start));
+    if (p != nullptr && !built) {
         target().clReleaseProgram(p);
         return nullptr;
     }
@@ -181,8 +190,12 @@ std::string_view pass_reason(const LayerProgram& w, const std::vector<cl_device_
                               : not_keyable(w, options ? options : "");
 }
 
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+// The trace line's note of the driver's part of an answered build: its
+// loads of the answered binary in this process.
+std::string load_detail(double driver_ms) {
+    char text[40];
+    std::snprintf(text, sizeof text, "(load %.2f)", driver_ms);
+    return text;
 }
 
 }  // namespace
@@ -195,7 +208,9 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
     if (w == nullptr) {
         const cl_int err =
             target().clBuildProgram(program, num_devices, device_list, options, notify, user_data);
-        if (!inside_cache()) {
+        if (inside_cache()) {
+            add_driver_ms(ms_since(start));  // kcache loading a binary
+        } else {
             note(Verdict::pass, nullptr, ms_since(start), "not a program from source");
         }
         return err;
@@ -213,8 +228,11 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
                                             : pass_reason(*w, devices, num_devices, device_list,
                                                           options, kernels_attached);
     Answer a;
+    double driver_ms = 0;
     if (why.empty()) {
+        take_driver_ms();
         a = ask_cache(*cache, *w, devices, options);
+        driver_ms = take_driver_ms();
         why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
     }
     if (!why.empty()) {
@@ -224,7 +242,8 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
         note(Verdict::pass, a.outcome.key.empty() ? nullptr : &a.outcome, ms_since(start), why);
         return err;
     }
-    note(a.verdict, &a.outcome, ms_since(start), "");
+    note(a.verdict, &a.outcome, ms_since(start),
+         a.verdict == Verdict::fail ? std::string() : load_detail(driver_ms));
     cl_int result = CL_SUCCESS;
     if (a.verdict == Verdict::fail) {
         set_active(*w, w->source);

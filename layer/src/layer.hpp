@@ -97,6 +97,14 @@ struct InsideCache {
 };
 bool inside_cache() noexcept;
 
+// The driver's loads of binaries that kcache makes on this thread while it
+// answers a build (the programs it creates from binaries and their builds):
+// their milliseconds are added up, so that a build's trace line can say how
+// much of it was the driver's. `take_driver_ms` returns the sum and starts
+// a new one.
+void add_driver_ms(double ms) noexcept;
+double take_driver_ms() noexcept;
+
 // The layer's entry points (a subset of the dispatch table). Looking for
 // platforms or creating a context starts the cache's opening (service.hpp),
 // off the first build.
@@ -109,6 +117,9 @@ cl_context CL_API_CALL create_context_from_type(const cl_context_properties*, cl
                                                                    void*),
                                                 void*, cl_int*);
 cl_program CL_API_CALL create_program_with_source(cl_context, cl_uint, const char**, const size_t*,
+                                                  cl_int*);
+cl_program CL_API_CALL create_program_with_binary(cl_context, cl_uint, const cl_device_id*,
+                                                  const size_t*, const unsigned char**, cl_int*,
                                                   cl_int*);
 cl_int CL_API_CALL retain_program(cl_program);
 cl_int CL_API_CALL release_program(cl_program);

@@ -4,8 +4,10 @@
 // application's last release when no kernel holds it, else at the release
 // of the last kernel.
 
+#include <chrono>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 #include "layer.hpp"
 #include "service.hpp"
@@ -14,6 +16,7 @@ namespace kcache::layer {
 namespace {
 
 thread_local int t_inside_cache = 0;
+thread_local double t_driver_ms = 0;
 
 struct Registry {
     std::mutex mutex;
@@ -56,6 +59,13 @@ InsideCache::~InsideCache() {
 }
 bool inside_cache() noexcept {
     return t_inside_cache > 0;
+}
+
+void add_driver_ms(double ms) noexcept {
+    t_driver_ms += ms;
+}
+double take_driver_ms() noexcept {
+    return std::exchange(t_driver_ms, 0.0);
 }
 
 void remember_active(LayerProgram* w, cl_program driver_program) {
@@ -149,6 +159,26 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
     w->request.source = joined_source(count, strings, lengths);
     remember_active(w, source);
     return as_handle(w);
+}
+
+// A program from a binary is the driver's (the layer hands it out
+// unwrapped); one that kcache loads while answering a build is timed.
+cl_program CL_API_CALL create_program_with_binary(cl_context context, cl_uint count,
+                                                  const cl_device_id* devices,
+                                                  const size_t* lengths,
+                                                  const unsigned char** binaries,
+                                                  cl_int* binary_status, cl_int* errcode_ret) {
+    if (!inside_cache()) {
+        return target().clCreateProgramWithBinary(context, count, devices, lengths, binaries,
+                                                  binary_status, errcode_ret);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const cl_program p = target().clCreateProgramWithBinary(context, count, devices, lengths,
+                                                            binaries, binary_status, errcode_ret);
+    add_driver_ms(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    return p;
 }
 
 cl_int CL_API_CALL retain_program(cl_program program) {

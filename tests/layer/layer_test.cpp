@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,27 @@ TEST_F(Layer, EveryProgramAndKernelAnswerIsTheDriversAndASecondProcessHits) {
     EXPECT_FALSE(has(traced, "JIT")) << second.err;
     EXPECT_TRUE(has(traced, "PASS driver - 0.00 ms clCompileProgram")) << second.err;
     EXPECT_NE(counters().find("hit 3\n"), std::string::npos) << counters();
+}
+
+// A hit's line says how much of its time was the driver's load of the
+// binary ("HIT user_store 3fa2c1d09e1b 1.17 ms (load 1.05)"), so that
+// kcache's own part is known without the library's trace spans.
+TEST_F(Layer, AHitsTraceLineSaysHowMuchOfItWasTheDriversLoad) {
+    ASSERT_EQ(run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"}).exit_code, 0);
+    const auto second = run(With::layer, KCACHE_TEST_PROBE_PATH, {"entry"});
+    const std::regex hit(R"(HIT \S+ [0-9a-f]+ ([0-9.]+) ms \(load ([0-9.]+)\))");
+    int hits = 0;
+    for (const std::string& line : trace_lines(second.err)) {
+        std::smatch m;
+        if (line.rfind("HIT ", 0) != 0) {
+            continue;
+        }
+        ASSERT_TRUE(std::regex_match(line, m, hit)) << line;
+        EXPECT_GT(std::stod(m[2]), 0.0) << line;
+        EXPECT_LE(std::stod(m[2]), std::stod(m[1])) << line;
+        ++hits;
+    }
+    EXPECT_EQ(hits, 3) << second.err;
 }
 
 TEST_F(Layer, AProgramForTwoDevicesIsOneProgramWithBothBinaries) {
