@@ -12,11 +12,16 @@
 #   floor          the driver loading the same binaries directly, same cache
 #   read+flr       the same with the files read first
 #   own            kcache's own part of layer-2nd: its build time less the
-#                  driver's loads inside it, taken in the same runs
-#   base-2nd, base-own     layer-second and own with another layer library,
+#                  driver's loads inside it, both from the layer's lines of
+#                  the same runs (each answered build's line names its load)
+#   own-tr         the same from the library's trace spans, in runs of their
+#                  own (KCACHE_TRACE=FILE): the trace's own work (the
+#                  request's JSON, each new source's text) included
+#   base-2nd, base-own, base-tr     the same with another layer library,
 #                  when KCACHE_BENCH_BASE_LAYER names one (an installed copy
 #                  of an earlier build: old and new side by side in one run;
-#                  it loads the libkcache beside it); "-" otherwise
+#                  it loads the libkcache beside it); "-" otherwise (and
+#                  base-own "-" for a layer whose lines name no load)
 #   2nd-cold, flr-cold     layer-second and floor with the driver's cache
 #                  off and its directory empty (PoCL then unpacks each
 #                  binary's files into it and syncs each one)
@@ -50,6 +55,15 @@ cd "$work"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Total milliseconds of the layer's build lines in the file $1.
 build_ms() { awk '/^kcache layer: (HIT|JIT|FAIL|PASS) / { for (i = 1; i < NF; i++) if ($(i + 1) == "ms") s += $i } END { printf "%.2f\n", s }' "$1"; }
+# kcache's own part of the answered builds in the file $1, from the layer's
+# lines alone (no trace spans): their milliseconds less the driver's load
+# each names ("(load MS)"); "-" when none does (an earlier layer).
+own_of_lines() {
+  awk '/^kcache layer: (HIT|JIT) .*\(load [0-9.]+\)$/ {
+         for (i = 1; i < NF; i++) if ($(i + 1) == "ms") s += $i
+         match($0, /\(load [0-9.]+\)/); l += substr($0, RSTART + 6, RLENGTH - 7); n++ }
+       END { if (n) printf "%.2f\n", s - l; else print "-" }' "$1"
+}
 builds() { grep -cE '^kcache layer: (HIT|JIT|FAIL|PASS) ' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (b > 0) printf f, a / b; else print "nan" }'; }
 
@@ -121,8 +135,10 @@ for e in json.load(sys.stdin):
   floor "$name" on "$ld" >/dev/null  # the first load of these binaries with the cache on
   for i in $(seq "$repeats"); do
     echo "c $(run_app "$name" "$none" on "$dd" KCACHE_DISABLE=1)"
-    echo "l $(run_app "$name" "$s" on "$ld")"
-    if [ -n "$base_layer" ]; then echo "b $(run_app "$name" "$s" on "$ld" KCACHE_LAYER_PATH="$base_layer")"; fi
+    echo "l $(run_app "$name" "$s" on "$ld") $(own_of_lines "$work/$name/err")"
+    if [ -n "$base_layer" ]; then
+      echo "b $(run_app "$name" "$s" on "$ld" KCACHE_LAYER_PATH="$base_layer") $(own_of_lines "$work/$name/err")"
+    fi
     echo "f $(floor "$name" on "$ld")"
     rm -rf "$cold" && echo "L $(run_app "$name" "$s" off "$cold")"
     rm -rf "$cold" && echo "F $(floor "$name" off "$cold")"
@@ -130,18 +146,21 @@ for e in json.load(sys.stdin):
     if [ -n "$base_layer" ]; then echo "O $(own "$name" "$s" "$ld" KCACHE_LAYER_PATH="$base_layer")"; fi
   done >"$work/$name/second"
   col() { awk -v k="$1" -v f="$2" '$1 == k { print $f }' "$work/$name/second" | median; }
-  local c l b fl rf L F o O
+  local c l b fl rf L F o O u U
   c=$(col c 2) l=$(col l 2) fl=$(col f 2) rf=$(col f 3) L=$(col L 2) F=$(col F 2) o=$(col o 2)
   b=$( [ -n "$base_layer" ] && col b 2 || echo -) O=$( [ -n "$base_layer" ] && col O 2 || echo -)
-  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' "$name" "$n" \
-    "$d" "$c" "$f" "$l" "$b" "$fl" "$rf" "$o" "$O" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" \
+  u=$(col l 3) U=$( [ -n "$base_layer" ] && col b 3 || echo -)
+  [ "$u" = nan ] && u=-
+  [ "$U" = nan ] && U=-
+  printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' "$name" "$n" \
+    "$d" "$c" "$f" "$l" "$b" "$fl" "$rf" "$u" "$U" "$o" "$O" "$L" "$F" "$(ratio "$l" "$fl" %.2fx)" \
     "$(ratio "$c" "$l" %.1fx)" "$(ratio "$L" "$F" %.2fx)" "$(ratio "$c" "$L" %.1fx)" \
     "$( [ "$b" = - ] && echo - || ratio "$b" "$fl" %.2fx)"
 }
 
 echo "program-build time per run, ms (medians of $repeats; $(date -u +%F), $(uname -n))"
-printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' app builds \
-  driver drv-cache layer-1st layer-2nd base-2nd floor read+flr own base-own 2nd-cold flr-cold \
+printf '%-9s %6s %8s %8s %9s %8s %8s %8s %8s %6s %8s %6s %8s %8s %8s  %7s %7s %7s %7s %7s\n' app builds \
+  driver drv-cache layer-1st layer-2nd base-2nd floor read+flr own base-own own-tr base-tr 2nd-cold flr-cold \
   2nd/flr cache/2nd cold/flr cache/cold base/flr
 # The system's Python first (Debian's pyopencl and numpy are for it).
 python=$(for p in /usr/bin/python3 python3; do
