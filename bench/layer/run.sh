@@ -180,7 +180,9 @@ bench_app clblast clblast_tuner_xdot -runs 1 -n 4096
 # (POCL_MAX_PTHREAD_COUNT=1: less spread on a 2-core machine), the arms'
 # order turned by one at each rotation:
 # - the enqueue loop: short runs of enqueues of one kernel (a finish every
-#   64); the median of the per-rotation ratios to the driver's run, and the
+#   64), free to use both CPUs and again pinned to one (taskset: the host
+#   thread and PoCL's worker then hand over on one CPU, with less spread);
+#   the median of the per-rotation ratios to the driver's run, and the
 #   ratio of the arms' minimums (this VM's spread between processes is
 #   larger than 2 %: the next figure is the one that resolves it);
 # - the ns per call of clSetKernelArg (best of five rounds of 10^6 calls in
@@ -193,12 +195,17 @@ loops=${KCACHE_BENCH_ENQUEUES:-50000}
 call_loops=${KCACHE_BENCH_CALLS:-1000000}
 rotations=${KCACHE_BENCH_ENQUEUE_REPEATS:-$((repeats < 7 ? 21 : 3 * repeats))}
 export POCL_MAX_PTHREAD_COUNT=1
-# arm NAME MODE N: one process of the arm, prints "NAME VALUE".
+# Pinned: the process on one CPU (taskset), its worker thread with it.
+pin=()
+if command -v taskset >/dev/null; then pin=(taskset -c 0); fi
+# arm NAME MODE N [pinned]: one process of the arm, prints "NAME VALUE".
 arm() {
+  local p=()
+  if [ "${4:-}" = pinned ]; then p=("${pin[@]}"); fi
   case $1 in
-    driver) "$helper" "$2" "$3" ;;
-    layer) KCACHE_DIR="$work/enq" "$kcache" run -- "$helper" "$2" "$3" ;;
-    off) KCACHE_DIR="$work/enq" KCACHE_DISABLE=1 "$kcache" run -- "$helper" "$2" "$3" ;;
+    driver) "${p[@]}" "$helper" "$2" "$3" ;;
+    layer) KCACHE_DIR="$work/enq" "${p[@]}" "$kcache" run -- "$helper" "$2" "$3" ;;
+    off) KCACHE_DIR="$work/enq" KCACHE_DISABLE=1 "${p[@]}" "$kcache" run -- "$helper" "$2" "$3" ;;
   esac | awk -v k="$1" '{ print k, $2 }'
 }
 arm layer enqueue 1000 >/dev/null  # the kernel's program into the store
@@ -207,6 +214,9 @@ for i in $(seq "$rotations"); do
   # Each rotation starts with the next arm, so that no arm always runs first.
   order=("${arms[@]:i%3}" "${arms[@]:0:i%3}")
   for a in "${order[@]}"; do echo "$i $(arm "$a" enqueue "$loops")"; done
+  if [ ${#pin[@]} -gt 0 ]; then
+    for a in "${order[@]}"; do echo "$i $(arm "$a" enqueue "$loops" pinned | sed 's/^/p/')"; done
+  fi
   for a in "${order[@]}"; do echo "$i $(arm "$a" calls "$call_loops" | sed 's/^/n/')"; done
 done >"$work/enqueue"
 python3 - "$work/enqueue" "$loops" "$rotations" <<'PY'
@@ -216,13 +226,17 @@ for line in open(sys.argv[1]):
     i, arm, value = line.split()
     runs.setdefault(arm, {})[i] = float(value)
 loops, rotations = int(sys.argv[2]), int(sys.argv[3])
-d, l, o = runs["driver"], runs["layer"], runs["off"]
-ratio = lambda arm: (st.median(arm[i] / d[i] for i in d if i in arm) - 1) * 100
-low = lambda arm: (min(arm.values()) / min(d.values()) - 1) * 100
-print("enqueue loop (%d enqueues, %d rotations; PoCL 1 thread): driver %.1f ms (median), "
-      "layer %+.1f%%, layer with kcache off %+.1f%% (medians of per-rotation ratios; "
-      "minimums %+.1f%%, %+.1f%%)"
-      % (loops, rotations, st.median(d.values()), ratio(l), ratio(o), low(l), low(o)))
+for how, k in (("two CPUs", ""), ("pinned to one CPU", "p")):
+    if k + "driver" not in runs:
+        continue
+    d, l, o = runs[k + "driver"], runs[k + "layer"], runs[k + "off"]
+    ratio = lambda arm: (st.median(arm[i] / d[i] for i in d if i in arm) - 1) * 100
+    low = lambda arm: (min(arm.values()) / min(d.values()) - 1) * 100
+    print("enqueue loop, %s (%d enqueues, %d rotations; PoCL 1 thread): driver %.1f ms "
+          "(median), layer %+.1f%%, layer with kcache off %+.1f%% (medians of per-rotation "
+          "ratios; minimums %+.1f%%, %+.1f%%)"
+          % (how, loops, rotations, st.median(d.values()), ratio(l), ratio(o), low(l), low(o)))
+d = runs["driver"]
 nd, nl, no = runs["ndriver"], runs["nlayer"], runs["noff"]
 per_enqueue_ns = st.median(d.values()) * 1e6 / loops
 calls = 2 + 1 / 64
@@ -230,7 +244,7 @@ for name, arm in (("layer", nl), ("layer with kcache off", no)):
     diff = st.median(arm[i] - nd[i] for i in nd if i in arm)
     low = min(arm.values()) - min(nd.values())
     print("clSetKernelArg: driver %.2f ns a call (min %.2f), %s %+.2f ns (median of differences; "
-          "minimums %+.2f): %+.2f%% of one enqueue (%.0f ns, %.4g calls each)"
+          "minimums %+.2f): %+.2f%% of one enqueue (%.0f ns, two CPUs; %.4g calls each)"
           % (st.median(nd.values()), min(nd.values()), name, diff, low,
              diff * calls / per_enqueue_ns * 100, per_enqueue_ns, calls))
 PY
