@@ -236,6 +236,8 @@ for how, k in (("two CPUs", ""), ("pinned to one CPU", "p")):
           "(median), layer %+.1f%%, layer with kcache off %+.1f%% (medians of per-rotation "
           "ratios; minimums %+.1f%%, %+.1f%%)"
           % (how, loops, rotations, st.median(d.values()), ratio(l), ratio(o), low(l), low(o)))
+if "ndriver" not in runs:
+    sys.exit("clSetKernelArg: no figure (layer_bench_apps has no 'calls' mode: an older build?)")
 d = runs["driver"]
 nd, nl, no = runs["ndriver"], runs["nlayer"], runs["noff"]
 per_enqueue_ns = st.median(d.values()) * 1e6 / loops
