@@ -41,6 +41,11 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # dpkg-dev and file (scripts/setup.sh installs them).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ".${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
+# libcurl is loaded at run time (dlopen at the HTTP client's first use:
+# cache/remote/src/curl_api.cpp), so dpkg-shlibdeps cannot see it: named
+# here, at the version that has CURLOPT_AWS_SIGV4.
+set(KCACHE_DEB_RUNTIME_DEPENDS "libcurl4 (>= 7.75.0)")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${KCACHE_DEB_RUNTIME_DEPENDS}")
 # libkcache.so.N lands in the library directory: dpkg's ldconfig trigger makes
 # the loader find it even when nothing else installed runs ldconfig.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/deb/triggers)
@@ -53,8 +58,8 @@ if(KCACHE_PYTHON)
   # ABI tag), which loads it without linking libpython: the interpreter is a
   # dependency of its own. pyopencl and numpy serve kcache.ops and pyopencl
   # programs; `import kcache` works without them.
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS
+         ", python3 (>= ${KCACHE_PYTHON_VERSION}), python3 (<< ${KCACHE_PYTHON_NEXT_VERSION})")
   string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", python3-pyopencl, python3-numpy")
 endif()
 # The machine-readable copyright file Debian expects at

@@ -41,7 +41,11 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 elves=$(find "$root" -type f -exec sh -c 'readelf -h "$1" >/dev/null 2>&1 && echo "$1"' _ {} \;)
 [ "$(wc -l <<<"$elves")" -ge 4 ] || { echo "too few ELF files in the package: $elves"; exit 1; }
 missing=""
-for lib in $(xargs -d '\n' readelf -d <<<"$elves" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u); do
+# Also the libraries libkcache loads itself at run time (dlopen): their
+# sonames are strings in it.
+dlopened=$(strings -a "$root$prefix"/lib/libkcache.so.* | grep -E '^libcurl\.so\.[0-9]+$' | sort -u)
+[ -n "$dlopened" ] || { echo "libkcache names no libcurl.so.N to load"; exit 1; }
+for lib in $( (xargs -d '\n' readelf -d <<<"$elves" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'; echo "$dlopened") | sort -u); do
   [ -z "$(find "$root" -name "$lib" -print -quit)" ] || continue
   owner=$(dpkg -S "$lib" 2>/dev/null | awk -v p="/$multiarch/$lib" \
     'substr($2, length($2) - length(p) + 1) == p { sub(/:.*/, "", $1); print $1; exit }')

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 #include "backend.hpp"
 #include "kcache/remote/remote.hpp"
@@ -49,6 +51,32 @@ std::unique_ptr<remote::Backend> http_backend(const remote::Settings& s) {
 }
 
 class HttpBackend : public RemoteServerTest {};
+
+// Whether libcurl is mapped into this process.
+bool libcurl_loaded() {
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+        if (line.find("/libcurl") != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// libcurl (and what it pulls in) is loaded by the first HTTP request, not
+// with the library: an application that loads libkcache mid-run (the OpenCL
+// layer) and has no HTTP remote never loads it.
+TEST_F(HttpBackend, LibcurlIsLoadedByTheFirstRequestNotBefore) {
+    ASSERT_FALSE(libcurl_loaded()) << "loaded with the library (or the test links it)";
+    const remote::Settings s = test_settings(server_->url(), dir() / "state");
+    auto backend = http_backend(s);
+    ASSERT_TRUE(backend);
+    EXPECT_FALSE(libcurl_loaded()) << "loaded by making the backend";
+    auto absent = backend->get(server_->url() + "/kcache/v1/ab/none");
+    ASSERT_FALSE(absent);
+    EXPECT_EQ(absent.error().error.code, RemoteErrc::not_found);
+    EXPECT_TRUE(libcurl_loaded());
+}
 
 TEST_F(HttpBackend, AnswersEachRequestWithAReplyOrATypedFailure) {
     const remote::Settings s = test_settings(server_->url(), dir() / "state");

@@ -8,11 +8,6 @@ namespace {
 
 constexpr std::size_t kIdleHandles = 8;
 
-void global_init() {
-    static const CURLcode once = curl_global_init(CURL_GLOBAL_DEFAULT);
-    (void)once;
-}
-
 struct Sink {
     store::Bytes* body;
     std::uint64_t cap;
@@ -74,9 +69,7 @@ const char* method_name(Method m) {
 }
 
 Http::Http(const Settings& settings, std::string token)
-    : settings_(settings), token_(std::move(token)) {
-    global_init();
-}
+    : settings_(settings), token_(std::move(token)) {}
 
 Http::~Http() {
     std::lock_guard g(mu_);
@@ -98,17 +91,21 @@ void Http::drop_if_forked() {
 }
 
 EasyHandle Http::take() {
+    const CurlApi* curl = curl_api();
+    if (curl == nullptr) {
+        return nullptr;
+    }
     {
         std::lock_guard g(mu_);
         drop_if_forked();
         if (!idle_.empty()) {
             EasyHandle h = std::move(idle_.back());
             idle_.pop_back();
-            curl_easy_reset(h.get());  // keeps the connection cache
+            curl->easy_reset(h.get());  // keeps the connection cache
             return h;
         }
     }
-    return EasyHandle(curl_easy_init());
+    return EasyHandle(curl->easy_init());
 }
 
 void Http::give_back(EasyHandle h) {
@@ -120,26 +117,28 @@ void Http::give_back(EasyHandle h) {
 }
 
 void apply_sigv4(CURL* handle, const SigV4& sig) {
+    const CurlApi& curl = *curl_api();
     const std::string scope = "aws:amz:" + sig.region + ":" + sig.service;
-    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, scope.c_str());  // copied by libcurl
-    curl_easy_setopt(handle, CURLOPT_USERNAME, sig.access_key_id.c_str());
-    curl_easy_setopt(handle, CURLOPT_PASSWORD, sig.secret.c_str());
+    curl.easy_setopt(handle, CURLOPT_AWS_SIGV4, scope.c_str());  // copied by libcurl
+    curl.easy_setopt(handle, CURLOPT_USERNAME, sig.access_key_id.c_str());
+    curl.easy_setopt(handle, CURLOPT_PASSWORD, sig.secret.c_str());
 }
 
 Slist Http::headers(Method method, const RequestAuth& auth) const {
+    const CurlApi& curl = *curl_api();
     curl_slist* list = nullptr;
     if (!token_.empty() && auth.sigv4 == nullptr) {
-        list = curl_slist_append(list, ("Authorization: Bearer " + token_).c_str());
+        list = curl.slist_append(list, ("Authorization: Bearer " + token_).c_str());
     }
     for (const std::string& h : auth.headers) {
-        list = curl_slist_append(list, h.c_str());
+        list = curl.slist_append(list, h.c_str());
     }
     if (method == Method::put) {
-        list = curl_slist_append(list, "Content-Type: application/octet-stream");
+        list = curl.slist_append(list, "Content-Type: application/octet-stream");
         // No 100-continue round trip. Not under SigV4: libcurl signs every
         // header it is given, this empty one too, which is then not sent.
         if (auth.sigv4 == nullptr) {
-            list = curl_slist_append(list, "Expect:");
+            list = curl.slist_append(list, "Expect:");
         }
     }
     return Slist(list);
@@ -181,34 +180,35 @@ bool lost_connection(CURLcode rc) {
 // Sets the URL, method, body, limits and redirects of one request on `c`.
 void set_transfer(CURL* c, const Settings& s, bool https_only, Method method,
                   const std::string& url, std::span<const std::uint8_t> body) {
-    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(s.timeout.count()));
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.connect_timeout.count()));
+    const CurlApi& curl = *curl_api();
+    curl.easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
+    curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(s.timeout.count()));
+    curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(s.connect_timeout.count()));
     if (method != Method::head) {
         // A HEAD's Content-Length is the size of a body it does not send: the
         // cap is for bodies received, and a large object must not fail a HEAD.
-        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(s.max_object_bytes));
+        curl.easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(s.max_object_bytes));
     }
     if (!s.ca_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_CAINFO, s.ca_file.c_str());
+        curl.easy_setopt(c, CURLOPT_CAINFO, s.ca_file.c_str());
     }
     if (method == Method::get || method == Method::head) {
         // Reads may follow a few redirects (to the same schemes); writes never do.
-        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(c, CURLOPT_MAXREDIRS, s.max_redirects);
-        curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, https_only ? "https" : "http,https");
-        curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+        curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        curl.easy_setopt(c, CURLOPT_MAXREDIRS, s.max_redirects);
+        curl.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, https_only ? "https" : "http,https");
+        curl.easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
     }
     if (method == Method::head) {
-        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+        curl.easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (method == Method::put) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl.easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+        curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     } else if (method == Method::del || method == Method::mkcol) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method_name(method));
+        curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method_name(method));
     }
 }
 
@@ -240,41 +240,44 @@ Result<Response, RemoteError> Http::perform_once(Method method, const std::strin
                                                  CURLcode& rc) {
     EasyHandle h = take();
     if (!h) {
-        return fail(RemoteError{RemoteErrc::transport, "curl_easy_init failed"});
+        std::string why = "curl_easy_init failed";
+        curl_api(&why);  // or libcurl could not be loaded
+        return fail(RemoteError{RemoteErrc::transport, why});
     }
+    const CurlApi& curl = *curl_api();
     CURL* c = h.get();
     Response resp;
     Sink sink{&resp.body, settings_.max_object_bytes};
     const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
     Slist hdrs = headers(method, auth);
     set_transfer(c, settings_, https_only, method, url, body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
+    curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl.easy_setopt(c, CURLOPT_WRITEDATA, &sink);
     if (handoff.parked != nullptr) {
-        curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-        curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &handoff);
-        curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, socket_options);
-        curl_easy_setopt(c, CURLOPT_SOCKOPTDATA, &handoff);
+        curl.easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl.easy_setopt(c, CURLOPT_OPENSOCKETDATA, &handoff);
+        curl.easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, socket_options);
+        curl.easy_setopt(c, CURLOPT_SOCKOPTDATA, &handoff);
     }
     if (auth.sigv4 != nullptr) {
         apply_sigv4(c, *auth.sigv4);
     } else if (settings_.netrc) {
-        curl_easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+        curl.easy_setopt(c, CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
     }
-    rc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+    rc = curl.easy_perform(c);
+    curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
     curl_off_t retry_after = 0;  // seconds; both of the header's forms, 0 without one
-    if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0) {
+    if (curl.easy_getinfo(c, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0) {
         resp.retry_after = std::chrono::seconds(retry_after);
     }
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `hdrs` dies before the handle
+    curl.easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `hdrs` dies before the handle
     give_back(std::move(h));  // the next request resets its options (`handoff` dies too)
     if (rc != CURLE_OK) {
         const RemoteErrc code = sink.over ? RemoteErrc::too_large : classify(rc);
         return fail(RemoteError{
             code, std::string(method_name(method)) + " " + url + ": " +
-                      (sink.over ? "object over the size cap" : curl_easy_strerror(rc))});
+                      (sink.over ? "object over the size cap" : curl.easy_strerror(rc))});
     }
     return resp;
 }

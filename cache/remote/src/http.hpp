@@ -1,6 +1,6 @@
 #pragma once
-// A small HTTP client over libcurl: GET (capped), HEAD, PUT, DELETE and MKCOL on one
-// URL, with the settings' timeouts, TLS trust, redirect limit and
+// A small HTTP client over libcurl (loaded at first use, curl_api.hpp): GET (capped), HEAD, PUT,
+// DELETE and MKCOL on one URL, with the settings' timeouts, TLS trust, redirect limit and
 // credentials, or signed with AWS Signature Version 4 (the S3 backend).
 // Easy handles are pooled so connections are reused. Internal.
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "curl_api.hpp"
 #include "kcache/remote/remote.hpp"
 #include "preconnect.hpp"
 
@@ -33,13 +34,14 @@ struct Response {
     std::chrono::seconds retry_after{0};  // the Retry-After header; 0 when absent
 };
 
+// Handles exist only once libcurl is loaded (curl_api.hpp).
 struct EasyDeleter {
-    void operator()(CURL* c) const { curl_easy_cleanup(c); }
+    void operator()(CURL* c) const { curl_api()->easy_cleanup(c); }
 };
 using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 
 struct SlistDeleter {
-    void operator()(curl_slist* s) const { curl_slist_free_all(s); }
+    void operator()(curl_slist* s) const { curl_api()->slist_free_all(s); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
