@@ -146,7 +146,9 @@ else
 fi
 
 # The OpenCL device for warm (PoCL) comes with the package's relations, not by hand.
-in_root 60 apt-mark showauto | grep -qx pocl-opencl-icd ||
+# grep reads the whole list (no -q): under pipefail, apt-mark cut off by
+# SIGPIPE once grep -q had its match failed the check on a loaded machine.
+in_root 60 apt-mark showauto | grep -x pocl-opencl-icd >/dev/null ||
   fail "apt did not pull in pocl-opencl-icd with the package (its Recommends)"
 
 # warm twice: the first builds (or finds) every variant on PoCL, the second builds nothing.

@@ -65,7 +65,7 @@ if [ "$(id -u)" -eq 0 ]; then
     { cat "$work/dpkg.log"; exit 1; }
   dpkg --root="$droot" -s kcache | grep -qx 'Status: install ok installed' ||
     { dpkg --root="$droot" -s kcache; exit 1; }
-  dpkg --root="$droot" -L kcache | grep -qx "$prefix/share/doc/kcache/copyright" ||
+  dpkg --root="$droot" -L kcache | grep -x "$prefix/share/doc/kcache/copyright" >/dev/null ||
     { echo "dpkg does not list the copyright file"; exit 1; }
   test -x "$droot$prefix/bin/kcache"
   echo "dpkg -i into an empty root: installed"

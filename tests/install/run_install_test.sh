@@ -15,7 +15,7 @@ test -f "$prefix/include/kcache/cl/launch.hpp"
 # The launchers are a library of their own; libkcache.so exports none of them.
 test -f "$prefix/lib/libkcache-ops.so"
 test -f "$prefix/lib/pkgconfig/kcache-ops.pc"
-if nm -D --defined-only "$prefix/lib/libkcache.so" | c++filt | grep -q 'kcache::cl::'; then
+if nm -D --defined-only "$prefix/lib/libkcache.so" | c++filt | grep 'kcache::cl::' >/dev/null; then
   echo "libkcache.so exports launchers" >&2
   exit 1
 fi
