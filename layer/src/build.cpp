@@ -18,12 +18,6 @@ namespace kcache::layer {
 namespace {
 
 using Notify = void(CL_CALLBACK*)(cl_program, void*);
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 std::vector<cl_device_id> program_devices(cl_program source) {
     cl_uint n = 0;
     if (target().clGetProgramInfo(source, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) !=

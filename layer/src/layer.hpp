@@ -11,6 +11,7 @@
 
 #include <CL/cl_icd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -104,6 +105,12 @@ bool inside_cache() noexcept;
 // a new one.
 void add_driver_ms(double ms) noexcept;
 double take_driver_ms() noexcept;
+
+using Clock = std::chrono::steady_clock;
+// Milliseconds from `start` to now.
+inline double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 // The layer's entry points (a subset of the dispatch table). Looking for
 // platforms or creating a context starts the cache's opening (service.hpp),

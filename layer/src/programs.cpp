@@ -4,7 +4,6 @@
 // application's last release when no kernel holds it, else at the release
 // of the last kernel.
 
-#include <chrono>
 #include <new>
 #include <unordered_map>
 #include <utility>
@@ -172,12 +171,10 @@ cl_program CL_API_CALL create_program_with_binary(cl_context context, cl_uint co
         return target().clCreateProgramWithBinary(context, count, devices, lengths, binaries,
                                                   binary_status, errcode_ret);
     }
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     const cl_program p = target().clCreateProgramWithBinary(context, count, devices, lengths,
                                                             binaries, binary_status, errcode_ret);
-    add_driver_ms(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    add_driver_ms(ms_since(start));
     return p;
 }
 
