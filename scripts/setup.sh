@@ -14,6 +14,7 @@ packages=(
   libcurl4-openssl-dev nginx-light apache2 openssl minisign
   pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
   redis-server libhiredis-dev clpeak clblast-utils abigail-tools python3-prometheus-client
+  rclone mesa-opencl-icd hashcat
 )
 
 missing=()
