@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "c_api_support.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/kcache.h"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::c_api {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <type_traits>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/kcache.h"
+#include "kcache/service/service_api.hpp"
 
 struct kcache_cache {
     std::unique_ptr<kcache::Cache> cache;

@@ -13,12 +13,12 @@
 #include <mutex>
 #include <optional>
 
-#include "kcache/cache/binary_vouch.hpp"
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/binary_vouch.hpp"
+#include "kcache/canary/canary.hpp"
+#include "kcache/common/key_lock.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
-#include "key_lock.hpp"
 
 namespace kcache::service {
 namespace {

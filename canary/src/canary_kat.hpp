@@ -20,9 +20,9 @@
 #include <string>
 
 #include "identities.hpp"
-#include "kcache/cache/loader.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/common/result.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::service {
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/keys.hpp"
+#include "kcache/canary/canary.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::canary {

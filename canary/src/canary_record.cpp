@@ -1,5 +1,5 @@
 // The canary's verdict records: identity, the JSON form of a record (grammar
-// in kcache/cache/canary.hpp) and the files under <store>/canary/.
+// in kcache/canary/canary.hpp) and the files under <store>/canary/.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "json_field.hpp"
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/keys.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/service/keys.hpp"
 
 namespace kcache::canary {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/compiler/subprocess.hpp"
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <mutex>
 
-#include "kcache/cache/binary_vouch.hpp"
+#include "kcache/canary/binary_vouch.hpp"
+#include "kcache/common/key_lock.hpp"
 #include "kcache/common/log.hpp"
-#include "key_lock.hpp"
-#include "workers.hpp"
+#include "kcache/common/workers.hpp"
 
 namespace kcache::service {
 namespace {

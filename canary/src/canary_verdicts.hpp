@@ -15,17 +15,19 @@
 #include <functional>
 #include <memory>
 
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::store {
 class Store;
 }
 
-namespace kcache::service {
-
+namespace kcache {
 class Workers;
+}
+
+namespace kcache::service {
 
 // What the canary uses of a cache (each may be null: no differential check,
 // and the canary runs on the requesting thread).

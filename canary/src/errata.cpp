@@ -1,7 +1,7 @@
 // Errata: what one covers, the document's JSON form (grammar in
-// kcache/cache/errata.hpp), merging, and errata from the canary's verdicts.
+// kcache/canary/errata.hpp), merging, and errata from the canary's verdicts.
 
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 
 #include <algorithm>
 #include <cctype>

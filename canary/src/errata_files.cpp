@@ -10,7 +10,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"

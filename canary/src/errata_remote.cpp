@@ -1,7 +1,7 @@
 // Errata on the remote tier: one document per driver identity, fetched and
 // uploaded through the client like any object (envelope, signature, breaker).
 
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/pack_errata.hpp"

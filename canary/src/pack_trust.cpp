@@ -1,10 +1,10 @@
 // Pack discovery and the signature policy as the runtime applies it.
 
-#include "kcache/cache/pack_trust.hpp"
+#include "kcache/canary/pack_trust.hpp"
 
 #include <algorithm>
 
-#include "kcache/cache/install_paths.hpp"
+#include "kcache/service/install_paths.hpp"
 
 namespace kcache::service {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "key_lock.hpp"
+#include "kcache/common/key_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -6,7 +6,7 @@
 
 #include <thread>
 
-namespace kcache::service {
+namespace kcache {
 
 Result<KeyLock, LockError> KeyLock::acquire(const std::filesystem::path& store_dir,
                                             const std::string& key_hex,
@@ -38,4 +38,4 @@ Result<KeyLock, LockError> KeyLock::acquire(const std::filesystem::path& store_d
     }
 }
 
-}  // namespace kcache::service
+}  // namespace kcache

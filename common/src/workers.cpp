@@ -1,11 +1,11 @@
 // Threads joined when the cache closes (workers.hpp).
 
-#include "workers.hpp"
+#include "kcache/common/workers.hpp"
 
 #include <memory>
 #include <system_error>
 
-namespace kcache::service {
+namespace kcache {
 
 Workers::~Workers() {
     stop_starting();
@@ -58,4 +58,4 @@ void Workers::join_all() {
     }
 }
 
-}  // namespace kcache::service
+}  // namespace kcache

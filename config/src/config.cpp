@@ -8,13 +8,12 @@
 #include <sstream>
 #include <string_view>
 
-#include "canary_gate.hpp"
-#include "kcache/cache/metrics.hpp"
-#include "kcache/cache/quantity.hpp"
-#include "kcache/cache/remote_tier.hpp"
-#include "kcache/cache/service_api.hpp"
-#include "kcache/cache/text.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/config/config.hpp"
+#include "kcache/config/quantity.hpp"
+#include "kcache/config/remote_tier.hpp"
+#include "kcache/config/text.hpp"
+#include "kcache/observe/metrics.hpp"
 #include "kcache/remote/schemes.hpp"
 #include "settings.hpp"
 

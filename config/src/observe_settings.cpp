@@ -2,8 +2,8 @@
 // `metrics` flag, applied for config.cpp, which reads them from the
 // environment and the config file like every other setting.
 
-#include "kcache/cache/metrics.hpp"
-#include "kcache/cache/quantity.hpp"
+#include "kcache/config/quantity.hpp"
+#include "kcache/observe/metrics.hpp"
 
 namespace kcache::metrics {
 

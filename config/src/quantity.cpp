@@ -1,4 +1,4 @@
-#include "kcache/cache/quantity.hpp"
+#include "kcache/config/quantity.hpp"
 
 #include <charconv>
 #include <span>

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "kcache/cache/quantity.hpp"
-#include "kcache/cache/remote_tier.hpp"
+#include "kcache/config/quantity.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "kcache/remote/schemes.hpp"
 #include "settings.hpp"
 

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "canary_gate.hpp"
 #include "settings.hpp"
 
 namespace kcache::service {

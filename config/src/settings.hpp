@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/config/config.hpp"
 
 namespace kcache::service {
 
@@ -44,5 +44,11 @@ bool is_setting(std::string_view key) noexcept;
 // ':', URL lists by ' '. A setting this function does not know the field of
 // answers the text it was given (Config::origins). nullopt: no such key.
 std::optional<std::string> setting_text(const Config& config, std::string_view key);
+
+// Applies the setting "canary" (KCACHE_CANARY) to `c`; returns "" or what is
+// wrong with `value`.
+std::string apply_canary_policy(Config& c, const std::string& value);
+// "off", "warn" or "enforce".
+const char* to_string(CanaryPolicy policy) noexcept;
 
 }  // namespace kcache::service

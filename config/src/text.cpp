@@ -1,4 +1,4 @@
-#include "kcache/cache/text.hpp"
+#include "kcache/config/text.hpp"
 
 #include <algorithm>
 #include <cstdint>

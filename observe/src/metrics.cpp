@@ -5,7 +5,7 @@
 // thread that ends adds its cells to the retired totals and unlinks them,
 // both under the registry's lock, so a snapshot counts each observation once.
 
-#include "kcache/cache/metrics.hpp"
+#include "kcache/observe/metrics.hpp"
 #include "kcache/common/hot_path.hpp"
 
 #include <algorithm>

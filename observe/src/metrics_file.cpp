@@ -12,9 +12,9 @@
 #include <mutex>
 #include <thread>
 
-#include "kcache/cache/metrics.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/replace_file.hpp"
+#include "kcache/observe/metrics.hpp"
 
 namespace kcache::metrics {
 namespace {

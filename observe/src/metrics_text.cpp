@@ -14,7 +14,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "kcache/cache/metrics.hpp"
+#include "kcache/observe/metrics.hpp"
 
 namespace kcache::metrics {
 namespace {

@@ -1,5 +1,6 @@
-#include "kcache/cache/service_api.hpp"
-#include "kcache/common/log.hpp"
+// The names of the public enumerators, as traces, metrics, the CLI and the
+// C API print them.
+#include "kcache/observe/names.hpp"
 
 namespace kcache {
 inline namespace core {
@@ -122,24 +123,6 @@ const char* to_string(MissCause c) noexcept {
             return "not_stored";
     }
     return "unknown";
-}
-
-const char* version() noexcept {
-    return KCACHE_VERSION_STRING;
-}
-
-void set_log_handler(LogHandler handler) noexcept {
-    try {
-        if (!handler) {
-            logging::set_sink({});
-            return;
-        }
-        logging::set_sink([h = std::move(handler)](logging::Level level, std::string_view m) {
-            h(level == logging::Level::error ? LogLevel::error : LogLevel::warning, m);
-        });
-    } catch (...) {
-        // Only std::function's allocation can throw; the previous sink stays.
-    }
 }
 
 }  // namespace core

@@ -2,7 +2,7 @@
 // with nlohmann::json (escaping, and invalid UTF-8 replaced rather than
 // thrown), gathered per request on the answering thread.
 
-#include "kcache/cache/trace.hpp"
+#include "kcache/observe/trace.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "kcache/cache/trace.hpp"
+#include "kcache/observe/trace.hpp"
 
 namespace kcache::trace {
 

@@ -10,8 +10,8 @@
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/remote/envelope.hpp"
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/key.hpp"
-#include "kcache/store/signature.hpp"
 
 namespace kcache::remote {
 namespace {

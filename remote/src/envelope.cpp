@@ -41,9 +41,9 @@
 #include <algorithm>
 #include <string_view>
 
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/key.hpp"
-#include "kcache/store/signature.hpp"
 
 namespace kcache::remote {
 namespace {

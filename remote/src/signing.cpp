@@ -3,7 +3,7 @@
 // like a bearer token, never go over plain http unless allowed).
 
 #include "client_impl.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 
 namespace kcache::remote {
 namespace {

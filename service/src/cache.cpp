@@ -8,10 +8,10 @@
 #include "cache_impl.hpp"
 #include "canary_gate.hpp"
 #include "canary_kat.hpp"
-#include "kcache/cache/parts.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/common/hot_path.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/parts.hpp"
 #include "observe.hpp"
 
 namespace kcache {

@@ -8,18 +8,18 @@
 #include "counters.hpp"
 #include "flight.hpp"
 #include "identities.hpp"
-#include "kcache/cache/loader.hpp"
-#include "kcache/cache/parts.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/common/workers.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/parts.hpp"
+#include "kcache/service/service_api.hpp"
 #include "ladder.hpp"
 #include "plan_memo.hpp"
 #include "program_cache.hpp"
 #include "publish.hpp"
 #include "resident_bytes.hpp"
 #include "stored_tiers.hpp"
-#include "workers.hpp"
 
 namespace kcache {
 
@@ -45,7 +45,7 @@ struct Cache::Impl {
     service::PlanMemo plans;
     service::ProgramCache programs;   // the in-process rung's programs (own lock)
     service::ResidentBytes resident;  // loaded binaries, for new contexts (own lock)
-    service::Workers workers;
+    Workers workers;
     service::Publisher publisher;
     service::SingleFlight flight;
     service::Ladder ladder;

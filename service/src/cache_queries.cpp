@@ -2,11 +2,11 @@
 // draining background work, and where installed packs live.
 
 #include "cache_impl.hpp"
-#include "kcache/cache/install_paths.hpp"
-#include "kcache/cache/metrics.hpp"
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/common/own_path.hpp"
+#include "kcache/config/remote_tier.hpp"
+#include "kcache/observe/metrics.hpp"
+#include "kcache/service/install_paths.hpp"
 
 namespace kcache {
 

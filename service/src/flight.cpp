@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "kcache/common/hex.hpp"
-#include "key_lock.hpp"
+#include "kcache/common/key_lock.hpp"
 #include "observe.hpp"
 
 namespace kcache::service {

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "counters.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/common/workers.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/service/service_api.hpp"
 #include "plan.hpp"
 #include "publish.hpp"
 #include "stored_tiers.hpp"
-#include "workers.hpp"
 
 namespace kcache::service {
 

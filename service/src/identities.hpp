@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "kcache/cache/keys.hpp"
-#include "kcache/cache/loader.hpp"
 #include "kcache/device_db/database.hpp"
+#include "kcache/service/keys.hpp"
+#include "kcache/service/loader.hpp"
 
 namespace kcache::service {
 

@@ -1,4 +1,4 @@
-#include "kcache/cache/keys.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/common/hex.hpp"
 
 namespace kcache::service {

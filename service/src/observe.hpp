@@ -9,11 +9,11 @@
 #include <span>
 #include <string>
 
-#include "kcache/cache/loader.hpp"
-#include "kcache/cache/metrics.hpp"
-#include "kcache/cache/service_api.hpp"
-#include "kcache/cache/trace.hpp"
+#include "kcache/observe/metrics.hpp"
+#include "kcache/observe/trace.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::service {
 

@@ -4,10 +4,10 @@
 #include <span>
 #include <vector>
 
-#include "kcache/cache/loader.hpp"
 #include "kcache/cl/program.hpp"
 #include "kcache/common/cl_error.hpp"
 #include "kcache/common/hot_path.hpp"
+#include "kcache/service/loader.hpp"
 
 namespace kcache::service {
 namespace {

@@ -1,10 +1,10 @@
 // The composition root (parts.hpp): the one place a Config becomes a store
 // policy, a user store, device data and a remote client.
 
-#include "kcache/cache/parts.hpp"
+#include "kcache/service/parts.hpp"
 
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/config/remote_tier.hpp"
 
 namespace kcache::service {
 

@@ -49,8 +49,8 @@
 #include <vector>
 
 #include "cl_util.hpp"
-#include "kcache/cache/loader.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/key.hpp"
 #include "releaser.hpp"
 

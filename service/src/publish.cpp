@@ -8,8 +8,8 @@
 
 #include <thread>
 
-#include "kcache/cache/trace.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/observe/trace.hpp"
 
 namespace kcache::service {
 namespace {

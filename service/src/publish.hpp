@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "counters.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/common/workers.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/service/service_api.hpp"
 #include "plan.hpp"
 #include "resident_bytes.hpp"
 #include "stored_tiers.hpp"
-#include "workers.hpp"
 
 namespace kcache::service {
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <optional>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/key.hpp"
 #include "kcache/store/types.hpp"
 

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <vector>
 
-#include "kcache/cache/errata.hpp"
-#include "kcache/cache/pack_trust.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/errata.hpp"
+#include "kcache/canary/pack_trust.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/pack.hpp"
 
 namespace kcache::service {

@@ -7,7 +7,7 @@
 
 #include "signature_internal.hpp"
 
-namespace kcache::store::detail {
+namespace kcache::sign::detail {
 namespace {
 
 constexpr std::size_t kBlock = 128;
@@ -116,4 +116,4 @@ std::vector<std::uint8_t> blake2b(std::span<const std::uint8_t> data, std::size_
     return out;
 }
 
-}  // namespace kcache::store::detail
+}  // namespace kcache::sign::detail

@@ -17,10 +17,10 @@
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "signature_internal.hpp"
 
-namespace kcache::store {
+namespace kcache::sign {
 namespace fs = std::filesystem;
 namespace {
 
@@ -304,4 +304,4 @@ Status<SignError> write_text_file(const fs::path& path, std::string_view text, u
     return ok ? Status<SignError>(Ok{}) : io("cannot be written");
 }
 
-}  // namespace kcache::store
+}  // namespace kcache::sign

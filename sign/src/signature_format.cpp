@@ -33,13 +33,14 @@
 #include <vector>
 
 #include "kcache/common/read_file.hpp"
-#include "kcache/store/signature.hpp"
-#include "kcache/store/types.hpp"
+#include "kcache/sign/signature.hpp"
 #include "signature_internal.hpp"
 
-namespace kcache::store {
+namespace kcache::sign {
 namespace fs = std::filesystem;
 namespace {
+
+using Bytes = std::vector<std::uint8_t>;
 
 constexpr std::string_view kUntrusted = "untrusted comment: ";
 constexpr std::string_view kTrusted = "trusted comment: ";
@@ -373,4 +374,4 @@ fs::path signature_path(const fs::path& file) {
     return fs::path(file.string() + ".minisig");
 }
 
-}  // namespace kcache::store
+}  // namespace kcache::sign

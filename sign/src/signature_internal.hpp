@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 
-namespace kcache::store::detail {
+namespace kcache::sign::detail {
 
 // BLAKE2b (unkeyed) of `data` with an output of `out_len` bytes (1..64).
 // OpenSSL 3.0 offers only the 64-byte digest (EVP_blake2b512) and a keyed
@@ -26,4 +26,4 @@ std::optional<std::array<std::uint8_t, kPublicKeyBytes>> public_key_of_seed(
 // BLAKE2b-256("Ed" ‖ key id ‖ secret key).
 std::array<std::uint8_t, 32> secret_key_checksum(const SecretKey& key);
 
-}  // namespace kcache::store::detail
+}  // namespace kcache::sign::detail

@@ -19,7 +19,7 @@
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "schema.hpp"
 
 namespace kcache::store::hot {

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "args.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 

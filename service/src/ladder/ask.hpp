@@ -6,7 +6,7 @@
 #include <cassert>
 #include <string>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 #include "plan.hpp"
 
 namespace kcache::service {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "canary_verdicts.hpp"
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/common/log.hpp"
 #include "stored_tiers.hpp"
@@ -34,28 +34,6 @@ std::string describe(const canary::Verdict& v) {
 }
 
 }  // namespace
-
-std::string apply_canary_policy(Config& c, const std::string& value) {
-    for (CanaryPolicy p : {CanaryPolicy::off, CanaryPolicy::warn, CanaryPolicy::enforce}) {
-        if (value == to_string(p)) {
-            c.canary = p;
-            return {};
-        }
-    }
-    return "expected off, warn or enforce";
-}
-
-const char* to_string(CanaryPolicy policy) noexcept {
-    switch (policy) {
-        case CanaryPolicy::off:
-            return "off";
-        case CanaryPolicy::enforce:
-            return "enforce";
-        case CanaryPolicy::warn:
-            break;
-    }
-    return "warn";
-}
 
 Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
                     const kernels::Variant& variant, const ErrataSources& sources,

@@ -7,19 +7,15 @@
 #include <string>
 
 #include "errata_gate.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/service_api.hpp"
+
+namespace kcache {
+class Workers;
+}
 
 namespace kcache::service {
-
-class Workers;
-
-// Applies the setting "canary" (KCACHE_CANARY) to `c`; returns "" or what is
-// wrong with `value`.
-std::string apply_canary_policy(Config& c, const std::string& value);
-// "off", "warn" or "enforce".
-const char* to_string(CanaryPolicy policy) noexcept;
 
 // What the request for `variant` on `device` may do under `config.canary`:
 // ok, or (enforce, a suspect verdict, or an erratum of `sources` covering

@@ -18,7 +18,7 @@
 
 #include <tuple>
 
-#include "kcache/cache/trace.hpp"
+#include "kcache/observe/trace.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {

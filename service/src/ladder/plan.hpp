@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "kcache/cache/keys.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/keys.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::service {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cl_util.hpp"
-#include "kcache/cache/loader.hpp"
+#include "kcache/service/loader.hpp"
 #include "plan.hpp"
 
 namespace kcache::service {

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "binary_vouch.hpp"
-#include "kcache/cache/pack_trust.hpp"
-#include "kcache/cache/remote_tier.hpp"
+#include "kcache/canary/pack_trust.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "observe.hpp"
 #include "rungs.hpp"
 

@@ -29,11 +29,11 @@
 #include <string_view>
 #include <vector>
 
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/key.hpp"
-#include "kcache/store/signature.hpp"
 #include "kcache/store/trust.hpp"
 
 namespace kcache::remote {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/trust.hpp"
 
 namespace kcache::service {

@@ -11,7 +11,7 @@
 #include "kcache/common/result.hpp"
 #include "kcache/common/unique_fd.hpp"
 
-namespace kcache::service {
+namespace kcache {
 
 enum class LockError {
     timed_out,    // another process held it until the deadline
@@ -30,4 +30,4 @@ class KeyLock {
     UniqueFd fd_;
 };
 
-}  // namespace kcache::service
+}  // namespace kcache

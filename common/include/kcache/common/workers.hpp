@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace kcache::service {
+namespace kcache {
 
 class Workers {
   public:
@@ -38,4 +38,4 @@ class Workers {
     bool closing_ = false;
 };
 
-}  // namespace kcache::service
+}  // namespace kcache

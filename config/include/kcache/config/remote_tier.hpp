@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/common/result.hpp"
+#include "kcache/config/config.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::service {

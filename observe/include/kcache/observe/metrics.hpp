@@ -12,7 +12,8 @@
 #include <filesystem>
 #include <string>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/kcache_types.hpp"
+#include "kcache/observe/names.hpp"
 
 namespace kcache::metrics {
 

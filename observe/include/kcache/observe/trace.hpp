@@ -43,7 +43,8 @@
 #include <utility>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/kcache_types.hpp"
+#include "kcache/observe/names.hpp"
 
 namespace kcache::trace {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kcache/common/result.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/trust.hpp"
 #include "kcache/store/types.hpp"
 

@@ -121,7 +121,7 @@ struct Counters {
 };
 
 // Whether a download must pass the load check of binaries built elsewhere
-// before the process loads it (cache/include/kcache/cache/binary_vouch.hpp).
+// before the process loads it (canary/include/kcache/canary/binary_vouch.hpp).
 enum class LoadCheck {
     required,              // every object, unless…
     skip_trusted_builder,  // …signed by a key of Settings::trusted_builders

@@ -1,6 +1,6 @@
 #pragma once
 // The URL schemes the remote tier can use: those of the one backend table
-// (cache/remote/src/backends.cpp), so that settings are checked against the
+// (remote/src/backends.cpp), so that settings are checked against the
 // backends that exist.
 
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // The loader seam: every call the service makes into the compute runtime
 // (OpenCL here), behind one interface with one implementation in one file
-// (cache/src/opencl_loader.cpp). The ladder, the in-process rung and the
+// (service/src/opencl_loader.cpp). The ladder, the in-process rung and the
 // facade ask the loader; none of them calls the runtime itself. A second
 // runtime (a Level Zero loader, docs/design.md "The loader seam") would be
 // a second implementation of this class, chosen by the composition root.

@@ -7,11 +7,11 @@
 #include <memory>
 #include <string>
 
-#include "kcache/cache/loader.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 

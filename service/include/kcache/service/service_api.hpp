@@ -10,7 +10,9 @@
 // libkcache.so. Thread-safe. Every member is noexcept unless its comment says
 // otherwise: failures come back as statuses.
 
+#include "kcache/config/config.hpp"
 #include "kcache/kcache_types.hpp"
+#include "kcache/observe/names.hpp"
 #include "kcache/opencl.h"
 #include "kcache/version.h"
 
@@ -22,23 +24,12 @@
 namespace kcache {
 inline namespace core {
 
-// Returns the enumerator's name ("ok", "user_store", …).
-const char* to_string(StatusCode s) noexcept;
-const char* to_string(Rung r) noexcept;
-const char* to_string(Mode m) noexcept;
-const char* to_string(MissCause c) noexcept;
-const char* to_string(Source s) noexcept;
-
 // Returns the library's version (KCACHE_VERSION_STRING of the build).
 const char* version() noexcept;
 
 // Routes the process's kcache diagnostics to `handler`; an empty handler
 // restores the default (one line on stderr).
 void set_log_handler(LogHandler handler) noexcept;
-
-// Resolves the configuration; returns false and sets `error` (naming the
-// variable or file:line) on a malformed value.
-bool load_config(Config& out, std::string& error) noexcept;
 
 // A built program (one reference owned by this object) and how it came.
 class Program {

@@ -14,7 +14,7 @@
 
 #include "kcache/common/result.hpp"
 
-namespace kcache::store {
+namespace kcache::sign {
 
 inline constexpr std::size_t kKeyIdBytes = 8;
 inline constexpr std::size_t kPublicKeyBytes = 32;
@@ -136,4 +136,10 @@ enum class Replace { no, yes };
 Status<SignError> write_text_file(const std::filesystem::path& path, std::string_view text,
                                   unsigned mode, Replace replace);
 
+}  // namespace kcache::sign
+
+// The store, the remote tier and their callers name these types and functions
+// store:: (packs and remote objects are where signatures are used).
+namespace kcache::store {
+using namespace kcache::sign;
 }  // namespace kcache::store

@@ -1,6 +1,6 @@
 #pragma once
 // The errata a pack carries: one JSON document (its grammar and meaning are
-// the service's, kcache/cache/errata.hpp; the store keeps the text), in a
+// the service's, kcache/canary/errata.hpp; the store keeps the text), in a
 // table of the pack's SQLite file, so that the pack's signature covers it.
 // A pack without the table carries no errata.
 //

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/pack.hpp"
-#include "kcache/store/signature.hpp"
 #include "kcache/store/types.hpp"
 
 namespace kcache::store {
