@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs every Debian package kcache needs (idempotent, non-interactive),
+# Installs the Debian packages kcache needs (idempotent, non-interactive),
 # then configures and builds into ./build. Safe to run again and again.
 #   scripts/setup.sh            install what is missing, configure, build what
 #                               the main job runs (target kcache_main: the CLI,
 #                               the libraries, the helpers, the layer, the Python
 #                               module, the installed pack)
-#   scripts/setup.sh --all      the same, then build everything (tests, benches)
-#   scripts/setup.sh --deps     install what is missing, and nothing else
+#   scripts/setup.sh --all      also install what the tests use, and build
+#                               everything (tests, benchmarks, fuzz replays)
+#   scripts/setup.sh --deps     install what the main job and the tests use,
+#                               and build nothing
 #   KCACHE_BUILD_DIR=dir        build somewhere else (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,19 +18,24 @@ case "${1:-}" in
   "") ;;
   --all) stage=all ;;
   --deps) stage=deps ;;
-  -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "setup: unknown argument '$1' (--all, --deps or none; --help)" >&2; exit 2 ;;
 esac
 
+# What the main job builds and runs with (the libraries, the CLI, the helpers,
+# the layer, the Python module, the installed pack made with ocloc).
 packages=(
-  cmake g++ make pkg-config git dpkg-dev file debootstrap
+  cmake g++ make pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
-  libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
-  nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev
-  libcurl4-openssl-dev nginx-light apache2 openssl minisign
-  pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
-  redis-server libhiredis-dev clpeak clblast-utils abigail-tools python3-prometheus-client
-  rclone mesa-opencl-icd hashcat
+  libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev nlohmann-json3-dev libgtest-dev
+  libcurl4-openssl-dev libhiredis-dev pybind11-dev python3-dev python3-numpy
+)
+# What only the tests, the benchmarks and CI use (--all and --deps).
+test_packages=(
+  dpkg-dev file debootstrap sqlite3 libbenchmark-dev clang-format clang-14 libclang-rt-14-dev llvm-14
+  nginx-light apache2 openssl minisign redis-server rclone
+  python3-pyopencl python3-pytest python3-prometheus-client
+  clpeak clblast-utils hashcat abigail-tools mesa-opencl-icd
 )
 
 sudo=""
@@ -53,14 +60,16 @@ apt_install() {
     { echo "setup: apt-get could not install: ${failed[*]} (its messages are above)" >&2; exit 1; }
 }
 
+wanted=("${packages[@]}")
+[ "$stage" = main ] || wanted+=("${test_packages[@]}")
 missing=()
-for p in "${packages[@]}"; do
+for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   apt_install "${missing[@]}"
 else
-  echo "setup: all ${#packages[@]} packages present"
+  echo "setup: all ${#wanted[@]} packages present"
 fi
 
 # The S3-protocol server the S3 tests start: s3rver, from npm (the fork
@@ -71,7 +80,7 @@ fi
 npm_works() { command -v npm >/dev/null && npm --version >/dev/null 2>&1; }
 s3rver_dir=.deps/s3rver
 s3rver_version=4.0.4
-if ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rver_dir/node_modules/@20minutes/s3rver/package.json"; then
+if [ "$stage" != main ] && ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rver_dir/node_modules/@20minutes/s3rver/package.json"; then
   if ! npm_works; then
     command -v node >/dev/null || apt_install nodejs
     npm_works || apt_install npm

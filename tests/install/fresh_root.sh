@@ -63,23 +63,49 @@ mount_in_root() { # FSTYPE SOURCE TARGET [OPTION]
 }
 started=$SECONDS
 elapsed() { echo "$((SECONDS - started)) s"; }
+# Node.js reads extra certificate authorities only from this variable: the
+# root gets it when this machine has it, with the root's own bundle.
+extra_ca=()
+[ -z "${NODE_EXTRA_CA_CERTS:-}" ] || extra_ca=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
 in_root() { # SECONDS COMMAND...: COMMAND as root in the root, with a clean environment
   timeout -k 10 "$1" chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root \
-    DEBIAN_FRONTEND=noninteractive "${@:2}"
+    DEBIAN_FRONTEND=noninteractive ${extra_ca[@]+"${extra_ca[@]}"} "${@:2}"
 }
 
 # The root lives in memory: unpacking is quicker there, and unmounting it
 # leaves nothing behind. This machine's downloaded packages are lent to
 # debootstrap and apt as their cache (/var/cache/apt/archives): the root
-# still gets every package installed anew, only not downloaded twice.
+# still gets every package installed anew, only not downloaded twice. The
+# minimal root itself is bootstrapped once a day per release and kept as a
+# tarball (in $KCACHE_FRESH_ROOT_CACHE, default /var/tmp/kcache-fresh-root):
+# each test unpacks the same untouched root that debootstrap made.
 fresh_root_bootstrap() { # SIZE
   local debs=/var/cache/apt/archives
+  local cache=${KCACHE_FRESH_ROOT_CACHE:-/var/tmp/kcache-fresh-root}
+  local tarball=$cache/$release-$arch-minbase.tar
   mount_in_root tmpfs tmpfs / "size=$1,mode=0755"
-  echo "debootstrap --variant=minbase $release from $mirror"
-  timeout -k 10 400 debootstrap --variant=minbase --arch="$arch" --cache-dir="$debs" "$release" "$root" \
-    "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    { tail -n 20 "$work/debootstrap.log"; fail "debootstrap of $release from $mirror failed (is the mirror reachable?)"; }
-  echo "root bootstrapped in $(elapsed)"
+  mkdir -p "$cache"
+  exec {lock}>"$cache/lock"
+  flock "$lock"
+  if [ -n "$(find "$tarball" -mmin -1440 2>/dev/null)" ]; then
+    tar -xpf "$tarball" -C "$root" || fail "cannot unpack the minimal root $tarball"
+    echo "minimal root of $release unpacked from $tarball (bootstrapped $(date -r "$tarball" '+%F %R'))"
+  else
+    echo "debootstrap --variant=minbase $release from $mirror"
+    timeout -k 10 400 debootstrap --variant=minbase --arch="$arch" --cache-dir="$debs" "$release" "$root" \
+      "$mirror" >"$work/debootstrap.log" 2>&1 ||
+      { tail -n 20 "$work/debootstrap.log"; fail "debootstrap of $release from $mirror failed (is the mirror reachable?)"; }
+    tar -cpf "$tarball.new" -C "$root" . && mv "$tarball.new" "$tarball" || rm -f "$tarball.new"
+    echo "root bootstrapped in $(elapsed)"
+  fi
+  flock -u "$lock"
+  # This machine's network trust: the local certificate authorities it adds
+  # to Debian's (a proxy's, say), which a new user's machine on this network
+  # has too; ca-certificates in the root takes them in when it is installed.
+  if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp -a /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+  fi
   awk '{ print "deb", $1, $2, "main" }' <<<"$repos" >"$root/etc/apt/sources.list"
   mount_in_root proc proc /proc
   mount_in_root sysfs sysfs /sys ro
