@@ -307,7 +307,7 @@ inline const char* version() noexcept {
     return kcache_version();
 }
 
-inline void set_log_handler(LogHandler handler) noexcept {
+inline void set_log_handler(LogHandler handler, LogLevel most_verbose) noexcept {
     if (!handler) {
         kcache_set_log_handler(nullptr, nullptr);
         return;
@@ -316,7 +316,7 @@ inline void set_log_handler(LogHandler handler) noexcept {
     if (held == nullptr) {
         return;  // the previous handler stays
     }
-    kcache_set_log_handler_v2(
+    kcache_set_log_handler_v3(
         [](kcache_log_level level, const char* message, void* user) {
             try {
                 (*static_cast<LogHandler*>(user))(static_cast<LogLevel>(level), message);
@@ -324,7 +324,8 @@ inline void set_log_handler(LogHandler handler) noexcept {
                 // A handler that throws loses its message, never kcache's call.
             }
         },
-        held, [](void* user) { delete static_cast<LogHandler*>(user); });
+        held, [](void* user) { delete static_cast<LogHandler*>(user); },
+        static_cast<kcache_log_level>(most_verbose));
 }
 
 inline bool load_config(Config& out, std::string& error) noexcept {
