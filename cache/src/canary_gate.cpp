@@ -35,16 +35,6 @@ std::string describe(const canary::Verdict& v) {
 
 }  // namespace
 
-std::string apply_canary_policy(Config& c, const std::string& value) {
-    for (CanaryPolicy p : {CanaryPolicy::off, CanaryPolicy::warn, CanaryPolicy::enforce}) {
-        if (value == to_string(p)) {
-            c.canary = p;
-            return {};
-        }
-    }
-    return "expected off, warn or enforce";
-}
-
 const char* to_string(CanaryPolicy policy) noexcept {
     switch (policy) {
         case CanaryPolicy::off:

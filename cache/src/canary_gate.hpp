@@ -15,9 +15,6 @@ namespace kcache::service {
 
 class Workers;
 
-// Applies the setting "canary" (KCACHE_CANARY) to `c`; returns "" or what is
-// wrong with `value`.
-std::string apply_canary_policy(Config& c, const std::string& value);
 // "off", "warn" or "enforce".
 const char* to_string(CanaryPolicy policy) noexcept;
 
