@@ -69,6 +69,21 @@ inline Result<UniqueFd, ReadError> open_regular_file(const std::filesystem::path
     return fd;
 }
 
+// One read(2) of at most `size` bytes of `fd` into `buf`, retried on EINTR:
+// the count read (0 at the end), or an io ReadError naming `name`.
+inline Result<std::size_t, ReadError> read_block(int fd, char* buf, std::size_t size,
+                                                 const std::string& name) {
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, size);
+        if (n >= 0) {
+            return static_cast<std::size_t>(n);
+        }
+        if (errno != EINTR) {
+            return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
+        }
+    }
+}
+
 // Returns the contents of the regular file at `path` when it holds at most
 // `max_bytes`; a ReadError naming `path` otherwise (open_regular_file()'s
 // checks, then `too_large` for a file over the bound or one that grows past
@@ -91,20 +106,17 @@ inline Result<std::string, ReadError> read_regular_file(const std::filesystem::p
     std::string out;
     char buf[65536];
     for (;;) {
-        const ssize_t n = ::read(fd->get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
+        auto n = read_block(fd->get(), buf, sizeof buf, name);
+        if (!n) {
+            return fail(n.error());
         }
-        if (n < 0) {
-            return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
-        }
-        if (n == 0) {
+        if (*n == 0) {
             return out;
         }
-        if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+        if (out.size() + *n > max_bytes) {
             return too_large();
         }
-        out.append(buf, static_cast<std::size_t>(n));
+        out.append(buf, *n);
     }
 }
 
@@ -125,17 +137,14 @@ Result<std::size_t, ReadError> for_each_line(const std::filesystem::path& path,
     std::size_t lines = 0;
     char buf[65536];
     for (;;) {
-        const ssize_t n = ::read(fd->get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
+        auto n = read_block(fd->get(), buf, sizeof buf, path.string());
+        if (!n) {
+            return fail(n.error());
         }
-        if (n < 0) {
-            return fail(ReadError{ReadErrc::io, path.string() + ": " + std::strerror(errno)});
-        }
-        if (n == 0) {
+        if (*n == 0) {
             break;
         }
-        std::string_view block(buf, static_cast<std::size_t>(n));
+        std::string_view block(buf, *n);
         for (std::size_t nl; (nl = block.find('\n')) != std::string_view::npos;) {
             cut = cut || line.size() + nl > max_line;
             if (!cut) {
