@@ -18,7 +18,7 @@
 
 namespace kcache::cli {
 
-// The process exit codes (README "kcache exit codes"); stable for scripts.
+// The process exit codes (tools/README.md, "Exit codes"); stable for scripts.
 enum class Exit : int {
     ok = 0,             // done; nothing needs attention
     action_needed = 1,  // done, but something failed that the user must act on
