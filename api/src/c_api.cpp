@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "c_api_support.hpp"
+#include "kcache/common/log.hpp"
 #include "kcache/kcache.h"
 #include "kcache/service/service_api.hpp"
 
@@ -48,6 +49,12 @@ KCACHE_SAME(KCACHE_RUNG_NONE, kcache::Rung::none);
 KCACHE_SAME(KCACHE_RUNG_REMOTE, kcache::Rung::remote);
 KCACHE_SAME(KCACHE_LOG_WARNING, kcache::LogLevel::warning);
 KCACHE_SAME(KCACHE_LOG_ERROR, kcache::LogLevel::error);
+KCACHE_SAME(KCACHE_LOG_INFO, kcache::LogLevel::info);
+KCACHE_SAME(KCACHE_LOG_DEBUG, kcache::LogLevel::debug);
+KCACHE_SAME(KCACHE_LOG_WARNING, kcache::logging::Level::warning);
+KCACHE_SAME(KCACHE_LOG_ERROR, kcache::logging::Level::error);
+KCACHE_SAME(KCACHE_LOG_INFO, kcache::logging::Level::info);
+KCACHE_SAME(KCACHE_LOG_DEBUG, kcache::logging::Level::debug);
 #undef KCACHE_SAME
 
 thread_local std::string t_last_error;

@@ -149,6 +149,11 @@ kcache_status kcache_drain(kcache_cache* cache, uint64_t limit_ms) try {
 
 void kcache_set_log_handler_v2(kcache_log_handler handler, void* user,
                                void (*release)(void* user)) {
+    kcache_set_log_handler_v3(handler, user, release, KCACHE_LOG_WARNING);
+}
+
+void kcache_set_log_handler_v3(kcache_log_handler handler, void* user, void (*release)(void* user),
+                               kcache_log_level most_verbose) {
     if (handler == nullptr) {
         kcache::set_log_handler({});
         if (release != nullptr) {
@@ -163,11 +168,15 @@ void kcache_set_log_handler_v2(kcache_log_handler handler, void* user,
                 release(u);
             }
         });
-        kcache::set_log_handler([handler, held](kcache::LogLevel level, std::string_view message) {
-            const std::string text(message);  // NUL-terminated for C
-            handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(),
-                    held.get());
-        });
+        const bool known = most_verbose == KCACHE_LOG_ERROR || most_verbose == KCACHE_LOG_WARNING ||
+                           most_verbose == KCACHE_LOG_INFO || most_verbose == KCACHE_LOG_DEBUG;
+        kcache::set_log_handler(
+            [handler, held](kcache::LogLevel level, std::string_view message) {
+                const std::string text(message);  // NUL-terminated for C
+                handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(),
+                        held.get());
+            },
+            static_cast<kcache::LogLevel>(known ? most_verbose : KCACHE_LOG_WARNING));
     } catch (...) {
         // Only allocation can throw; the previous handler stays.
     }

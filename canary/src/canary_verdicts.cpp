@@ -65,13 +65,16 @@ canary::Record run_now(const Config& config, const device_db::DeviceIdentity& de
                                : canary::PreviousBinaries{};
     canary::Record record = canary::run_canary(device, set, options, previous);
     const std::string suspects = suspects_of(record);
-    logging::warning(
+    // Validated is news for whoever asks (info); a suspect driver is a warning.
+    logging::write(
+        suspects.empty() ? logging::Level::info : logging::Level::warning,
         "driver canary on " + record.identity.describe() + ": " +
-        std::to_string(record.verdicts.size()) + " variants (" + std::to_string(previous.size()) +
-        " with an earlier driver's binary) in " + std::to_string(record.wall_ms) + " ms (seed " +
-        std::to_string(options.seed) + ")" +
-        (suspects.empty() ? std::string()
-                          : "; the driver is SUSPECT for " + suspects + " (kcache canary --show)"));
+            std::to_string(record.verdicts.size()) + " variants (" +
+            std::to_string(previous.size()) + " with an earlier driver's binary) in " +
+            std::to_string(record.wall_ms) + " ms (seed " + std::to_string(options.seed) + ")" +
+            (suspects.empty()
+                 ? std::string()
+                 : "; the driver is SUSPECT for " + suspects + " (kcache canary --show)"));
     if (!dir.empty() && !config.read_only) {
         if (auto saved = canary::save_record(dir, record); !saved) {
             logging::warning("driver canary: verdicts kept for this process only: " +

@@ -293,14 +293,25 @@ KCACHE_API const char* kcache_last_error(void);
  * keep working; "KCACHE_UNKNOWN" for a value that is not a status. */
 KCACHE_API const char* kcache_status_name(kcache_status status);
 
-typedef enum kcache_log_level { KCACHE_LOG_WARNING = 0, KCACHE_LOG_ERROR = 1 } kcache_log_level;
+/* How much a diagnostic matters: an error (something failed), a warning
+ * (something the user may need to act on), info (what went well: a driver
+ * canary that validated), debug. A handler set by kcache_set_log_handler or
+ * _v2 gets warnings and errors only; kcache_set_log_handler_v3 says how much
+ * more it wants. */
+typedef enum kcache_log_level {
+    KCACHE_LOG_WARNING = 0,
+    KCACHE_LOG_ERROR = 1,
+    KCACHE_LOG_INFO = 2,
+    KCACHE_LOG_DEBUG = 3
+} kcache_log_level;
 
 /* Receives kcache's diagnostics (a pack skipped, a damaged store moved
  * aside, …) from any thread; `message` is valid during the call only. */
 typedef void (*kcache_log_handler)(kcache_log_level level, const char* message, void* user);
 
-/* Routes kcache's diagnostics of the whole process to `handler` (called with
- * `user`); NULL restores the default, one line on stderr. */
+/* Routes kcache's warnings and errors of the whole process to `handler`
+ * (called with `user`); NULL restores the default, one line on stderr for
+ * each message up to KCACHE_LOG_LEVEL (default warning). */
 KCACHE_API void kcache_set_log_handler(kcache_log_handler handler, void* user);
 
 #ifdef __cplusplus

@@ -30,9 +30,10 @@ inline const char* to_string(Source s) noexcept;
 // Returns the library's version (KCACHE_VERSION_STRING of the build).
 inline const char* version() noexcept;
 
-// Routes the process's kcache diagnostics to `handler`; an empty handler
-// restores the default (one line on stderr).
-inline void set_log_handler(LogHandler handler) noexcept;
+// Routes the process's kcache diagnostics up to `most_verbose` (warnings and
+// errors unless asked) to `handler`; an empty handler restores the default
+// (one line on stderr per message up to KCACHE_LOG_LEVEL).
+inline void set_log_handler(LogHandler handler, LogLevel most_verbose = LogLevel::warning) noexcept;
 
 // Resolves the configuration; returns false and sets `error` (naming the
 // variable or file:line) on a malformed value.

@@ -23,87 +23,13 @@ struct CFree {
 using ConfigPtr = std::unique_ptr<kcache_config, CFree>;
 using OutcomePtr = std::unique_ptr<kcache_outcome, CFree>;
 
-// Every setting of Config by its config-file key, one table per field type
-// (loops over tables, not a call per field: cheap to compile in every
-// program that includes this header).
-template <class T>
-struct Setting {
-    const char* key;
-    T Config::*field;
-};
-using Paths = std::vector<std::filesystem::path>;
-using Words = std::vector<std::string>;
-using Ms = std::chrono::milliseconds;
-inline constexpr Setting<std::filesystem::path> kPathSettings[] = {
-    {"dir", &Config::dir},
-    {"device_db", &Config::device_db},
-    {"tmpdir", &Config::tmpdir},
-    {"remote_token_file", &Config::remote_token_file},
-    {"remote_ca", &Config::remote_ca},
-    {"remote_signing_key", &Config::remote_signing_key},
-    {"remote_s3_credentials_file", &Config::remote_s3_credentials_file},
-    {"metrics_file", &Config::metrics_file},
-};
-inline constexpr Setting<std::string> kStringSettings[] = {
-    {"jit_path", &Config::jit_helper},
-    {"remote_s3_endpoint", &Config::remote_s3_endpoint},
-    {"remote_s3_region", &Config::remote_s3_region},
-    {"remote_s3_url_style", &Config::remote_s3_url_style},
-    {"remote_s3_profile", &Config::remote_s3_profile},
-    {"trace", &Config::trace},
-};
-inline constexpr Setting<bool> kFlagSettings[] = {
-    {"disable", &Config::disabled},
-    {"readonly", &Config::read_only},
-    {"remote_readonly", &Config::remote_read_only},
-    {"remote_netrc", &Config::remote_netrc},
-    {"remote_required", &Config::remote_required},
-    {"remote_allow_http_token", &Config::remote_allow_http_token},
-    {"remote_require_signed", &Config::remote_require_signed},
-    {"metrics", &Config::metrics},
-    {"require_signed_packs", &Config::require_signed_packs},
-};
-inline constexpr Setting<std::uint64_t> kCountSettings[] = {
-    {"max_size", &Config::max_bytes},
-    {"jit_helpers", &Config::jit_helpers},
-    {"trace_max_size", &Config::trace_max_bytes},
-    {"max_programs", &Config::max_programs},
-    {"max_resident_bytes", &Config::max_resident_bytes},
-    {"max_hot_bytes", &Config::max_hot_bytes},
-};
-inline constexpr Setting<Ms> kDurationSettings[] = {
-    {"jit_timeout_ms", &Config::jit_timeout},
-    {"jit_idle_ms", &Config::jit_idle},
-    {"remote_timeout_ms", &Config::remote_timeout},
-    {"remote_connect_timeout_ms", &Config::remote_connect_timeout},
-    {"remote_breaker_ms", &Config::remote_breaker_window},
-    {"remote_ttl", &Config::remote_ttl},
-    {"metrics_interval_ms", &Config::metrics_interval},
-};
-inline constexpr Setting<Paths> kPathListSettings[] = {
-    {"packs", &Config::packs},
-    {"trusted_keys", &Config::trusted_keys},
-    {"trusted_key_dirs", &Config::trusted_key_dirs},
-};
-inline constexpr Setting<Words> kWordListSettings[] = {{"remote", &Config::remote_urls}};
-inline constexpr Setting<CanaryPolicy> kPolicySettings[] = {{"canary", &Config::canary}};
-
-// Calls `f(key, field)` for every setting of `c` (a Config, const or not).
+// Calls `f(key, field)` for every setting of `c` (a Config, const or not)
+// that has a field: the rows of <kcache/kcache_settings.def>.
 template <class C, class F>
 void for_each_setting(C& c, F&& f) {
-    auto each = [&](const auto& table) {
-        for (const auto& s : table) {
-            f(s.key, c.*(s.field));
-        }
-    };
-    each(kPathSettings);
-    each(kStringSettings);
-    each(kFlagSettings);
-    each(kCountSettings);
-    each(kDurationSettings);
-    each(kPathListSettings);
-    each(kWordListSettings);
-    each(kPolicySettings);
+#define KCACHE_SETTING(key, env, field, ...) f(#key, c.field);
+#include "kcache/kcache_settings.def"
+#undef KCACHE_SETTING
 }
 
 // A setting's text as kcache_config_get writes it.
@@ -307,7 +233,7 @@ inline const char* version() noexcept {
     return kcache_version();
 }
 
-inline void set_log_handler(LogHandler handler) noexcept {
+inline void set_log_handler(LogHandler handler, LogLevel most_verbose) noexcept {
     if (!handler) {
         kcache_set_log_handler(nullptr, nullptr);
         return;
@@ -316,7 +242,7 @@ inline void set_log_handler(LogHandler handler) noexcept {
     if (held == nullptr) {
         return;  // the previous handler stays
     }
-    kcache_set_log_handler_v2(
+    kcache_set_log_handler_v3(
         [](kcache_log_level level, const char* message, void* user) {
             try {
                 (*static_cast<LogHandler*>(user))(static_cast<LogLevel>(level), message);
@@ -324,7 +250,8 @@ inline void set_log_handler(LogHandler handler) noexcept {
                 // A handler that throws loses its message, never kcache's call.
             }
         },
-        held, [](void* user) { delete static_cast<LogHandler*>(user); });
+        held, [](void* user) { delete static_cast<LogHandler*>(user); },
+        static_cast<kcache_log_level>(most_verbose));
 }
 
 inline bool load_config(Config& out, std::string& error) noexcept {

@@ -163,6 +163,14 @@ KCACHE_API kcache_status kcache_drain(kcache_cache* cache, uint64_t limit_ms);
 KCACHE_API void kcache_set_log_handler_v2(kcache_log_handler handler, void* user,
                                           void (*release)(void* user));
 
+/* kcache_set_log_handler_v2, and `handler` gets every message up to
+ * `most_verbose` (KCACHE_LOG_ERROR: errors only; KCACHE_LOG_WARNING: what
+ * _v2 gets; KCACHE_LOG_INFO, KCACHE_LOG_DEBUG: more). A value that is no
+ * level is taken as KCACHE_LOG_WARNING. */
+KCACHE_API void kcache_set_log_handler_v3(kcache_log_handler handler, void* user,
+                                          void (*release)(void* user),
+                                          kcache_log_level most_verbose);
+
 #ifdef __cplusplus
 }
 #endif

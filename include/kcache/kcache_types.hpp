@@ -97,7 +97,9 @@ struct RungMiss {
 // Where an effective configuration value came from.
 enum class Source { default_value, environment, config_file, api };  // api: kcache_config_set
 
-enum class LogLevel { warning, error };
+// How much a diagnostic matters (kcache_log_level): error, warning (the user
+// may need to act), info (what went well), debug.
+enum class LogLevel { warning, error, info, debug };
 
 // Receives kcache's diagnostics (a pack skipped, a damaged store moved aside,
 // …) from any thread.

@@ -10,15 +10,18 @@ const char* version() noexcept {
     return KCACHE_VERSION_STRING;
 }
 
-void set_log_handler(LogHandler handler) noexcept {
+void set_log_handler(LogHandler handler, LogLevel most_verbose) noexcept {
     try {
         if (!handler) {
             logging::set_sink({});
             return;
         }
-        logging::set_sink([h = std::move(handler)](logging::Level level, std::string_view m) {
-            h(level == logging::Level::error ? LogLevel::error : LogLevel::warning, m);
-        });
+        // logging::Level and LogLevel share their values (kcache_log_level's).
+        logging::set_sink(
+            [h = std::move(handler)](logging::Level level, std::string_view m) {
+                h(static_cast<LogLevel>(level), m);
+            },
+            static_cast<logging::Level>(most_verbose));
     } catch (...) {
         // Only std::function's allocation can throw; the previous sink stays.
     }

@@ -51,8 +51,8 @@ bool same_checksum(const std::vector<std::uint8_t>& stored, const Checksum& sum)
 }
 
 void log_unbacked(const Store::Impl& s, const std::string& key_hex, const char* what) {
-    logging::warning("hot copy " + key_hex + " of " + s.db_path.string() + " " + what +
-                     ": removed");
+    // The copy is only a copy: removing it is a repair done, nothing to act on.
+    logging::info("hot copy " + key_hex + " of " + s.db_path.string() + " " + what + ": removed");
 }
 
 // Lock held, inside a write transaction, or on a read-only handle: removes

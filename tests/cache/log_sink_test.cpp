@@ -1,7 +1,9 @@
 // The process log sink: with a handler set, every diagnostic of every module
 // reaches the handler and nothing reaches stderr (a bad pack, a pack refused
 // by the signature policy, a trusted key that cannot be read, a corrupt
-// entry, a remote that is down, a compile stopped at its deadline).
+// entry, a remote that is down, a compile stopped at its deadline); a
+// handler gets the levels it asks for, and without one stderr gets what
+// KCACHE_LOG_LEVEL names.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +16,8 @@
 #include <sstream>
 
 #include "cache_fixture.hpp"
+#include "kcache/common/log.hpp"
+#include "kcache/kcache.h"
 #include "kcache/store/store.hpp"
 
 namespace kcache::test {
@@ -139,6 +143,67 @@ TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
     EXPECT_TRUE(logged("trusted keys: cannot be read")) << all();
     EXPECT_TRUE(logged("corrupt entry")) << all();
     EXPECT_TRUE(logged("remote server http://127.0.0.1:9 is down")) << all();
+}
+
+// One message of each level, in the order error, warning, info, debug.
+void say_each_level() {
+    logging::error("e");
+    logging::warning("w");
+    logging::info("i");
+    logging::debug("d");
+}
+
+TEST(LogLevels, AHandlerGetsWarningsAndErrorsUnlessItAsksForMore) {
+    std::string got;
+    const auto collect = [&](LogLevel level, std::string_view m) {
+        got += std::string(m) + std::to_string(static_cast<int>(level)) + " ";
+    };
+    set_log_handler(collect);
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 ");
+    got.clear();
+    set_log_handler(collect, LogLevel::info);
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 i2 ");
+    got.clear();
+    set_log_handler(collect, LogLevel::error);
+    say_each_level();
+    EXPECT_EQ(got, "e1 ");
+    got.clear();
+    set_log_handler(collect, LogLevel::debug);
+    EXPECT_TRUE(logging::enabled(logging::Level::debug));
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 i2 d3 ");
+    set_log_handler(nullptr);
+}
+
+TEST(LogLevels, TheCApisHandlersKeepTheirContractAndV3AsksForMore) {
+    std::string got;
+    const kcache_log_handler collect = [](kcache_log_level level, const char* m, void* user) {
+        *static_cast<std::string*>(user) += std::string(m) + std::to_string(level) + " ";
+    };
+    kcache_set_log_handler(collect, &got);
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 ");
+    got.clear();
+    kcache_set_log_handler_v2(collect, &got, nullptr);
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 ");
+    got.clear();
+    kcache_set_log_handler_v3(collect, &got, nullptr, KCACHE_LOG_INFO);
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 i2 ");
+    got.clear();
+    kcache_set_log_handler_v3(collect, &got, nullptr, static_cast<kcache_log_level>(42));
+    say_each_level();
+    EXPECT_EQ(got, "e1 w0 ") << "a value that is no level is warning";
+    kcache_set_log_handler(nullptr, nullptr);
+}
+
+TEST_F(PoclLogSink, WithoutAHandlerStderrGetsWarningsAndErrors) {
+    StderrToFile err(dir() / "stderr.txt");
+    say_each_level();
+    EXPECT_EQ(err.restore(), "kcache: error: e\nkcache: warning: w\n");
 }
 
 }  // namespace

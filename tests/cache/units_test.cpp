@@ -116,5 +116,22 @@ TEST_F(ReadFile, OnlyRegularFilesUpToTheBound) {
     EXPECT_NE(long_name.error().message.find("too long"), std::string::npos);
 }
 
+TEST_F(ReadFile, LinesAreStreamedWithABoundOnEachLine) {
+    std::ofstream(dir() / "lines") << "one\n" << std::string(70000, 'x') << "\n\nlast";
+    std::vector<std::string> got;
+    auto n = for_each_line(dir() / "lines", 65536, [&](std::string_view line, bool cut) {
+        got.push_back(cut ? "(cut)" : std::string(line));
+    });
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(n.value(), 4u);
+    EXPECT_EQ(got, (std::vector<std::string>{"one", "(cut)", "", "last"}));
+    ASSERT_EQ(::mkfifo((dir() / "fifo").c_str(), 0600), 0);
+    for (const std::filesystem::path& p : {std::filesystem::path("/dev/zero"), dir() / "fifo"}) {
+        auto r = for_each_line(p, 10, [](std::string_view, bool) { FAIL() << "a line was read"; });
+        ASSERT_FALSE(r.ok()) << p;
+        EXPECT_EQ(r.error().code, ReadErrc::not_regular) << p;
+    }
+}
+
 }  // namespace
 }  // namespace kcache::test

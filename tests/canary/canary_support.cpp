@@ -80,10 +80,12 @@ std::string verify_helper() {
 }
 
 LogLines::LogLines() {
-    set_log_handler([this](LogLevel, std::string_view line) {
-        std::lock_guard g(mu_);
-        text_ += std::string(line) + "\n";
-    });
+    set_log_handler(
+        [this](LogLevel, std::string_view line) {
+            std::lock_guard g(mu_);
+            text_ += std::string(line) + "\n";
+        },
+        LogLevel::info);  // a canary that validated is info
 }
 
 LogLines::~LogLines() {

@@ -199,10 +199,12 @@ LogCapture::LogCapture() {
         std::lock_guard lock(g_log_mu);
         g_log.clear();
     }
-    kcache::logging::set_sink([](kcache::logging::Level, std::string_view m) {
-        std::lock_guard lock(g_log_mu);
-        g_log.emplace_back(m);
-    });
+    kcache::logging::set_sink(
+        [](kcache::logging::Level, std::string_view m) {
+            std::lock_guard lock(g_log_mu);
+            g_log.emplace_back(m);
+        },
+        kcache::logging::Level::debug);
 }
 
 LogCapture::~LogCapture() {

@@ -4,7 +4,6 @@
 // the devices it was asked for; own sources are written beside the manifest
 // as sources/<sha256>.cl, one file per distinct source.
 
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/common/read_file.hpp"
 #include "kcache/common/replace_file.hpp"
 #include "kcache/common/sha256.hpp"
 
@@ -68,26 +68,33 @@ void add_event(const json& e, Captured& c) {
     }
 }
 
-// Reads one trace: one event per line after the "[" of the first. A line
-// that does not parse (the last one, cut by a full disk) is counted.
-bool read_trace(const std::filesystem::path& path, Captured& c, std::string& error) {
-    std::ifstream in(path);
-    if (!in) {
-        error = "cannot read trace " + path.string();
-        return false;
-    }
-    for (std::string line; std::getline(in, line);) {
+// The longest trace line read: a source event holds at most 1 MiB of text
+// (trace.cpp), which JSON's escapes can make a few times longer.
+constexpr std::size_t kMaxTraceLine = 16u << 20;
+
+// Reads one trace: one event per line after the "[" of the first, streamed
+// from a regular file (a FIFO or a device is refused). A line that does not
+// parse (the last one, cut by a full disk) or is too long is counted.
+std::optional<ReadError> read_trace(const std::filesystem::path& path, Captured& c) {
+    auto read = for_each_line(path, kMaxTraceLine, [&](std::string_view line, bool cut) {
         const std::size_t start = line.find_first_not_of("[, \t");
-        if (start == std::string::npos || line == "]") {
-            continue;
+        if (cut) {
+            ++c.unreadable_lines;
+            return;
+        }
+        if (start == std::string_view::npos || line == "]") {
+            return;
         }
         try {
             add_event(json::parse(line.substr(start)), c);
         } catch (const json::exception&) {
             ++c.unreadable_lines;
         }
+    });
+    if (!read) {
+        return read.error();
     }
-    return true;
+    return std::nullopt;
 }
 
 json devices_json(const std::set<std::string>& devices) {
@@ -159,9 +166,9 @@ int run_capture(const ParsedArgs& args) {
     }
     Captured c;
     for (const auto& t : traces) {
-        std::string error;
-        if (!read_trace(t, c, error)) {
-            return report(Exit::not_found, "capture", error);
+        if (auto refused = read_trace(t, c)) {
+            return report(refused->code == ReadErrc::not_found ? Exit::not_found : Exit::usage,
+                          "capture", "cannot read trace " + refused->message);
         }
     }
     std::vector<std::string> missing;

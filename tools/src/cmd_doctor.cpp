@@ -16,6 +16,8 @@
 #include "kcache/common/read_file.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/ocloc.hpp"
+#include "kcache/config/setting_table.hpp"
+#include "kcache/config/text.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
 #include "kcache/service/install_paths.hpp"
@@ -42,9 +44,8 @@ const char* level_name(Level l) {
     return l == Level::ok ? "ok" : l == Level::note ? "note" : "problem";
 }
 
-// The settings that are a search path: the trusted keys and the packs (each
-// with where the runtime looks after them); any other setting without a line
-// in effective(), the text it was given.
+// The settings that are a search path: the trusted keys and the packs, each
+// with where the runtime looks after them.
 std::string search_path_effective(const Config& c, const std::string& name) {
     if (name == "trusted_keys") {
         std::string dirs;
@@ -57,10 +58,6 @@ std::string search_path_effective(const Config& c, const std::string& name) {
         }
         return dirs + ", then " + (files.empty() ? std::string("(none)") : files);
     }
-    if (name != "packs") {
-        const auto it = c.origins.find(name);
-        return it != c.origins.end() ? it->second.first : std::string();
-    }
     std::string packs;
     for (const auto& p : c.packs) {
         packs += (packs.empty() ? "" : ":") + p.string();
@@ -72,41 +69,35 @@ std::string search_path_effective(const Config& c, const std::string& name) {
     return (packs.empty() ? std::string("(none)") : packs) + ", then " + installed;
 }
 
+// Setting `name`'s value read by its kind (kcache_settings.def): a flag as
+// true or false, a size also in K/M/G, nothing as "(none)".
+std::string value_by_kind(const Config& c, const std::string& name) {
+    const service::SettingRow* row = service::find_setting(name);
+    if (row == nullptr || row->text == nullptr) {
+        const auto it = c.origins.find(name);
+        return it != c.origins.end() ? it->second.first : std::string();
+    }
+    const std::string text = row->text(*row, c);
+    if (row->kind == service::SettingKind::flag) {
+        return text == "1" ? "true" : "false";
+    }
+    if (row->kind == service::SettingKind::size) {
+        return text + " (" + human_size(std::stoull(text)) + ")";
+    }
+    return text.empty() ? "(none)" : text;
+}
+
 // The effective value of setting `name` as the runtime uses it.
 std::string effective(const Config& c, const std::string& name) {
-    if (name == "dir") {
-        return c.dir.string();
-    }
-    if (name == "max_size") {
-        return std::to_string(c.max_bytes) + " (" + human_size(c.max_bytes) + ")";
-    }
-    if (name == "jit_timeout_ms") {
-        return std::to_string(c.jit_timeout.count());
-    }
-    if (name == "max_programs") {
-        return std::to_string(c.max_programs);
-    }
-    if (name == "max_resident_bytes") {
-        return std::to_string(c.max_resident_bytes) + " (" + human_size(c.max_resident_bytes) + ")";
-    }
-    if (name == "max_hot_bytes") {
-        return std::to_string(c.max_hot_bytes) + " (" + human_size(c.max_hot_bytes) + ")";
-    }
-    if (name == "disable" || name == "readonly") {
-        return (name == "disable" ? c.disabled : c.read_only) ? "true" : "false";
-    }
-    if (name == "jit_helpers") {
-        return std::to_string(c.jit_helpers) +
-               (c.jit_helpers == 0 ? " (a fresh helper per compile)" : " per device");
-    }
-    if (name == "jit_idle_ms") {
-        return std::to_string(c.jit_idle.count());
-    }
     if (name.rfind("remote", 0) == 0) {
         return remote_effective(c, name);
     }
     if (name.rfind("metrics", 0) == 0 || name.rfind("trace", 0) == 0) {
         return observe_effective(c, name);
+    }
+    if (name == "jit_helpers") {
+        return std::to_string(c.jit_helpers) +
+               (c.jit_helpers == 0 ? " (a fresh helper per compile)" : " per device");
     }
     if (name == "jit_path") {
         return c.jit_helper.empty() ? compiler::default_helper_path() : c.jit_helper;
@@ -117,16 +108,21 @@ std::string effective(const Config& c, const std::string& name) {
                    ? "warn (a suspect variant is served, with a warning)"
                    : "enforce (a suspect variant is answered driver_suspect)";
     }
-    if (name == "device_db") {
-        return c.device_db.empty() ? "(none: the built-in data only)" : c.device_db.string();
+    if (name == "packs" || name == "trusted_keys") {
+        return search_path_effective(c, name);
     }
-    if (name == "tmpdir") {
-        return c.tmpdir.string();
+    return value_by_kind(c, name);
+}
+
+// Each KCACHE_* variable of the environment that kcache does not know, with
+// the closest name it knows: a typo changes nothing, so it is a problem.
+void check_unknown_variables(std::vector<Finding>& out) {
+    for (const service::UnknownVariable& u : service::unknown_variables(environ)) {
+        out.push_back(
+            {"config", u.name,
+             "\"" + service::printable(u.value) + "\": unknown; did you mean " + u.suggestion + "?",
+             Level::problem});
     }
-    if (name == "require_signed_packs") {
-        return c.require_signed_packs ? "true" : "false";
-    }
-    return search_path_effective(c, name);
 }
 
 void check_config(std::vector<Finding>& out, const Config& config) {
@@ -292,7 +288,23 @@ void check_drivers(std::vector<Finding>& out, const Config& config,
     }
 }
 
+// The settings table of docs/settings.md, printed from the rows (a docs
+// test keeps the two the same).
+void print_settings_table() {
+    std::cout << "| Variable | Config key | Accepts | What it does |\n|---|---|---|---|\n";
+    for (const service::SettingRow& r : service::setting_rows()) {
+        if (r.configurable()) {
+            std::cout << "| `" << r.env << "` | `" << r.key << "` | " << service::accepted(r)
+                      << " | " << r.doc << " |\n";
+        }
+    }
+}
+
 int run_doctor(const ParsedArgs& args) {
+    if (args.has("settings-table")) {
+        print_settings_table();
+        return 0;
+    }
     auto timeout = args.duration_value("timeout");
     if (!timeout) {
         return report(Exit::usage, "doctor", timeout.error().message);
@@ -303,6 +315,7 @@ int run_doctor(const ParsedArgs& args) {
         return code;
     }
     std::vector<Finding> findings;
+    check_unknown_variables(findings);
     check_config(findings, *config);
     check_store_dir(findings, config->dir);
     check_signatures(findings, *config);
@@ -355,8 +368,10 @@ Command doctor_command() {
          "A KCACHE_PACKS entry that does not exist is a problem.\n"
          "It lists the trusted public keys and, for every pack the runtime would open, its\n"
          "signature; a pack the signature policy keeps out (KCACHE_REQUIRE_SIGNED_PACKS)\n"
-         "or whose signature is invalid is a PROBLEM with the reason.\n",
+         "or whose signature is invalid is a PROBLEM with the reason.\n"
+         "A KCACHE_* variable that is no setting is a PROBLEM, with the closest name.\n",
          {{"json", Arity::flag, "", "print JSON"},
+          {"settings-table", Arity::flag, "", "print the table of settings (Markdown) and exit"},
           {"timeout", Arity::value, "DUR", "bound on the OpenCL probe (default 30s)"}},
          0,
          0,

@@ -73,11 +73,12 @@ void escape_output(std::ostream& stream) {
 }
 
 void escape_library_log() {
-    logging::set_sink([](logging::Level level, std::string_view message) {
-        const std::string line = service::printable(message);
-        std::fprintf(stderr, "kcache: %s: %s\n",
-                     level == logging::Level::warning ? "warning" : "error", line.c_str());
-    });
+    logging::set_sink(
+        [](logging::Level level, std::string_view message) {
+            const std::string line = service::printable(message);
+            std::fprintf(stderr, "kcache: %s: %s\n", logging::name(level), line.c_str());
+        },
+        logging::stderr_level());
 }
 
 }  // namespace kcache::cli

@@ -2,9 +2,10 @@
 // The one way to open or read a file named by outside data (config file,
 // manifest and its sources, device database override, keys, signatures,
 // tokens, state files, packs): only a regular file, and for a whole read
-// never more than a stated size. A FIFO, a device such as /dev/zero or a
-// directory is refused without blocking, and a file that grows while it is
-// read stops at the bound instead of filling memory.
+// never more than a stated size, or line by line with a bound on each line.
+// A FIFO, a device such as /dev/zero or a directory is refused without
+// blocking, and a file that grows while it is read stops at the bound
+// instead of filling memory.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "kcache/common/result.hpp"
 #include "kcache/common/unique_fd.hpp"
@@ -67,6 +69,21 @@ inline Result<UniqueFd, ReadError> open_regular_file(const std::filesystem::path
     return fd;
 }
 
+// One read(2) of at most `size` bytes of `fd` into `buf`, retried on EINTR:
+// the count read (0 at the end), or an io ReadError naming `name`.
+inline Result<std::size_t, ReadError> read_block(int fd, char* buf, std::size_t size,
+                                                 const std::string& name) {
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, size);
+        if (n >= 0) {
+            return static_cast<std::size_t>(n);
+        }
+        if (errno != EINTR) {
+            return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
+        }
+    }
+}
+
 // Returns the contents of the regular file at `path` when it holds at most
 // `max_bytes`; a ReadError naming `path` otherwise (open_regular_file()'s
 // checks, then `too_large` for a file over the bound or one that grows past
@@ -89,21 +106,68 @@ inline Result<std::string, ReadError> read_regular_file(const std::filesystem::p
     std::string out;
     char buf[65536];
     for (;;) {
-        const ssize_t n = ::read(fd->get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
+        auto n = read_block(fd->get(), buf, sizeof buf, name);
+        if (!n) {
+            return fail(n.error());
         }
-        if (n < 0) {
-            return fail(ReadError{ReadErrc::io, name + ": " + std::strerror(errno)});
-        }
-        if (n == 0) {
+        if (*n == 0) {
             return out;
         }
-        if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+        if (out.size() + *n > max_bytes) {
             return too_large();
         }
-        out.append(buf, static_cast<std::size_t>(n));
+        out.append(buf, *n);
     }
+}
+
+// Streams the regular file at `path` (open_regular_file()'s checks) to
+// `on_line(text, cut)`, one call per line without its '\n' (a last line
+// without one included): memory holds one line of at most `max_line` bytes;
+// a longer line is skipped to its end and reported with `cut` true and an
+// empty `text`. Returns the number of lines, or a ReadError naming `path`.
+template <class OnLine>
+Result<std::size_t, ReadError> for_each_line(const std::filesystem::path& path,
+                                             std::size_t max_line, OnLine&& on_line) {
+    auto fd = open_regular_file(path);
+    if (!fd) {
+        return fail(fd.error());
+    }
+    std::string line;
+    bool cut = false;
+    std::size_t lines = 0;
+    char buf[65536];
+    for (;;) {
+        auto n = read_block(fd->get(), buf, sizeof buf, path.string());
+        if (!n) {
+            return fail(n.error());
+        }
+        if (*n == 0) {
+            break;
+        }
+        std::string_view block(buf, *n);
+        for (std::size_t nl; (nl = block.find('\n')) != std::string_view::npos;) {
+            cut = cut || line.size() + nl > max_line;
+            if (!cut) {
+                line.append(block.substr(0, nl));
+            }
+            on_line(std::string_view(cut ? std::string_view() : std::string_view(line)), cut);
+            ++lines;
+            line.clear();
+            cut = false;
+            block.remove_prefix(nl + 1);
+        }
+        cut = cut || line.size() + block.size() > max_line;
+        if (cut) {
+            line.clear();  // the rest of this line is skipped, not kept
+        } else {
+            line.append(block);
+        }
+    }
+    if (!line.empty() || cut) {
+        on_line(std::string_view(line), cut);
+        ++lines;
+    }
+    return lines;
 }
 
 }  // namespace kcache

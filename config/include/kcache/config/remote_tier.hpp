@@ -24,10 +24,8 @@ remote::Settings remote_settings(const Config& config);
 // when unset.
 std::vector<std::filesystem::path> trusted_builder_files(const Config& config);
 
-// The remote_s3_* settings (remote_config.cpp): applies `key` = `value`
-// to `c`, returning "" or what is wrong; the S3 part of remote_settings();
-// the effective value of setting `name` for `kcache doctor`.
-std::string apply_remote_s3(Config& c, const std::string& key, const std::string& value);
+// The remote_s3_* settings (remote_config.cpp): the S3 part of
+// remote_settings(); the effective value of setting `name` for `kcache doctor`.
 remote::S3Settings remote_s3_settings(const Config& c);
 std::string remote_s3_effective(const Config& c, const std::string& name);
 

@@ -78,10 +78,6 @@ void add_process_metrics(Exposition& out, const CacheStats& s);
 // reported once through the log sink. An empty `path` stops the writes.
 void write_file_periodically(const std::filesystem::path& path, std::chrono::milliseconds interval);
 
-// Applies one of the settings metrics_file, metrics_interval_ms, trace and
-// trace_max_size to `c`; returns "" or what is wrong with `value`.
-std::string apply_setting(Config& c, const std::string& key, const std::string& value);
-
 // Writes the process's metrics to `path` once, atomically; false with `error`.
 bool write_file(const std::filesystem::path& path, std::string& error);
 

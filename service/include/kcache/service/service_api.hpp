@@ -27,9 +27,10 @@ inline namespace core {
 // Returns the library's version (KCACHE_VERSION_STRING of the build).
 const char* version() noexcept;
 
-// Routes the process's kcache diagnostics to `handler`; an empty handler
-// restores the default (one line on stderr).
-void set_log_handler(LogHandler handler) noexcept;
+// Routes the process's kcache diagnostics up to `most_verbose` (warnings and
+// errors unless asked) to `handler`; an empty handler restores the default
+// (one line on stderr per message up to KCACHE_LOG_LEVEL).
+void set_log_handler(LogHandler handler, LogLevel most_verbose = LogLevel::warning) noexcept;
 
 // A built program (one reference owned by this object) and how it came.
 class Program {
