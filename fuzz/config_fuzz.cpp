@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "fuzz_support.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// An errata document (cache/src/errata.cpp): the JSON of a signed errata
+// An errata document (canary/src/errata.cpp): the JSON of a signed errata
 // file, a pack's errata table or a remote object, as from_json reads it.
 //
 // Invariants: nothing crashes, throws or hangs; an accepted document writes
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fuzz_support.hpp"
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using kcache::fuzz::check;

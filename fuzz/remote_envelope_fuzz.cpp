@@ -1,4 +1,4 @@
-// The remote tier's object format (cache/remote/src/envelope.cpp), read the
+// The remote tier's object format (remote/src/envelope.cpp), read the
 // way a download reads it. Fuzz input: one mode byte, then
 //   bit 0 clear (download): the rest is an object served for the key of
 //     kServedFields, decoded under the client's default size cap, so the key

@@ -1,47 +1,101 @@
 #!/usr/bin/env bash
-# Installs every Debian package kcache needs (idempotent, non-interactive),
+# Installs the Debian packages kcache needs (idempotent, non-interactive),
 # then configures and builds into ./build. Safe to run again and again.
-#   scripts/setup.sh            install what is missing, configure, build
+#   scripts/setup.sh            install what is missing, configure, build what
+#                               the main job runs (target kcache_main: the CLI,
+#                               the libraries, the helpers, the layer, the Python
+#                               module, the installed pack)
+#   scripts/setup.sh --all      also install what the tests use, and build
+#                               everything (tests, benchmarks, fuzz replays)
+#   scripts/setup.sh --deps     install what the main job and the tests use,
+#                               and build nothing
 #   KCACHE_BUILD_DIR=dir        build somewhere else (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+stage=main
+case "${1:-}" in
+  "") ;;
+  --all) stage=all ;;
+  --deps) stage=deps ;;
+  -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  *) echo "setup: unknown argument '$1' (--all, --deps or none; --help)" >&2; exit 2 ;;
+esac
+
+# What the main job builds and runs with (the libraries, the CLI, the helpers,
+# the layer, the Python module, the installed pack made with ocloc).
 packages=(
-  cmake g++ make pkg-config git dpkg-dev file debootstrap
+  cmake g++ make pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd intel-opencl-icd clinfo
-  libsqlite3-dev sqlite3 libzstd-dev libxxhash-dev libssl-dev
-  nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format clang-14 libclang-rt-14-dev
-  libcurl4-openssl-dev nginx-light apache2 openssl minisign
-  pybind11-dev python3-dev python3-pyopencl python3-numpy python3-pytest
-  redis-server libhiredis-dev clpeak clblast-utils abigail-tools python3-prometheus-client
-  rclone mesa-opencl-icd hashcat
+  libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev nlohmann-json3-dev libgtest-dev
+  libcurl4-openssl-dev libhiredis-dev pybind11-dev python3-dev python3-numpy
+)
+# What only the tests, the benchmarks and CI use (--all and --deps).
+test_packages=(
+  dpkg-dev file debootstrap sqlite3 libbenchmark-dev clang-format clang-14 libclang-rt-14-dev llvm-14
+  nginx-light apache2 openssl minisign redis-server rclone
+  python3-pyopencl python3-pytest python3-prometheus-client
+  clpeak clblast-utils hashcat abigail-tools
 )
 
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null ||
+    { echo "setup: not root and no sudo: run scripts/setup.sh as root, or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+apt_updated=""
+# apt_install PACKAGE...: installs them; when apt fails, tries each alone and
+# names the ones that cannot be installed.
+apt_install() {
+  [ -n "$apt_updated" ] || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; }
+  echo "setup: installing $*"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" && return 0
+  local p failed=()
+  for p in "$@"; do
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" ||
+      failed+=("$p")
+  done
+  [ "${#failed[@]}" -eq 0 ] ||
+    { echo "setup: apt-get could not install: ${failed[*]} (its messages are above)" >&2; exit 1; }
+}
+
+wanted=("${packages[@]}")
+[ "$stage" = main ] || wanted+=("${test_packages[@]}")
 missing=()
-for p in "${packages[@]}"; do
+for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  apt_install "${missing[@]}"
 else
-  echo "setup: all ${#packages[@]} packages present"
+  echo "setup: all ${#wanted[@]} packages present"
 fi
 
 # The S3-protocol server the S3 tests start: s3rver, from npm (the fork
 # published as @20minutes/s3rver; the s3rver package itself skips checking
-# SigV4 signatures), installed into git-ignored .deps/s3rver.
+# SigV4 signatures), installed into git-ignored .deps/s3rver. npm comes from
+# Debian only when the machine has none: a Node.js from elsewhere may bundle
+# npm and conflict with Debian's npm package, and one that works is kept.
+npm_works() { command -v npm >/dev/null && npm --version >/dev/null 2>&1; }
 s3rver_dir=.deps/s3rver
 s3rver_version=4.0.4
-if ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rver_dir/node_modules/@20minutes/s3rver/package.json"; then
-  command -v npm >/dev/null || { echo "setup: npm is needed for the S3 tests' server (s3rver)" >&2; exit 1; }
+if [ "$stage" != main ] && ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rver_dir/node_modules/@20minutes/s3rver/package.json"; then
+  if ! npm_works; then
+    command -v node >/dev/null || apt_install nodejs
+    npm_works || apt_install npm
+    npm_works || { echo "setup: no working npm after installing Debian's nodejs and npm" >&2; exit 1; }
+  fi
   echo "setup: installing @20minutes/s3rver@$s3rver_version into $s3rver_dir"
-  npm install --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error "@20minutes/s3rver@$s3rver_version"
+  npm install --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error "@20minutes/s3rver@$s3rver_version" ||
+    { echo "setup: npm could not install @20minutes/s3rver@$s3rver_version (is the npm registry reachable?)" >&2; exit 1; }
 fi
+[ "$stage" = deps ] && exit 0
 
 build_dir="${KCACHE_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCACHE_WERROR=ON
-cmake --build "$build_dir" -j "$(nproc)"
+if [ "$stage" = all ]; then
+  cmake --build "$build_dir" -j "$(nproc)"
+else
+  cmake --build "$build_dir" -j "$(nproc)" --target kcache_main
+fi

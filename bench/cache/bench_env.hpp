@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/cl/handles.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::bench {
 

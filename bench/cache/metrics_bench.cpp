@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "kcache/cache/trace.hpp"
+#include "kcache/observe/trace.hpp"
 #include "seeded.hpp"
 
 namespace {

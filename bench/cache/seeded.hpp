@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bench_env.hpp"
-#include "kcache/cache/keys.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/service/keys.hpp"
 
 namespace kcache::bench {
 

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/service/service_api.hpp"
 #include "temp_path.hpp"
 #include "test_platform.hpp"
 

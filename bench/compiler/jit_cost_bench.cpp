@@ -161,7 +161,7 @@ compiler::JitRequest request_for(const kernels::Rendered& r, bool cpu, bool warm
     q.source = salted(r.source);
     q.options = r.options;
     q.entry_points = r.entry_points;
-    if (cpu && r.local_size > 0) {  // as the cache asks (cache/src/flight.cpp)
+    if (cpu && r.local_size > 0) {  // as the cache asks (service/src/flight.cpp)
         compiler::WarmupLaunch w;
         w.global = {r.local_size, 1, 1};
         w.local = {r.local_size, 1, 1};

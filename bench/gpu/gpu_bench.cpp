@@ -25,10 +25,10 @@
 
 #include "gpu_common.hpp"
 #include "jit_support.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/cl/program.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace {
 

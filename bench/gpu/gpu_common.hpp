@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace gpu_bench {
 

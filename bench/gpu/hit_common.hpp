@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gpu_common.hpp"
-#include "kcache/cache/keys.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/keys.hpp"
 
 namespace gpu_bench {
 

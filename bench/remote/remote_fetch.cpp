@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "bench_env.hpp"
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/sha256.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "kcache/store/store.hpp"
 #include "remote_roles.hpp"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "bench_env.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 
 namespace kcache::bench {
 

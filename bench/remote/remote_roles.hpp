@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::bench {
 

@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
-lib=$build/cache/libkcache.so
+lib=$build/api/libkcache.so
 "$here/check_abi.sh" "$src" "$build" "$lib" --update
 "$here/check_exports.sh" "$lib" --print >"$here/exported_symbols.txt"
 echo "exported symbols rewritten: $here/exported_symbols.txt"

@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/keys.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/store/pack.hpp"
 
 namespace kcache::test {

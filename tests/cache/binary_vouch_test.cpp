@@ -1,4 +1,4 @@
-// The check of binaries built elsewhere (cache/src/binary_vouch.cpp) on
+// The check of binaries built elsewhere (canary/src/binary_vouch.cpp) on
 // PoCL: a pack's binary and an entry imported from a pack are loaded in
 // kcache-verify, and for a registry kernel its known-answer test runs there,
 // before this process loads them. A truncated binary (PoCL asserts in its
@@ -12,10 +12,10 @@
 #include <fstream>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/binary_vouch.hpp"
-#include "kcache/cache/keys.hpp"
+#include "kcache/canary/binary_vouch.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 #include "store_fixture.hpp"

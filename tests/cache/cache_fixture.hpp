@@ -19,7 +19,7 @@
 // API; the tests of the service's internals, whose headers declare the
 // service's own C++ API, define KCACHE_TEST_INTERNAL_API to use that one.
 #ifdef KCACHE_TEST_INTERNAL_API
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 #else
 #include "kcache/kcache.hpp"
 #endif

@@ -1,4 +1,4 @@
-// A device's facts (cache/src/identities.hpp): made at a root device's
+// A device's facts (service/src/identities.hpp): made at a root device's
 // first request, then answered with no driver query; the key made from
 // them is the one jit_key_fields makes.
 

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/keys.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/store/pack.hpp"
 #include "test_platform.hpp"
 

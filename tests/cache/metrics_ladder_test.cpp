@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/trace.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/kcache.h"
+#include "kcache/observe/trace.hpp"
 
 namespace kcache::test {
 namespace {

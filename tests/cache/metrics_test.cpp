@@ -1,4 +1,4 @@
-// The process's metrics (cache/src/metrics*.cpp): fixed buckets, threads'
+// The process's metrics (observe/src/metrics*.cpp): fixed buckets, threads'
 // cells summed once each (ended threads too), the exposition formats read
 // back by prometheus_client's parsers (check_exposition.py), counters that
 // only grow, and the metrics file replaced atomically and reported once
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "kcache/cache/metrics.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/observe/metrics.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -1,4 +1,4 @@
-// The request trace (cache/src/trace*.cpp) without a device: records from
+// The request trace (observe/src/trace*.cpp) without a device: records from
 // 4 processes × 8 threads at once make one valid trace (JSON Array Format:
 // the file plus "]" parses, every event whole); the size bound holds; a
 // location that cannot be opened or written is reported once; the stderr
@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "child_process.hpp"
-#include "kcache/cache/trace.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/observe/trace.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -7,11 +7,11 @@
 
 #include <fstream>
 
-#include "kcache/cache/quantity.hpp"
-#include "kcache/cache/text.hpp"
 #include "kcache/common/cl_error.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/config/quantity.hpp"
+#include "kcache/config/text.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

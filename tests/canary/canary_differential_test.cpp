@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "canary_support.hpp"
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/parts.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/compiler/subprocess.hpp"
+#include "kcache/service/parts.hpp"
 #include "kcache/store/store.hpp"
 #include "temp_dir.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "canary_support.hpp"
 #include "faults.hpp"
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/canary.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::canary {

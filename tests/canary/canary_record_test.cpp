@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kcache/cache/canary.hpp"
+#include "kcache/canary/canary.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::canary {

@@ -9,10 +9,10 @@
 #include "canary_support.hpp"
 #include "child_process.hpp"
 #include "jit_support.hpp"
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/kcache.h"
+#include "kcache/service/service_api.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "jit_support.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/service/service_api.hpp"
 #include "test_platform.hpp"
 
 namespace kcache::test {

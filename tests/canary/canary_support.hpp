@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/opencl.h"
+#include "kcache/service/service_api.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

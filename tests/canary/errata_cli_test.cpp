@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "canary_support.hpp"
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/store/store.hpp"
 #include "temp_dir.hpp"

@@ -12,10 +12,10 @@
 
 #include "canary_support.hpp"
 #include "jit_support.hpp"
-#include "kcache/cache/errata.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/errata.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/remote/remote.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/store.hpp"
 #include "kcache/store/trust.hpp"

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "kcache/cache/errata.hpp"
+#include "kcache/canary/errata.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/store.hpp"

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "canary_support.hpp"
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/service/service_api.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -4,7 +4,7 @@
 # -wal/-shm/-journal) outside SQLite: closing any descriptor of a file drops
 # every POSIX lock the process holds on it, so another process may delete
 # the WAL this one still commits into (docs/design.md, "Storage").
-#  - In the store module (cache/store), every raw open is on the list below,
+#  - In the store module (store/), every raw open is on the list below,
 #    with the reason it never opens a database file.
 #  - Elsewhere, a file that names the store's database has no raw open at all
 #    unless listed.
@@ -18,17 +18,14 @@ names='kStoreFileName|store\.sqlite|db_path|\.sqlite|"-wal"|"-shm"|"-journal"|st
 
 # path|text on the line|why it is not a database file
 allowed='
-cache/store/src/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file under hot/
-cache/store/src/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
-cache/store/src/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
-cache/store/src/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
-cache/store/src/store_open.cpp|UniqueFd fd(::mkstemp(tmp.data()));|a new store file'"'"'s private name, closed before any connection opens it
-cache/store/src/pack.cpp|auto fd = open_regular_file(path);|a pack: read through this descriptor, immutable, no locks
-cache/store/src/trust.cpp|auto fd = open_regular_file(pack);|a pack: checked and read through this descriptor, immutable, no locks
-cache/store/src/trust.cpp|auto fd = open_regular_file(path);|a pack: checked and read through this descriptor, immutable, no locks
-cache/store/src/signature_crypto.cpp|auto fd = open_regular_file(path);|a key or signature file
-cache/store/src/signature_crypto.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL|a key or signature file being written
-cache/store/src/signature_format.cpp|auto text = read_regular_file(path, kMaxFileBytes);|a key or signature file
+store/src/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file under hot/
+store/src/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
+store/src/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
+store/src/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
+store/src/store_open.cpp|UniqueFd fd(::mkstemp(tmp.data()));|a new store file'"'"'s private name, closed before any connection opens it
+store/src/pack.cpp|auto fd = open_regular_file(path);|a pack: read through this descriptor, immutable, no locks
+store/src/trust.cpp|auto fd = open_regular_file(pack);|a pack: checked and read through this descriptor, immutable, no locks
+store/src/trust.cpp|auto fd = open_regular_file(path);|a pack: checked and read through this descriptor, immutable, no locks
 tools/src/cmd_inspect.cpp|std::ofstream out(*output, std::ios::binary | std::ios::trunc);|get --output: a new file, refused when it exists
 '
 
@@ -48,11 +45,11 @@ is_allowed() {  # file line
 
 bad=0
 files=$(git ls-files --cached --others --exclude-standard -- \
-  'cache/*' 'common/*' 'compiler/*' 'device_db/*' 'kernels/*' 'kernels_cl/*' 'tools/*' \
+  'store/*' 'remote/*' 'sign/*' 'service/*' 'canary/*' 'observe/*' 'config/*' 'api/*' 'common/*' 'compiler/*' 'device_db/*' 'kernels/*' 'kernels_cl/*' 'tools/*' \
   'python/*' 'include/*' 'examples/*' | grep -E '\.(c|cc|cpp|h|hpp|py)$' || true)
 for f in $files; do
   [ -f "$f" ] || continue
-  if [[ "$f" == cache/store/* ]]; then
+  if [[ "$f" == store/* ]]; then
     scope=store
   elif grep -qE "$names" "$f"; then
     scope=names
@@ -69,7 +66,7 @@ for f in $files; do
   done < <(grep -nE "$([[ "$f" == *.py ]] && echo "$py_opens" || echo "$opens")" "$f" || true)
 done
 if [ "$bad" -ne 0 ]; then
-  echo "Open database files only through SQLite (cache/store/src/sqlite.hpp), or list" >&2
+  echo "Open database files only through SQLite (store/src/sqlite.hpp), or list" >&2
   echo "the open in tests/docs/check_database_opens.sh with why it is no database file." >&2
   exit 1
 fi

@@ -4,8 +4,9 @@
 # names exactly the packages scripts/setup.sh installs.
 set -euo pipefail
 src=$1
-installs=$(sed -n '/^packages=(/,/^)/p' "$src/scripts/setup.sh" | sed '1d;$d' | tr -s ' \t' '\n' |
-  sed '/^$/d' | sort)
+# Both lists: packages=( (the main job) and test_packages=( (the tests).
+installs=$(sed -n '/^\(test_\)\{0,1\}packages=(/,/^)/p' "$src/scripts/setup.sh" | grep -v '^\(test_\)\{0,1\}packages=(\|^)' |
+  tr -s ' \t' '\n' | sed '/^$/d' | sort)
 documented=$(sed -n '/^## What scripts\/setup.sh installs/,/^## /p' "$src/README.md" |
   sed -n 's/^| `\([^`]*\)` |.*/\1/p' | sort)
 if [ -z "$installs" ] || [ -z "$documented" ]; then

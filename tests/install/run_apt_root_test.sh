@@ -11,65 +11,9 @@
 # It needs root (debootstrap, chroot, mount) and the mirror: without either it
 # fails and says so; it never passes without having installed and run.
 set -euo pipefail
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-[ $# -ge 1 ] || fail "usage: $0 BUILD_DIR [DEB]"
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [DEB]" >&2; exit 1; }
 build=$(cd "$1" && pwd)
-[ "$(id -u)" -eq 0 ] ||
-  fail "needs root for debootstrap, chroot and mount (CI runs as root); run it as root," \
-    "or leave the slow install tests out with ctest -LE slow"
-for tool in debootstrap chroot mount umount apt-get dpkg-deb; do
-  command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/setup.sh installs it)"
-done
-. /etc/os-release
-release=${VERSION_CODENAME:-}
-arch=$(dpkg --print-architecture)
-[ "${ID:-}" = debian ] && [ -n "$release" ] ||
-  fail "this machine is not Debian (${PRETTY_NAME:-unknown}): the package is built for Debian"
-
-# The repositories of this release that this machine's apt reads (sources.list
-# and sources.list.d, either format): the main one for debootstrap, and it
-# with -updates and -security for apt in the root.
-repos=$(apt-get indextargets --no-release-info --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ARCHITECTURE)' \
-  'Created-By: Packages' | sort -u |
-  awk -v r="$release" -v a="$arch" '$3 == "main" && $4 == a &&
-    ($2 == r || $2 == r "-updates" || $2 == r "-security") { print $1, $2 }')
-mirror=$(awk -v r="$release" '$2 == r { print $1; exit }' <<<"$repos")
-[ -n "$mirror" ] ||
-  fail "this machine's apt sources name no '$release main' repository for $arch to bootstrap from"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-apt-root-XXXXXX")
-root=$work/root
-# Mount points under the work directory, newest first: each is unmounted on
-# every exit, and the directory is removed only when none is left. Each long
-# step has a time limit well inside ctest's, so the test ends by itself and
-# cleans up rather than being killed.
-mounted=()
-cleanup() {
-  local rc=$? m
-  for m in ${mounted[@]+"${mounted[@]}"}; do
-    umount "$m" 2>/dev/null || umount -l "$m" || true
-  done
-  if awk -v w="$work/" 'index($2, w) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
-    echo "FAIL: still mounted under $work, left in place:" >&2
-    grep -F " $work/" /proc/mounts >&2 || true
-    rc=1
-  else
-    rm -rf --one-file-system "$work"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT HUP
-mount_in_root() { # FSTYPE SOURCE TARGET [OPTION]
-  mkdir -p "$root$3"
-  mount -t "$1" ${4:+-o "$4"} "$2" "$root$3"
-  mounted=("$root$3" ${mounted[@]+"${mounted[@]}"})
-}
-started=$SECONDS
-elapsed() { echo "$((SECONDS - started)) s"; }
+. "$(dirname "$0")/fresh_root.sh"
 
 # The package under test.
 if [ $# -ge 2 ]; then
@@ -84,25 +28,8 @@ fi
 echo "package: $(basename "$deb"); its relations:"
 dpkg-deb -f "$deb" Depends Recommends Suggests | sed 's/^/  /'
 
-# A fresh minimal root from the mirror.
-# The root lives in memory: unpacking is quicker there, and unmounting it
-# leaves nothing behind (it needs about 2 GB).
-mount_in_root tmpfs tmpfs / size=4g,mode=0755
-echo "debootstrap --variant=minbase $release from $mirror"
-timeout -k 10 400 debootstrap --variant=minbase --arch="$arch" "$release" "$root" "$mirror" \
-  >"$work/debootstrap.log" 2>&1 ||
-  { tail -n 20 "$work/debootstrap.log"; fail "debootstrap of $release from $mirror failed (is the mirror reachable?)"; }
-echo "root bootstrapped in $(elapsed)"
-awk '{ print "deb", $1, $2, "main" }' <<<"$repos" >"$root/etc/apt/sources.list"
-mount_in_root proc proc /proc
-mount_in_root sysfs sysfs /sys ro
-mount_in_root tmpfs tmpfs /dev/shm mode=1777
-in_root() { # SECONDS COMMAND...: COMMAND as root in the root, with a clean environment
-  timeout -k 10 "$1" chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-    DEBIAN_FRONTEND=noninteractive "${@:2}"
-}
-in_root 120 apt-get update -qq >"$work/apt-update.log" 2>&1 ||
-  { cat "$work/apt-update.log"; fail "apt-get update in the root failed"; }
+# A fresh minimal root from the mirror (about 2 GB with the package).
+fresh_root_bootstrap 4g
 
 # apt installs the package and what its Depends and Recommends name.
 cp "$deb" "$root/tmp/"

@@ -11,10 +11,10 @@
 #include <iterator>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/cl/kat.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "kcache/remote/envelope.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "kcache/store/store.hpp"
 #include "remote_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "remote_support.hpp"
 
 namespace kcache::test {

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "cache_fixture.hpp"
-#include "kcache/cache/remote_tier.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/config/remote_tier.hpp"
+#include "kcache/service/service_api.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

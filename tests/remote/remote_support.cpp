@@ -6,7 +6,7 @@
 
 #include "backend.hpp"
 #include "breaker.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "store_samples.hpp"
 
 namespace kcache::test {

@@ -85,12 +85,13 @@ TEST_F(StoreSignature, Blake2bMatchesOpenSslAndTheKnownDigests) {
         unsigned char want[64];
         unsigned int len = 0;
         ASSERT_EQ(EVP_Digest(data.data(), n, want, &len, EVP_blake2b512(), nullptr), 1);
-        EXPECT_EQ(hex(ks::detail::blake2b(data, 64)), hex({want, want + len})) << "length " << n;
+        EXPECT_EQ(hex(kcache::sign::detail::blake2b(data, 64)), hex({want, want + len}))
+            << "length " << n;
     }
     // BLAKE2b-256, which OpenSSL 3.0 cannot compute (Python's hashlib.blake2b(digest_size=32)).
-    EXPECT_EQ(hex(ks::detail::blake2b(bytes_of("abc"), 32)),
+    EXPECT_EQ(hex(kcache::sign::detail::blake2b(bytes_of("abc"), 32)),
               "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319");
-    EXPECT_EQ(hex(ks::detail::blake2b({}, 32)),
+    EXPECT_EQ(hex(kcache::sign::detail::blake2b({}, 32)),
               "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
 }
 

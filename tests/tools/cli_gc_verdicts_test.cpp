@@ -1,5 +1,5 @@
 // kcache gc and the node's verdicts on binaries built elsewhere
-// (<store>/vouched/<key hex>.<digest>, cache/src/binary_vouch.cpp): a
+// (<store>/vouched/<key hex>.<digest>, canary/src/binary_vouch.cpp): a
 // verdict goes when no entry of the user store or of a runtime pack has its
 // key any more (an entry removed, a driver replaced: the key names it), and
 // nothing else under vouched/ is touched.

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "cli_runner.hpp"
-#include "kcache/cache/parts.hpp"
+#include "kcache/service/parts.hpp"
 #include "kcache/store/store.hpp"
 #include "store_fixture.hpp"
 

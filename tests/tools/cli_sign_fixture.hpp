@@ -6,7 +6,7 @@
 
 #include "cli_runner.hpp"
 #include "kcache/compiler/subprocess.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/sign/signature.hpp"
 #include "store_fixture.hpp"
 
 namespace kcache::test {

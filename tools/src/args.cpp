@@ -4,7 +4,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "kcache/cache/quantity.hpp"
+#include "kcache/config/quantity.hpp"
 
 namespace kcache::cli {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/canary.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::cli {
 

@@ -12,8 +12,8 @@
 #include <system_error>
 #include <thread>
 
-#include "kcache/cache/parts.hpp"
-#include "kcache/cache/text.hpp"
+#include "kcache/config/text.hpp"
+#include "kcache/service/parts.hpp"
 #include "remote_cli.hpp"
 #include "run_layer.hpp"
 

@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "args.hpp"
-#include "kcache/cache/service_api.hpp"
 #include "kcache/common/deadline.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {
 
-// The process exit codes (README "kcache exit codes"); stable for scripts.
+// The process exit codes (tools/README.md, "Exit codes"); stable for scripts.
 enum class Exit : int {
     ok = 0,             // done; nothing needs attention
     action_needed = 1,  // done, but something failed that the user must act on

@@ -9,7 +9,7 @@
 #include "canary_report.hpp"
 #include "cli.hpp"
 #include "kat.hpp"
-#include "kcache/cache/parts.hpp"
+#include "kcache/service/parts.hpp"
 #include "opencl_devices.hpp"
 
 namespace kcache::cli {

@@ -1,5 +1,5 @@
 // kcache capture: turns the requests real processes made (their KCACHE_TRACE
-// files, cache/include/kcache/cache/trace.hpp) into a warm manifest
+// files, observe/include/kcache/observe/trace.hpp) into a warm manifest
 // (manifest.hpp): registry variants and the callers' own kernels, each with
 // the devices it was asked for; own sources are written beside the manifest
 // as sources/<sha256>.cl, one file per distinct source.

@@ -1,4 +1,4 @@
-// kcache errata list | export | import: the errata feed (kcache/cache/errata.hpp).
+// kcache errata list | export | import: the errata feed (kcache/canary/errata.hpp).
 
 #include <unistd.h>
 
@@ -11,11 +11,11 @@
 #include "canary_report.hpp"
 #include "cli.hpp"
 #include "errata_report.hpp"
-#include "kcache/cache/errata.hpp"
-#include "kcache/cache/pack_trust.hpp"
-#include "kcache/cache/remote_tier.hpp"
+#include "kcache/canary/errata.hpp"
+#include "kcache/canary/pack_trust.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/trust.hpp"
 #include "signing.hpp"

@@ -11,9 +11,9 @@
 #include "cli.hpp"
 #include "entries.hpp"
 #include "errata_report.hpp"
-#include "kcache/cache/keys.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/keys.hpp"
 #include "opencl_devices.hpp"
 #include "remote_cli.hpp"
 

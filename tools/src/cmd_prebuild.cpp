@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "cli.hpp"
-#include "kcache/cache/keys.hpp"
 #include "kcache/compiler/ocloc.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/loader.hpp"
+#include "kcache/service/keys.hpp"
 #include "kcache/store/coverage.hpp"
 #include "kcache/store/key.hpp"
 #include "progress.hpp"
@@ -95,7 +95,7 @@ Result<std::vector<std::unique_ptr<TargetPlan>>, std::string> plan_targets(
     return plans;
 }
 
-// The key the runtime's AOT rung looks up (kcache/cache/keys.hpp): the same
+// The key the runtime's AOT rung looks up (kcache/service/keys.hpp): the same
 // for every driver of the target.
 store::KeyFields aot_fields(const kernels::Rendered& r, const std::string& target) {
     return service::aot_key_fields(target, {r.variant.id(), r.source, r.options, r.entry_points});

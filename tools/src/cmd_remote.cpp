@@ -7,10 +7,10 @@
 #include <iostream>
 
 #include "kat.hpp"
-#include "kcache/cache/binary_vouch.hpp"
-#include "kcache/cache/keys.hpp"
-#include "kcache/cache/remote_tier.hpp"
+#include "kcache/canary/binary_vouch.hpp"
+#include "kcache/config/remote_tier.hpp"
 #include "kcache/device_db/database.hpp"
+#include "kcache/service/keys.hpp"
 #include "opencl_devices.hpp"
 #include "remote_cli.hpp"
 #include "selection.hpp"

@@ -1,10 +1,10 @@
 // kcache keygen and sign: minisign-format key pairs and pack signatures
-// (kcache/store/signature.hpp), which Debian's `minisign -V` verifies.
+// (kcache/sign/signature.hpp), which Debian's `minisign -V` verifies.
 
 #include <iostream>
 
 #include "cli.hpp"
-#include "kcache/cache/pack_trust.hpp"
+#include "kcache/canary/pack_trust.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/trust.hpp"
 #include "signing.hpp"

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kcache/cache/errata.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/canary/errata.hpp"
+#include "kcache/service/service_api.hpp"
 
 namespace kcache::cli {
 

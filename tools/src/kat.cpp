@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "cli.hpp"
-#include "kcache/cache/binary_vouch.hpp"
+#include "kcache/canary/binary_vouch.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/compiler/subprocess.hpp"
 #include "kcache/store/key.hpp"

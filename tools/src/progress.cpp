@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "kcache/cache/text.hpp"
+#include "kcache/config/text.hpp"
 
 namespace kcache::cli {
 

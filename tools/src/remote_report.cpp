@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "kcache/cache/remote_tier.hpp"
 #include "kcache/common/read_file.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/config/remote_tier.hpp"
+#include "kcache/sign/signature.hpp"
 #include "remote_cli.hpp"
 
 namespace kcache::cli {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kcache/cache/service_api.hpp"
-#include "kcache/store/signature.hpp"
+#include "kcache/service/service_api.hpp"
+#include "kcache/sign/signature.hpp"
 
 namespace kcache::cli {
 

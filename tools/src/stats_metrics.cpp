@@ -1,5 +1,5 @@
 // `kcache stats --format openmetrics|prometheus`: the node's store and
-// remote counters as a metrics exposition (cache/include/kcache/cache/metrics.hpp
+// remote counters as a metrics exposition (observe/include/kcache/observe/metrics.hpp
 // has the formats), for node_exporter's textfile collector or a scrape.
 // Every value here is the node's, kept in the store and the remote tier's
 // state file across processes, so counters only grow.
@@ -7,7 +7,7 @@
 #include <map>
 
 #include "cli.hpp"
-#include "kcache/cache/metrics.hpp"
+#include "kcache/observe/metrics.hpp"
 #include "kcache/remote/remote.hpp"
 #include "stats_metrics.hpp"
 

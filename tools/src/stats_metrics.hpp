@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "kcache/cache/metrics.hpp"
-#include "kcache/cache/service_api.hpp"
+#include "kcache/observe/metrics.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::cli {

@@ -6,8 +6,8 @@
 #include <streambuf>
 #include <string>
 
-#include "kcache/cache/text.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/config/text.hpp"
 
 namespace kcache::cli {
 namespace {

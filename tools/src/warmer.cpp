@@ -4,8 +4,8 @@
 
 #include "cli.hpp"
 #include "kat.hpp"
-#include "kcache/cache/canary.hpp"
-#include "kcache/cache/keys.hpp"
+#include "kcache/canary/canary.hpp"
+#include "kcache/service/keys.hpp"
 
 namespace kcache::cli {
 namespace {

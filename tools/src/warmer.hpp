@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "kcache/cache/service_api.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/service/service_api.hpp"
 #include "kcache/store/store.hpp"
 #include "manifest.hpp"
 #include "opencl_devices.hpp"

@@ -1,4 +1,0 @@
-#pragma once
-// The check of binaries built elsewhere; declared with the headers the CLI
-// shares (kcache pull checks what it stores the same way).
-#include "kcache/cache/binary_vouch.hpp"

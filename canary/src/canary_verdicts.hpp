@@ -1,0 +1,50 @@
+#pragma once
+// The driver canary's verdicts as the runtime holds them: once per process,
+// store and driver identity, read from <store>/canary/ or got by running the
+// canary (with the differential check against earlier drivers' binaries in
+// the store). Between processes sharing a store, a lock file under
+// <store>/locks/ lets one of them run the canary while the others wait and
+// then read its record, so the canary runs once per driver and store.
+//
+// Under enforce the first request waits for the verdicts. Under warn (where
+// no verdict changes what is served) the canary runs on a worker of the
+// cache, its helpers below the caller's priority, the request goes on
+// without it, and the verdicts are logged when they come; the cache waits
+// for it when it closes.
+
+#include <functional>
+#include <memory>
+
+#include "kcache/canary/canary.hpp"
+#include "kcache/device_db/identity.hpp"
+#include "kcache/service/service_api.hpp"
+
+namespace kcache::store {
+class Store;
+}
+
+namespace kcache {
+class Workers;
+}
+
+namespace kcache::service {
+
+// What the canary uses of a cache (each may be null: no differential check,
+// and the canary runs on the requesting thread).
+struct CanaryParts {
+    store::Store* store = nullptr;  // earlier drivers' binaries
+    Workers* workers = nullptr;     // where a canary nobody waits for runs
+    // Called once with each record the canary has just run (not one read
+    // from the store), on the thread that ran it.
+    std::function<void(const canary::Record&)> on_run;
+};
+
+// The verdicts of `device`'s driver for a cache of `config`: known ones,
+// else the canary's, waited for under enforce; under warn null while the
+// canary runs in the background (started by this call or an earlier one).
+// Throws only std::bad_alloc.
+std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
+                                                      const device_db::DeviceIdentity& device,
+                                                      const CanaryParts& parts);
+
+}  // namespace kcache::service

@@ -1,0 +1,38 @@
+#pragma once
+// How the service configures the remote tier from kcache::Config; shared by
+// the runtime (Cache::open) and the CLI (push, pull, warm, doctor).
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kcache/common/result.hpp"
+#include "kcache/config/config.hpp"
+#include "kcache/remote/remote.hpp"
+
+namespace kcache::service {
+
+// The client settings of `config`; the breaker mark and the counters live in
+// the user store's directory.
+remote::Settings remote_settings(const Config& config);
+
+// The public key files of `config`'s trusted builders
+// (KCACHE_REMOTE_TRUSTED_BUILDERS, ':'-separated; docs/remote.md, "Trusted
+// builders"). The setting has no field of Config: load_config keeps its
+// value in Config::origins["remote_trusted_builders"], read here; empty
+// when unset.
+std::vector<std::filesystem::path> trusted_builder_files(const Config& config);
+
+// The remote_s3_* settings (remote_config.cpp): applies `key` = `value`
+// to `c`, returning "" or what is wrong; the S3 part of remote_settings();
+// the effective value of setting `name` for `kcache doctor`.
+std::string apply_remote_s3(Config& c, const std::string& key, const std::string& value);
+remote::S3Settings remote_s3_settings(const Config& c);
+std::string remote_s3_effective(const Config& c, const std::string& name);
+
+// The remote client of `config`: nullptr when no remote is configured; a
+// message naming the setting when the settings are unusable.
+Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config);
+
+}  // namespace kcache::service

@@ -1,0 +1,97 @@
+#pragma once
+// The service's C++ API (Cache, Program, load_config, …) as the library's
+// own code, the CLI and the in-tree tools and tests use it: what the C API
+// calls. Operator libraries use the public <kcache/kcache.hpp> instead, a
+// header-only layer over the C API with the same names. Both share the plain
+// types of <kcache/kcache_types.hpp> (Config, Outcome, the requests,
+// CacheStats); the classes and functions here live in the inline namespace
+// kcache::core, so their mangled names never meet the layer's
+// (docs/design.md, "The public API"). Nothing here is exported from
+// libkcache.so. Thread-safe. Every member is noexcept unless its comment says
+// otherwise: failures come back as statuses.
+
+#include "kcache/config/config.hpp"
+#include "kcache/kcache_types.hpp"
+#include "kcache/observe/names.hpp"
+#include "kcache/opencl.h"
+#include "kcache/version.h"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace kcache {
+inline namespace core {
+
+// Returns the library's version (KCACHE_VERSION_STRING of the build).
+const char* version() noexcept;
+
+// Routes the process's kcache diagnostics to `handler`; an empty handler
+// restores the default (one line on stderr).
+void set_log_handler(LogHandler handler) noexcept;
+
+// A built program (one reference owned by this object) and how it came.
+class Program {
+  public:
+    Program() noexcept = default;
+    Program(Program&& o) noexcept;
+    Program& operator=(Program&& o) noexcept;
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+    ~Program();
+
+    cl_program get() const noexcept { return program_; }
+    // Gives the caller the reference; this object no longer releases it.
+    cl_program release() noexcept;
+    const Outcome& outcome() const noexcept { return outcome_; }
+    bool ok() const noexcept { return program_ != nullptr; }
+
+  private:
+    friend class Cache;
+    cl_program program_ = nullptr;
+    Outcome outcome_;
+};
+
+class Cache {
+  public:
+    // Opens the cache described by `config` (see load_config). On failure
+    // returns nullptr and sets `outcome` (status and message). A user store
+    // that an earlier open found sound (its file stamped, docs/design.md
+    // "Hot copies") has its SQLite database opened at the first request that
+    // needs it; a problem found then shows in that request's outcome as a
+    // miss of the user store.
+    static std::unique_ptr<Cache> open(const Config& config, Outcome* outcome = nullptr) noexcept;
+    // load_config() then open().
+    static std::unique_ptr<Cache> open_default(Outcome* outcome = nullptr) noexcept;
+    ~Cache();
+
+    // A ready (built) program for a registry kernel on `device` in `context`.
+    Program program(cl_context context, cl_device_id device, const KernelRequest& request) noexcept;
+    // The same for the caller's own kernel source.
+    Program program(cl_context context, cl_device_id device, const SourceRequest& request) noexcept;
+    // The binary bytes of the program program() answers (same ladder: a miss
+    // compiles, and the program is built in `context` on the way).
+    Binary binary(cl_context context, cl_device_id device, const KernelRequest& request) noexcept;
+    // Counters of this process plus the store's sizes (zero sizes when the
+    // store cannot be read).
+    CacheStats stats() noexcept;
+    // Releases every program this cache keeps for `context` (call it before
+    // releasing a context for good); returns how many. Programs the caller
+    // holds stay valid; a later request for `context` builds again.
+    std::size_t forget(cl_context context) noexcept;
+    // Waits for background compiles started by this object, for the
+    // warm-ups that follow JIT answers on CPU devices, then for its queued
+    // remote uploads (at most `limit` in all).
+    void drain(std::chrono::milliseconds limit) noexcept;
+    const Config& config() const noexcept;
+
+    struct Impl;
+
+  private:
+    explicit Cache(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace core
+}  // namespace kcache

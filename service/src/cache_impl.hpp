@@ -1,0 +1,54 @@
+#pragma once
+// Cache::Impl: what a Cache is made of, wired once from the composition
+// root's parts (Cache::open). Plain composition: the request's way is in
+// cache.cpp (checks, plan) and ladder.cpp (the rungs, top to bottom).
+
+#include <memory>
+
+#include "counters.hpp"
+#include "flight.hpp"
+#include "identities.hpp"
+#include "kcache/common/workers.hpp"
+#include "kcache/device_db/database.hpp"
+#include "kcache/remote/remote.hpp"
+#include "kcache/service/loader.hpp"
+#include "kcache/service/parts.hpp"
+#include "kcache/service/service_api.hpp"
+#include "ladder.hpp"
+#include "plan_memo.hpp"
+#include "program_cache.hpp"
+#include "publish.hpp"
+#include "resident_bytes.hpp"
+#include "stored_tiers.hpp"
+
+namespace kcache {
+
+using SteadyClock = service::SteadyClock;
+
+struct Cache::Impl {
+    Impl(Config c, service::Parts parts);
+    // Stops compiles and joins workers; then the members go in reverse order.
+    ~Impl();
+
+    Config config;
+    // Every call into the compute runtime (identity, bytes to program,
+    // context liveness); before the parts that ask it.
+    std::unique_ptr<service::Loader> loader;
+    device_db::DeviceDb db;
+    service::StoredTiers stored;
+    // Declared after the store and before the parts that use it: destroyed
+    // after them (compiles stopped, workers joined) and before the store
+    // closes, flushing its queued uploads.
+    std::unique_ptr<remote::Client> remote;
+    service::Counters counters;
+    service::Identities identities;
+    service::PlanMemo plans;
+    service::ProgramCache programs;   // the in-process rung's programs (own lock)
+    service::ResidentBytes resident;  // loaded binaries, for new contexts (own lock)
+    Workers workers;
+    service::Publisher publisher;
+    service::SingleFlight flight;
+    service::Ladder ladder;
+};
+
+}  // namespace kcache

@@ -1,0 +1,126 @@
+// The Cache facade's queries: binary bytes, counters, forgetting a context,
+// draining background work, and where installed packs live.
+
+#include "cache_impl.hpp"
+#include "kcache/common/deadline.hpp"
+#include "kcache/common/own_path.hpp"
+#include "kcache/config/remote_tier.hpp"
+#include "kcache/observe/metrics.hpp"
+#include "kcache/service/install_paths.hpp"
+
+namespace kcache {
+
+namespace {
+
+// The bytes of a program program() answered (or its failure), through `loader`.
+Binary binary_of(service::Loader& loader, Program p) {
+    Binary b;
+    b.outcome = p.outcome();
+    if (!p.ok()) {
+        return b;
+    }
+    auto bytes = loader.binary_of(p.get());
+    if (!bytes) {
+        b.outcome.status = StatusCode::device_error;
+        b.outcome.message = bytes.error();
+        return b;
+    }
+    b.bytes.assign(bytes->begin(), bytes->end());
+    return b;
+}
+
+}  // namespace
+
+Binary Cache::binary(cl_context context, cl_device_id device,
+                     const KernelRequest& request) noexcept {
+    Binary b;
+    try {
+        b = binary_of(*impl_->loader, program(context, device, request));
+    } catch (const std::exception& e) {
+        b.bytes.clear();
+        b.outcome = Outcome{};
+        b.outcome.status = StatusCode::internal_error;
+        b.outcome.message = e.what();
+    }
+    return b;
+}
+
+CacheStats Cache::stats() noexcept {
+    CacheStats s;
+    auto& c = impl_->counters;
+    s.in_process_hits = c.in_process;
+    s.store_hits = c.store;
+    s.pack_hits = c.pack;
+    s.aot_hits = c.aot;
+    s.failure_hits = c.failure;
+    s.jit_compiles = c.jit_compiles;
+    s.warmed_later = c.warmed_later;
+    s.store_write_failures = c.store_write_failures;
+    s.jit_failures = c.jit_failures;
+    s.resident_hits = c.resident;
+    s.programs_released = impl_->programs.released();
+    metrics::snapshot(s);
+    if (impl_->remote) {
+        const remote::Counters r = impl_->remote->counters();
+        s.remote_hits = r.hits;
+        s.remote_misses = r.misses;
+        s.remote_errors = r.errors;
+        s.remote_timeouts = r.timeouts;
+        s.remote_corrupt = r.corrupt;
+        s.remote_uploads = r.uploads;
+        s.remote_upload_failures = r.upload_failures;
+    }
+    try {
+        if (auto* user = impl_->stored.user()) {
+            if (auto st = user->stats(); st) {
+                s.entries = st->entries;
+                s.raw_bytes = st->raw_bytes;
+                s.stored_bytes = st->stored_bytes;
+                s.evictions = st->evictions;
+                s.corruptions = st->corruptions;
+            }
+        }
+    } catch (...) {
+        // The store's sizes stay zero; the process counters above are exact.
+    }
+    return s;
+}
+
+std::size_t Cache::forget(cl_context context) noexcept {
+    return impl_->programs.forget(context);
+}
+
+void Cache::drain(std::chrono::milliseconds limit) noexcept {
+    const auto until = deadline_after(limit);
+    try {
+        for (auto& f : impl_->flight.running()) {
+            f.wait_until(until);
+        }
+    } catch (...) {
+        // Only the vector's allocation can throw: then nothing is waited for.
+    }
+    impl_->flight.drain(until);  // warm-ups after an answer store and share what they built
+    if (impl_->remote) {
+        const auto left = until - std::chrono::steady_clock::now();
+        impl_->remote->flush(std::max(std::chrono::milliseconds(0),
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(left)));
+    }
+}
+
+namespace service {
+
+std::vector<std::filesystem::path> installed_pack_dirs() {
+    std::vector<std::filesystem::path> dirs;
+    if (auto image = own_image_path(reinterpret_cast<const void*>(&installed_pack_dirs));
+        !image.empty()) {
+        dirs.push_back((image.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
+    }
+    std::filesystem::path configured(KCACHE_PACK_DIR);
+    if (dirs.empty() || dirs.front() != configured) {
+        dirs.push_back(std::move(configured));
+    }
+    return dirs;
+}
+
+}  // namespace service
+}  // namespace kcache
