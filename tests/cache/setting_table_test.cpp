@@ -75,6 +75,9 @@ TEST(SettingTable, EveryRowReadsItsOwnTextBackToTheSameValue) {
             continue;  // no field: the text is kept as given
         }
         const std::string text = r.text(r, defaults);
+        if (text.empty()) {
+            continue;  // unset until load_config resolves it (the store's dir)
+        }
         Config c;
         EXPECT_EQ(r.apply(r, c, text), "") << text;
         EXPECT_EQ(r.text(r, c), text);
@@ -175,7 +178,8 @@ std::set<std::string> variables_read_in(const fs::path& root) {
         R"re((?:getenv|environ\.get|environ\[|setenv)\(?\s*"(KCACHE_[A-Z0-9_]*[A-Z0-9])")re");
     const std::regex given(R"re("(KCACHE_[A-Z0-9_]*[A-Z0-9])=)re");
     std::set<std::string> names;
-    for (const char* top : {"cache", "common", "compiler", "kernels_cl", "layer", "tools", "tests",
+    for (const char* top : {"api", "service", "canary", "config", "observe", "store", "remote",
+                            "sign", "common", "compiler", "kernels_cl", "layer", "tools", "tests",
                             "bench", "python", "examples", "device_db"}) {
         for (const auto& e : fs::recursive_directory_iterator(root / top)) {
             const std::string ext = e.path().extension().string();

@@ -52,7 +52,9 @@ int run_sign(const ParsedArgs& args) {
     const fs::path pack = args.positionals()[0];
     std::error_code ec;
     if (!fs::is_regular_file(pack, ec)) {
-        return report(Exit::not_found, "sign", "no such pack: " + pack.string());
+        return fs::exists(pack, ec)
+                   ? report(Exit::usage, "sign", pack.string() + ": not a regular file")
+                   : report(Exit::not_found, "sign", "no such pack: " + pack.string());
     }
     int code = 0;
     auto key = load_signing_key("sign", *args.value("key"), code);
