@@ -111,11 +111,13 @@ std::vector<UnknownVariable> unknown_variables(char** env) {
 
 void warn_unknown_variables() noexcept {
     static std::mutex mu;
-    static std::set<std::string> warned;  // per process: each name once
+    // Per process: each name once. Never destroyed: the first call may be on
+    // the layer's opening thread, which must register no exit handler.
+    static auto* warned = new std::set<std::string>;
     try {
         std::lock_guard lock(mu);
         for (const UnknownVariable& u : unknown_variables(environ)) {
-            if (warned.insert(u.name).second) {
+            if (warned->insert(u.name).second) {
                 logging::warning(u.name + "=\"" + printable(u.value) +
                                  "\": unknown, ignored; did you mean " + u.suggestion + "?");
             }
