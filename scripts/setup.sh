@@ -45,15 +45,18 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 apt_updated=""
+# apt-get waits up to 5 minutes for a dpkg lock another apt holds (an
+# unattended upgrade, say) instead of failing at once.
+apt_get() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 "$@"; }
 # apt_install PACKAGE...: installs them; when apt fails, tries each alone and
 # names the ones that cannot be installed.
 apt_install() {
-  [ -n "$apt_updated" ] || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; }
+  [ -n "$apt_updated" ] || { apt_get update -qq; apt_updated=1; }
   echo "setup: installing $*"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" && return 0
+  apt_get install -y -qq --no-install-recommends "$@" && return 0
   local p failed=()
   for p in "$@"; do
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" ||
+    apt_get install -y -qq --no-install-recommends "$p" ||
       failed+=("$p")
   done
   [ "${#failed[@]}" -eq 0 ] ||

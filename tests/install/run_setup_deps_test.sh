@@ -20,7 +20,8 @@ mkdir -p "$root/src/kcache"
   tar -cf - -T -) | tar -xf - -C "$root/src/kcache"
 echo "tree copied: $(find "$root/src/kcache" -type f | wc -l) files"
 in_root 1500 bash -c 'cd /src/kcache && scripts/setup.sh --deps' >"$work/setup.log" 2>&1 ||
-  { tail -n 40 "$work/setup.log"; fail "scripts/setup.sh --deps failed in a fresh root ($(elapsed))"; }
+  { tail -n 40 "$work/setup.log"; echo "apt's errors, each once:"; grep '^E: ' "$work/setup.log" | sort | uniq -c | head -n 20
+    fail "scripts/setup.sh --deps failed in a fresh root ($(elapsed))"; }
 echo "setup.sh --deps: ok in $(elapsed); $(in_root 60 dpkg-query -W -f='${Package}\n' | wc -l) packages in the root"
 
 # What the build, the tests, the benchmarks and CI run, by the name they use.
