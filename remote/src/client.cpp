@@ -71,6 +71,13 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (!token) {
         return fail(token.error());
     }
+    // libcurl reads the CA file itself, as given: a FIFO would block it.
+    if (!settings.ca_file.empty()) {
+        if (auto ca = open_regular_file(settings.ca_file); !ca) {
+            return error(RemoteErrc::config, "the CA file (KCACHE_REMOTE_CA) is unusable: " +
+                                                 ca.error().message);
+        }
+    }
     auto signing_key = load_signing_key(settings);
     if (auto creds = check_url_credentials(settings); !creds || !signing_key) {
         return fail(!creds ? creds.error() : signing_key.error());
@@ -289,17 +296,22 @@ Result<store::Bytes, RemoteError> Client::Impl::prepare_upload(
     const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
     const store::Provenance& provenance) {
     if (settings.access == Access::read_only) {
-        return error(RemoteErrc::read_only, "read-only remote: nothing uploaded");
+        RemoteError e{RemoteErrc::read_only, "read-only remote: nothing uploaded"};
+        upload_notes.add(e);
+        return fail(std::move(e));
     }
     auto signed_object = object_for_upload(fields, bytes, provenance);
     if (!signed_object) {
         counters.upload_failures++;
+        upload_notes.add(signed_object.error());
         return fail(signed_object.error());
     }
     if (signed_object->size() > settings.max_object_bytes) {
         counters.upload_failures++;
-        return error(RemoteErrc::too_large, "object of " + std::to_string(signed_object->size()) +
-                                                " bytes over the size cap; not uploaded");
+        RemoteError e{RemoteErrc::too_large, "object of " + std::to_string(signed_object->size()) +
+                                                 " bytes over the size cap; not uploaded"};
+        upload_notes.add(e);
+        return fail(std::move(e));
     }
     return std::move(*signed_object);
 }
@@ -310,6 +322,7 @@ Status<RemoteError> Client::Impl::uploaded(Result<Reply, Failure> r) {
         return Ok{};
     }
     counters.upload_failures++;
+    upload_notes.add(r.error().error, r.error().status);
     RemoteError e = std::move(r.error().error);
     if (e.code == RemoteErrc::timeout) {
         counters.timeouts++;

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "backend.hpp"
@@ -20,6 +21,21 @@ struct AtomicCounters {
     std::atomic<std::uint64_t> builder_hits{0};
 };
 
+// Client::upload_notes: one note per kind of skipped or failed upload
+// (upload_notes.cpp).
+class UploadNotes {
+  public:
+    // Counts one upload not sent or failed for `why`; `kind` groups the
+    // notes (an error code and the server's status, say).
+    void add(const std::string& kind, const std::string& why);
+    void add(const RemoteError& e, long status = 0);
+    std::vector<UploadNote> list() const;
+
+  private:
+    mutable std::mutex mu_;
+    std::vector<std::pair<std::string, UploadNote>> notes_;  // (kind, note)
+};
+
 struct Upload {
     store::KeyFields fields;
     store::Bytes bytes;
@@ -31,6 +47,7 @@ struct Client::Impl {
     Backends backends;  // by URL scheme (backends.cpp), opened by Client::open
     Breakers breakers;  // one per server (Backend::server_of)
     AtomicCounters counters;
+    UploadNotes upload_notes;
     std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
 
     std::mutex mu;                 // guards the queue below

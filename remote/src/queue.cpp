@@ -8,12 +8,18 @@ namespace kcache::remote {
 
 void Client::enqueue(const store::KeyFields& fields, std::span<const std::uint8_t> bytes,
                      const store::Provenance& provenance) {
-    if (why_no_uploads()) {
+    if (auto why = why_no_uploads()) {
+        impl_->upload_notes.add("not sent", "not sent: " + *why);
         return;  // read-only, or unsigned while signatures are required
     }
     std::lock_guard g(impl_->mu);
     if (impl_->stopping || impl_->queue.size() >= impl_->settings.queue_capacity) {
         impl_->counters.upload_failures++;
+        impl_->upload_notes.add("queue full", impl_->stopping
+                                                  ? "not sent: the client was closing"
+                                                  : "not sent: the upload queue was full (" +
+                                                        std::to_string(impl_->queue.size()) +
+                                                        " waiting)");
         return;
     }
     impl_->queue.push_back(Upload{fields, store::Bytes(bytes.begin(), bytes.end()), provenance});
@@ -54,6 +60,10 @@ void Client::Impl::stop_worker(std::chrono::milliseconds limit) {
     idle.wait_for(g, limit, [&] { return queue.empty() && !busy; });
     stopping = true;
     counters.upload_failures += queue.size();  // not sent within the bound
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        upload_notes.add("closing", "not sent before the client closed (" +
+                                        std::to_string(limit.count()) + " ms for the queue)");
+    }
     queue.clear();
     wake.notify_all();
     g.unlock();

@@ -90,6 +90,10 @@ std::size_t Cache::forget(cl_context context) noexcept {
     return impl_->programs.forget(context);
 }
 
+std::vector<remote::UploadNote> Cache::upload_notes() const {
+    return impl_->remote ? impl_->remote->upload_notes() : std::vector<remote::UploadNote>{};
+}
+
 void Cache::drain(std::chrono::milliseconds limit) noexcept {
     const auto until = deadline_after(limit);
     try {

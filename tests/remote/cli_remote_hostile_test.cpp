@@ -76,6 +76,29 @@ TEST_F(RemoteCliHostile, WarmWithARemoteThatIsDownExitsZeroUnlessRequired) {
     EXPECT_EQ(kcache({"push"}, {down}).code, 1);
 }
 
+// A server that refuses writes (403 to PUT): warm and push say so, once,
+// with how many uploads it refused.
+TEST_F(RemoteCliHostile, UploadsARefusingServerTurnsAwayAreReportedOnceWithTheReason) {
+    NginxOptions refusing;
+    refusing.read_only = true;
+    auto ro = start_nginx(dir() / "refusing", refusing);
+    ASSERT_TRUE(ro);
+    const std::string base = "KCACHE_REMOTE=" + ro->url();
+    const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"}, {base});
+    ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+    const int failed = warm.json()["remote_upload_failures"];
+    ASSERT_GE(failed, 1) << warm.out;
+    ASSERT_EQ(warm.json()["remote_upload_notes"].size(), 1u) << warm.out;
+    EXPECT_EQ(warm.json()["remote_upload_notes"][0]["count"], failed);
+    EXPECT_NE(warm.json()["remote_upload_notes"][0]["reason"].get<std::string>().find(
+                  "refused by the server (HTTP 403)"),
+              std::string::npos)
+        << warm.out;
+    const CliRun push = kcache({"push"}, {base});
+    EXPECT_EQ(push.code, 1) << push.out << push.err;
+    EXPECT_NE(push.err.find(": refused by the server (HTTP 403)"), std::string::npos) << push.err;
+}
+
 // A truncated object, an HTML page and a HEAD that says yes to everything
 // are not the object: push uploads it instead of counting it present.
 TEST_F(RemoteCliHostile, PushReplacesWhatOnlyLooksLikeTheObject) {
@@ -152,7 +175,7 @@ TEST_F(RemoteCliHostile, DoctorCallsAServerThatServesPagesUnhealthy) {
     EXPECT_EQ(liar["PUT"].rfind("problem", 0), 0u) << liar["PUT"];
     EXPECT_NE(liar["PUT"].find("does not give back"), std::string::npos) << liar["PUT"];
     auto [ok_code, ok] = levels(server_->url(), {});
-    EXPECT_EQ(ok.size(), 5u);  // signatures, GET, HEAD, PUT, DELETE
+    EXPECT_EQ(ok.size(), 6u);  // uploads, signatures, GET, HEAD, PUT, DELETE
     for (const auto& [name, line] : ok) {
         EXPECT_EQ(line.rfind("ok", 0), 0u) << name << ": " << line;
     }

@@ -95,7 +95,7 @@ TEST_F(RemoteCli, DoctorProbesWritesOnlyForWriters) {
             ++ok;
         }
     }
-    EXPECT_EQ(ok, 5);  // signatures, GET, HEAD, PUT, DELETE
+    EXPECT_EQ(ok, 6);  // uploads, signatures, GET, HEAD, PUT, DELETE
     EXPECT_EQ(server_->count("PUT"), 1u);
     const CliRun reader = kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"});
     EXPECT_EQ(server_->count("PUT"), 1u);
@@ -105,6 +105,28 @@ TEST_F(RemoteCli, DoctorProbesWritesOnlyForWriters) {
                         f["value"].get<std::string>().find("read-only") != std::string::npos);
     }
     EXPECT_TRUE(said) << reader.out;
+}
+
+// Whether this node uploads, and why not, is one doctor line.
+TEST_F(RemoteCli, DoctorSaysWhetherThisNodeUploadsAndWhyNot) {
+    auto uploads = [](const CliRun& doctor) {
+        for (const auto& f : doctor.json()) {
+            if (f["section"] == "remote" && f["name"] == "uploads") {
+                return f;
+            }
+        }
+        return nlohmann::json();
+    };
+    const auto on = uploads(kcache({"doctor", "--json"}, {remote()}));
+    ASSERT_FALSE(on.is_null());
+    EXPECT_EQ(on["level"], "ok") << on.dump();
+    EXPECT_EQ(on["value"].get<std::string>().rfind("on:", 0), 0u) << on.dump();
+    const auto keyless = uploads(CliTest::kcache({"doctor", "--json"}, {remote()}));
+    EXPECT_NE(keyless["value"].get<std::string>().find("no signing key"), std::string::npos)
+        << keyless.dump();
+    const auto reader = uploads(kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"}));
+    EXPECT_NE(reader["value"].get<std::string>().find("off: read-only"), std::string::npos)
+        << reader.dump();
 }
 
 // Signed objects are required by default: a push without a key sends
@@ -137,6 +159,16 @@ TEST_F(RemoteCli, WarmWithoutASigningKeySaysNothingIsUploaded) {
     EXPECT_NE(warm.err.find("KCACHE_REMOTE_SIGNING_KEY"), std::string::npos) << warm.err;
     EXPECT_GE(warm.json()["built"], 1);
     EXPECT_EQ(server_->count("PUT"), 0u);
+    // The summary says why nothing went out, once, with how many.
+    ASSERT_EQ(warm.json()["remote_upload_notes"].size(), 1u) << warm.out;
+    EXPECT_EQ(warm.json()["remote_upload_notes"][0]["count"], warm.json()["built"]);
+    EXPECT_NE(warm.json()["remote_upload_notes"][0]["reason"].get<std::string>().find(
+                  "not sent: no signing key"),
+              std::string::npos)
+        << warm.out;
+    const CliRun text = CliTest::kcache({"warm", "--kernels", "dot", "--dtypes", "f32"},
+                                        {remote(), "KCACHE_DIR=" + (dir() / "text").string()});
+    EXPECT_NE(text.out.find(" uploads: not sent: no signing key"), std::string::npos) << text.out;
 }
 
 TEST_F(RemoteCli, PushNeedsAWritableRemote) {

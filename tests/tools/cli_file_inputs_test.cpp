@@ -1,5 +1,6 @@
 // Every file a command line names (traces, manifests, packs, keys, errata,
-// the config file, the device database) replaced by a FIFO without a writer
+// the config file, the device database, the remote tier's CA, token and
+// signing key) replaced by a FIFO without a writer
 // or by /dev/zero: each command refuses it at once with an error that names
 // the file and says why, exits non-zero, and neither waits nor fills memory.
 // A short deadline turns a regression (a hang, an endless read) into a
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 struct Input {
     std::vector<std::string> args;
     std::string env;
+    std::vector<std::string> more_env = {};  // what else the command needs set
 };
 
 class CliFileInputs : public CliSign {
@@ -49,6 +51,7 @@ class CliFileInputs : public CliSign {
         if (!input.env.empty()) {
             env.push_back(input.env.substr(0, input.env.size() - 1) + file);
         }
+        env.insert(env.end(), input.more_env.begin(), input.more_env.end());
         return kcache(args, env);
     }
     fs::path pack_;
@@ -70,6 +73,12 @@ const std::vector<Input> kInputs = {
     {{"errata", "export", "--pack", "@", "--key", "KEY"}, ""},
     {{"stats"}, "KCACHE_CONFIG=@"},
     {{"doctor"}, "KCACHE_DEVICE_DB=@"},
+    {{"warm", "--manifest", "@"}, ""},
+    {{"devices", "--pack", "@"}, ""},
+    // Files of the remote tier, read when the client opens (a port with no server).
+    {{"pull"}, "KCACHE_REMOTE_CA=@", {"KCACHE_REMOTE=https://127.0.0.1:9/kcache"}},
+    {{"pull"}, "KCACHE_REMOTE_TOKEN_FILE=@", {"KCACHE_REMOTE=https://127.0.0.1:9/kcache"}},
+    {{"pull"}, "KCACHE_REMOTE_SIGNING_KEY=@", {"KCACHE_REMOTE=http://127.0.0.1:9/kcache"}},
 };
 
 // The kinds of file that must be refused, and where each is planted.

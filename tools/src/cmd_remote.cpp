@@ -140,6 +140,10 @@ int run_push(const ParsedArgs& args) {
             batch.clear();
         }
     }
+    for (const remote::UploadNote& note : (*client)->upload_notes()) {
+        std::cerr << "push: " << note.count << " upload" << (note.count == 1 ? "" : "s") << ": "
+                  << note.reason << "\n";
+    }
     print_counts("push",
                  {{"uploaded", n.uploaded},
                   {"already present", n.present},

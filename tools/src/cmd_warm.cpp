@@ -68,7 +68,20 @@ void print_item_text(const json& item) {
     }
 }
 
-using Uploads = std::optional<std::pair<std::uint64_t, std::uint64_t>>;
+using Uploads = std::optional<UploadReport>;
+
+// "remote: 3 uploaded, 1 failed", then one line per kind of upload that was
+// not sent or failed, with how many and why.
+void print_uploads(const UploadReport& u, bool remote_required) {
+    std::cout << "remote: " << u.uploaded << " uploaded, " << u.failed << " failed"
+              << (u.failed > 0 && !remote_required
+                      ? " (not an error without KCACHE_REMOTE_REQUIRED)\n"
+                      : "\n");
+    for (const remote::UploadNote& n : u.notes) {
+        std::cout << "remote: " << n.count << " upload" << (n.count == 1 ? "" : "s") << ": "
+                  << n.reason << "\n";
+    }
+}
 
 // A failed upload is reported and counted, and needs action (exit 1) only
 // under KCACHE_REMOTE_REQUIRED: otherwise nothing fails because of the remote.
@@ -88,7 +101,7 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
                          {"message", message},
                          {"log", trim_log(log)}});
     }
-    const bool upload_failed = uploads && uploads->second > 0 && remote_required;
+    const bool upload_failed = uploads && uploads->failed > 0 && remote_required;
     const int needs_action = counts[static_cast<int>(WarmResult::failed)] +
                              counts[static_cast<int>(WarmResult::not_stored)] +
                              (upload_failed ? 1 : 0);
@@ -98,8 +111,12 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
             summary[kJsonNames[k]] = counts[k];
         }
         if (uploads) {
-            summary["remote_uploads"] = uploads->first;
-            summary["remote_upload_failures"] = uploads->second;
+            summary["remote_uploads"] = uploads->uploaded;
+            summary["remote_upload_failures"] = uploads->failed;
+            summary["remote_upload_notes"] = json::array();
+            for (const remote::UploadNote& n : uploads->notes) {
+                summary["remote_upload_notes"].push_back({{"count", n.count}, {"reason", n.reason}});
+            }
         }
         summary["items"] = items;
         std::cout << summary.dump(2) << "\n";
@@ -126,10 +143,7 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
                      "free space or raise KCACHE_MAX_SIZE\n";
     }
     if (uploads) {
-        std::cout << "remote: " << uploads->first << " uploaded, " << uploads->second << " failed"
-                  << (uploads->second > 0 && !remote_required
-                          ? " (not an error without KCACHE_REMOTE_REQUIRED)\n"
-                          : "\n");
+        print_uploads(*uploads, remote_required);
     }
     return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
@@ -309,7 +323,8 @@ Command warm_command() {
          "entry_points, variants; registry entries; devices). `kcache capture` writes\n"
          "one from the trace of real runs.\n"
          "With a writable remote tier (KCACHE_REMOTE), what is built is uploaded before\n"
-         "warm exits (at most 60 s more) and the counts are reported; entries that were\n"
+         "warm exits (at most 60 s more) and the counts are reported, with one line per\n"
+         "reason an upload was not sent or failed (how many, and why); entries that were\n"
          "already cached are not (kcache push uploads those). A failed upload makes the\n"
          "exit code 1 only under KCACHE_REMOTE_REQUIRED. Uploads are signed with\n"
          "KCACHE_REMOTE_SIGNING_KEY; without one, while signed objects are required\n"

@@ -169,18 +169,47 @@ std::optional<std::string> no_signed_uploads(const Config& config) {
     return (*client)->why_no_uploads();
 }
 
+namespace {
+
+// Whether this node uploads what it builds, and if not why: read-only, no
+// signing key while signatures are required, or the server's breaker open
+// (the PUT probe lines below say whether a server takes an object).
+RemoteCheck uploads_check(const Config& config, const std::vector<RemoteCheck>& breakers) {
+    auto client = service::open_remote(config);
+    if (!client || !*client) {
+        return {"uploads", "unknown: the remote cannot be opened (see below)", false};
+    }
+    if ((*client)->settings().access == remote::Access::read_only) {
+        return {"uploads", "off: read-only remote (KCACHE_REMOTE_READONLY)", true};
+    }
+    // Not problems of their own: a node may be meant to read only, and an
+    // open breaker is a problem line of its own.
+    if (auto why = (*client)->why_no_uploads()) {
+        return {"uploads", "off: " + *why, true};
+    }
+    if (!breakers.empty()) {
+        return {"uploads", "skipped while a breaker is open (below): nothing is sent to that server",
+                true};
+    }
+    return {"uploads", std::string("on: what is built is uploaded in the background") +
+                           ((*client)->signing_key() ? ", signed" : ", unsigned"),
+            true};
+}
+
+}  // namespace
+
 std::vector<RemoteCheck> remote_checks(const Config& config) {
     std::vector<RemoteCheck> out;
     if (config.remote_urls.empty()) {
         return out;
     }
+    const std::vector<RemoteCheck> breakers = open_breakers(config.dir);
+    out.push_back(uploads_check(config, breakers));
     out.push_back(signature_check(config));
     if (auto s3 = s3_credentials_check(config)) {
         out.push_back(std::move(*s3));
     }
-    for (auto& b : open_breakers(config.dir)) {
-        out.push_back(std::move(b));
-    }
+    out.insert(out.end(), breakers.begin(), breakers.end());
     for (const std::string& url : config.remote_urls) {
         // Passwords in URLs are never printed.
         const auto shown = [&](const std::string& line) {

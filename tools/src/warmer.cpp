@@ -139,15 +139,14 @@ void Warmer::recheck(std::vector<ItemReport>& reports) {
     }
 }
 
-std::optional<std::pair<std::uint64_t, std::uint64_t>> Warmer::flush_uploads(
-    std::chrono::milliseconds limit) {
+std::optional<UploadReport> Warmer::flush_uploads(std::chrono::milliseconds limit) {
     std::lock_guard lock(mutex_);
     if (!cache_ || config_.remote_urls.empty() || config_.remote_read_only) {
         return std::nullopt;
     }
     cache_->drain(limit);
     const CacheStats s = cache_->stats();
-    return std::pair(s.remote_uploads, s.remote_upload_failures);
+    return UploadReport{s.remote_uploads, s.remote_upload_failures, cache_->upload_notes()};
 }
 
 Cache* Warmer::open_cache() {

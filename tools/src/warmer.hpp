@@ -45,6 +45,12 @@ struct ItemReport {
 
 WarmResult classify(const Outcome& o);
 
+// What warm's uploads came to: counts, and each kind of skip or failure once.
+struct UploadReport {
+    std::uint64_t uploaded = 0, failed = 0;
+    std::vector<remote::UploadNote> notes;
+};
+
 // Answers each item: an exact-key check of the user store first (with the
 // service's own key function, so a hit builds no program), then the cache
 // service for misses. The service is opened at the first miss, so a warm
@@ -62,9 +68,9 @@ class Warmer {
     void recheck(std::vector<ItemReport>& reports);
 
     // Waits (at most `limit`) for the uploads the service queued for what it
-    // built; returns (uploaded, failed), or nullopt when nothing could upload.
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> flush_uploads(
-        std::chrono::milliseconds limit);
+    // built; returns their counts and why any was not sent or failed, or
+    // nullopt when nothing could upload (no remote, or a read-only one).
+    std::optional<UploadReport> flush_uploads(std::chrono::milliseconds limit);
 
   private:
     // True when the user store holds the exact key the runtime would look up

@@ -120,6 +120,13 @@ struct Counters {
     std::uint64_t builder_hits = 0;
 };
 
+// Why uploads were not sent or failed, by kind: how many, and the first
+// message of that kind (it names the URL and what the server said).
+struct UploadNote {
+    std::string reason;
+    std::uint64_t count = 0;
+};
+
 // Whether a download must pass the load check of binaries built elsewhere
 // before the process loads it (canary/include/kcache/canary/binary_vouch.hpp).
 enum class LoadCheck {
@@ -231,6 +238,10 @@ class Client {
 
     // This client's counters.
     Counters counters() const;
+    // Why this client's uploads were skipped or failed so far, each kind once
+    // (read-only, no signing key, queue full, not sent before closing, the
+    // breaker open, the server's refusal, a timeout, …), in the order first seen.
+    std::vector<UploadNote> upload_notes() const;
     const Settings& settings() const;
     // The base URL that owns `key` (rendezvous hashing).
     const std::string& shard_for(const store::Key& key) const;

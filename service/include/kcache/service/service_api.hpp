@@ -13,6 +13,7 @@
 #include "kcache/config/config.hpp"
 #include "kcache/kcache_types.hpp"
 #include "kcache/observe/names.hpp"
+#include "kcache/remote/remote.hpp"
 #include "kcache/opencl.h"
 #include "kcache/version.h"
 
@@ -20,6 +21,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kcache {
 inline namespace core {
@@ -85,6 +87,9 @@ class Cache {
     // warm-ups that follow JIT answers on CPU devices, then for its queued
     // remote uploads (at most `limit` in all).
     void drain(std::chrono::milliseconds limit) noexcept;
+    // Why this object's remote uploads were skipped or failed, each kind once
+    // (empty without a remote tier or when all went out).
+    std::vector<remote::UploadNote> upload_notes() const;
     const Config& config() const noexcept;
 
     struct Impl;
