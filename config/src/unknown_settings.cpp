@@ -18,12 +18,13 @@ namespace {
 // The KCACHE_* variables read that are no setting: the config file's path,
 // the log level, the compiler's and the layer's own, a diagnostic setting.
 constexpr const char* kOtherVariables[] = {
-    "KCACHE_CONFIG",        // the config file (config.cpp)
-    "KCACHE_LOG_LEVEL",     // the default log sink's level (common/log.cpp)
-    "KCACHE_PARENT_PID",    // set for kcache-jit by its parent (compiler)
-    "KCACHE_LAYER_PATH",    // the layer `kcache run` enables (tools, layer tests)
-    "KCACHE_RELEASER",      // the context teardown's diagnostic setting (releaser.cpp)
-    "KCACHE_EXAMPLES_DIR",  // the Python examples' tests
+    "KCACHE_CONFIG",              // the config file (config.cpp)
+    "KCACHE_LOG_LEVEL",           // the default log sink's level (common/log.cpp)
+    "KCACHE_PARENT_PID",          // set for kcache-jit by its parent (compiler)
+    "KCACHE_LAYER_PATH",          // the layer `kcache run` enables (tools, layer tests)
+    "KCACHE_LAYER_INCLUDE_DIRS",  // the driver's default #include directories (layer)
+    "KCACHE_RELEASER",            // the context teardown's diagnostic setting (releaser.cpp)
+    "KCACHE_EXAMPLES_DIR",        // the Python examples' tests
 };
 
 // Families read by the tests, their harness and layers, and the benches.

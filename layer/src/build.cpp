@@ -4,13 +4,17 @@
 // driver's program made from the answered binary. What the layer cannot key
 // or the cache cannot answer is built by the driver, unchanged.
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "include_scan.hpp"
 #include "layer.hpp"
 #include "service.hpp"
 
@@ -32,18 +36,63 @@ std::vector<cl_device_id> program_devices(cl_program source) {
     return devices;
 }
 
-// Why the layer cannot key this build ("" when it can): files the compiler
-// would read are not part of the key. Include directories alone (-I) are
-// keyed as options: without #include they read nothing.
-std::string_view not_keyable(const LayerProgram& w, std::string_view options) {
-    if (w.request.source.find("#include") != std::string::npos) {
-        return "the source includes files";
+// The directories the driver searches by default. The user names them in
+// KCACHE_LAYER_INCLUDE_DIRS (':'-separated; set, even empty, it is all of
+// them); unnamed, PoCL's are known to be none (its compiler searches no
+// system directory) and other drivers' are unknown.
+DefaultDirs default_include_dirs(const std::vector<cl_device_id>& devices) {
+    const char* env = std::getenv("KCACHE_LAYER_INCLUDE_DIRS");
+    DefaultDirs d;
+    if (env != nullptr) {
+        d.all_known = true;
+        for (std::string_view rest = env; !rest.empty();) {
+            const auto colon = rest.find(':');
+            if (colon != 0) {
+                d.dirs.emplace_back(rest.substr(0, colon));
+            }
+            rest = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+        }
+        return d;
     }
+    d.all_known = true;
+    for (cl_device_id device : devices) {
+        cl_platform_id platform = nullptr;
+        char name[64] = {};
+        d.all_known = d.all_known &&
+                      target().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform,
+                                               &platform, nullptr) == CL_SUCCESS &&
+                      target().clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name,
+                                                 nullptr) == CL_SUCCESS &&
+                      std::string_view(name) == "Portable Computing Language";
+    }
+    return d;
+}
+
+// Keys the files the compiler would read: the digest of every file the
+// source's includes may name goes into the source the cache keys (as a
+// comment at its end, which the compile ignores). Returns why the layer
+// cannot key this build ("" when it can).
+std::string key_includes(LayerProgram& w, const std::vector<cl_device_id>& devices,
+                         std::string_view options) {
+    w.request.source.resize(w.source_size);
     if (options.find("-include") != std::string_view::npos ||
         options.find("-imacros") != std::string_view::npos) {
         return "the options include files";
     }
-    return {};
+    if (!may_include(w.request.source)) {
+        return {};
+    }
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) {
+        return "the working directory is unknown";
+    }
+    std::string why;
+    const std::string digest = included_digest(w.request.source, options, cwd,
+                                               default_include_dirs(devices), includes_dir(), why);
+    if (!digest.empty()) {
+        w.request.source += "\n/* kcache: included files " + digest + " */\n";
+    }
+    return why;
 }
 
 // The binary of a built single-device program (empty on failure).
@@ -171,9 +220,9 @@ Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>&
 
 // Why the layer leaves this build to the driver ("" when the cache may
 // answer it).
-std::string_view pass_reason(const LayerProgram& w, const std::vector<cl_device_id>& devices,
-                             cl_uint num_devices, const cl_device_id* device_list,
-                             const char* options, bool kernels_attached) {
+std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& devices,
+                        cl_uint num_devices, const cl_device_id* device_list, const char* options,
+                        bool kernels_attached) {
     const bool all_devices =
         (num_devices == 0 && device_list == nullptr) ||
         (device_list != nullptr &&
@@ -181,7 +230,7 @@ std::string_view pass_reason(const LayerProgram& w, const std::vector<cl_device_
     return devices.empty()    ? "the program's devices are unknown"
            : !all_devices     ? "a build for some of the program's devices"
            : kernels_attached ? "kernels are attached"
-                              : not_keyable(w, options ? options : "");
+                              : key_includes(w, devices, options ? options : "");
 }
 
 // The trace line's note of the driver's part of an answered build: its
@@ -218,9 +267,9 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
     const bool kernels_attached = driver_count != w->app_references;
     const std::vector<cl_device_id> devices =
         cache == nullptr ? std::vector<cl_device_id>() : program_devices(w->source);
-    std::string_view why = cache == nullptr ? "the cache is not open"
-                                            : pass_reason(*w, devices, num_devices, device_list,
-                                                          options, kernels_attached);
+    std::string why = cache == nullptr ? "the cache is not open"
+                                       : pass_reason(*w, devices, num_devices, device_list, options,
+                                                     kernels_attached);
     Answer a;
     double driver_ms = 0;
     if (why.empty()) {

@@ -42,6 +42,7 @@ struct LayerProgram {
     cl_program built = nullptr;
     cl_context context = nullptr;
     SourceRequest request;        // the source the cache keys; options set at each build
+    std::size_t source_size = 0;  // the application's source: the start of request.source
     cl_uint app_references = 1;   // the application's retains minus releases
     bool failed = false;          // the last build was stopped by kcache (below)
     std::string failure_log;      // what CL_PROGRAM_BUILD_LOG says then

@@ -156,6 +156,7 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
     w->source = source;
     w->context = context;
     w->request.source = joined_source(count, strings, lengths);
+    w->source_size = w->request.source.size();
     remember_active(w, source);
     return as_handle(w);
 }

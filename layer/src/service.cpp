@@ -48,6 +48,7 @@ struct State {
     bool opened = false;                // the cache opened (else all passes through)
     pid_t owner = 0;                    // the process that opened it
     std::string counters;               // the counters file ("" when none is written)
+    std::string includes;               // the include manifests' directory ("": none)
     bool trace = false;
     std::mutex pending_mutex;
     Counts pending{};  // verdicts not yet in the counters file
@@ -115,6 +116,7 @@ void open_with(State& s, const Config& config) {
     s.live.store(s.cache.get());
     if (!config.read_only && !config.disabled) {
         s.counters = counters_path(config.dir.string());
+        s.includes = config.dir.string() + "/layer-includes";
     }
 }
 
@@ -297,6 +299,10 @@ void close_at_exit_after(std::size_t verdict) {
 
 std::string counters_path(const std::string& dir) {
     return dir + "/layer-counters";
+}
+
+const std::string& includes_dir() noexcept {
+    return state().includes;
 }
 
 void open_early() noexcept {

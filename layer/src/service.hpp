@@ -51,6 +51,11 @@ inline void note_pass(std::string_view why) {
     note(Verdict::pass, nullptr, 0.0, why);
 }
 
+// Where the layer keeps the manifests of programs' includes (the store's
+// `layer-includes/`), or "" when it keeps none (a read-only or disabled
+// cache, or none open).
+const std::string& includes_dir() noexcept;
+
 // The counters file of the store directory `dir`: one line `NAME COUNT` per
 // verdict (hit, jit, fail, pass), updated under an exclusive lock by every
 // process the layer runs in (every 16 builds and at exit). Returns its path

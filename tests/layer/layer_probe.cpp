@@ -2,7 +2,8 @@
 // tests run with and without the layer. `entry` prints one `name=value` line
 // per answer of every program and kernel entry point the layer handles, for
 // the test to compare; `slow` builds a kernel whose compile takes minutes and
-// prints the status, the milliseconds and the build log; `context`, `exit`
+// prints the status, the milliseconds and the build log; `il` creates a
+// program from IL and prints the driver's answers; `context`, `exit`
 // and `fork` create a context and then build nothing, exit from another
 // thread, or fork before building.
 
@@ -265,6 +266,20 @@ int slow() {
     return 0;
 }
 
+// A program from IL (a SPIR-V module's header alone): what the driver says
+// of it, and of its build when it takes it.
+int from_il() {
+    const cl_uint words[] = {0x07230203, 0x00010000, 0, 1, 0};
+    cl_int err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithIL(g_context, words, sizeof words, &err);
+    put("il.err", err);
+    if (p != nullptr) {
+        put("il.build", clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr));
+        clReleaseProgram(p);
+    }
+    return 0;
+}
+
 // Nothing but the context main() created: an application that never builds.
 int context_only() {
     return 0;
@@ -330,9 +345,9 @@ bool open_context() {
 int main(int argc, char** argv) {
     g_fork = argc == 2 && std::string(argv[1]) == "fork";
     if (argc != 2 || !open_context()) {
-        std::fprintf(
-            stderr,
-            "usage: layer_probe entry|unbuilt|slow|context|exit|fork (needs an OpenCL device)\n");
+        std::fprintf(stderr,
+                     "usage: layer_probe entry|unbuilt|slow|il|context|exit|fork (needs an OpenCL "
+                     "device)\n");
         return 2;
     }
     const std::string mode = argv[1];
@@ -342,6 +357,7 @@ int main(int argc, char** argv) {
                    : mode == "context" ? context_only()
                    : mode == "exit"    ? exit_from_thread()
                    : mode == "fork"    ? fork_then_build()
+                   : mode == "il"      ? from_il()
                                        : 2;
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);

@@ -160,5 +160,17 @@ TEST_F(Layer, ACompilePastTheDeadlineFailsTheBuildAtTheDeadlineAndTheRecordAnswe
               std::string::npos);
 }
 
+// A program from IL is the driver's: on a driver without cl_khr_il_program
+// (PoCL here) the call keeps the driver's answer, and nothing is built.
+TEST_F(Layer, AProgramFromIlGetsTheDriversAnswer) {
+    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"il"});
+    const auto layer = run(With::layer, KCACHE_TEST_PROBE_PATH, {"il"});
+    ASSERT_EQ(driver.exit_code, 0) << driver.err;
+    ASSERT_EQ(layer.exit_code, 0) << layer.err;
+    EXPECT_NE(value_of(driver.out, "il.err"), "") << driver.out;
+    EXPECT_EQ(layer.out, driver.out);
+    EXPECT_TRUE(trace_lines(layer.err).empty()) << layer.err;
+}
+
 }  // namespace
 }  // namespace kcache::test

@@ -170,7 +170,7 @@ TEST_F(RedisCli, AWrongPasswordFailsOpenAndDoctorNamesNoPassword) {
         }
     }
     EXPECT_TRUE(backend) << good.out;
-    EXPECT_EQ(ok, 6);  // signatures, backend, GET, HEAD, PUT, DELETE
+    EXPECT_EQ(ok, 7);  // uploads, signatures, backend, GET, HEAD, PUT, DELETE
 }
 
 // Three masters with a replica each: the objects spread over the masters'

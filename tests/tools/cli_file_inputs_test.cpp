@@ -75,6 +75,7 @@ const std::vector<Input> kInputs = {
     {{"doctor"}, "KCACHE_DEVICE_DB=@"},
     {{"warm", "--manifest", "@"}, ""},
     {{"devices", "--pack", "@"}, ""},
+    {{"prebuild", "--output", "OUT", "--sign", "@"}, ""},
     // Files of the remote tier, read when the client opens (a port with no server).
     {{"pull"}, "KCACHE_REMOTE_CA=@", {"KCACHE_REMOTE=https://127.0.0.1:9/kcache"}},
     {{"pull"}, "KCACHE_REMOTE_TOKEN_FILE=@", {"KCACHE_REMOTE=https://127.0.0.1:9/kcache"}},
