@@ -3,12 +3,13 @@
 // 200/204 for remove; 404 is not_found, any other status an http_status
 // failure that keeps the status and Retry-After for the breaker.
 //
-// A strict WebDAV server (Apache mod_dav) answers a PUT into a collection
-// that does not exist with 409 and creates nothing. Then the object's parent
-// collections are made with MKCOL, top down (405, "already there", is fine:
-// another writer may have made it meanwhile; a MKCOL refused otherwise is
-// sent once more, as one that lost that race can be), and the PUT is tried
-// once more.
+// A strict WebDAV server answers a PUT into a collection that does not
+// exist with 409 (Apache mod_dav) or 404 (rclone serve webdav) and creates
+// nothing. Then the object's parent collections are made with MKCOL, top
+// down (201, or 405 "already there": another writer may have made it
+// meanwhile; rclone answers 201 for one that exists; a MKCOL refused
+// otherwise is sent once more, as one that lost that race can be), and the
+// PUT is tried once more.
 // Collections known to exist are remembered for the process, so a new
 // `<2 hex>/` costs one MKCOL and an upload into a known one a single PUT.
 // Servers that make the path themselves (nginx) never see a MKCOL.
@@ -53,14 +54,14 @@ class HttpBackend final : public Backend {
     Result<Reply, Failure> put(const std::string& url,
                                std::span<const std::uint8_t> object) override {
         auto r = send(Method::put, url, object, {200, 201, 204});
-        if (r || r.error().status != 409) {
+        if (r || !missing_collection(r.error())) {
             return r;
         }
         if (auto made = make_parents(url, r.error()); !made) {
             return fail(made.error());
         }
         r = send(Method::put, url, object, {200, 201, 204});
-        if (!r && r.error().status == 409) {
+        if (!r && missing_collection(r.error())) {
             forget_parents(url);  // gone from the server since: made again next time
         }
         return r;
@@ -73,6 +74,9 @@ class HttpBackend final : public Backend {
     }
 
   private:
+    // A PUT's answer when the collection it goes into does not exist.
+    static bool missing_collection(const Failure& f) { return f.status == 409 || f.status == 404; }
+
     // One request; a reply when its status is one of `ok`.
     Result<Reply, Failure> send(Method m, const std::string& url,
                                 std::span<const std::uint8_t> body,
