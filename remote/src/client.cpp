@@ -74,8 +74,8 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     // libcurl reads the CA file itself, as given: a FIFO would block it.
     if (!settings.ca_file.empty()) {
         if (auto ca = open_regular_file(settings.ca_file); !ca) {
-            return error(RemoteErrc::config, "the CA file (KCACHE_REMOTE_CA) is unusable: " +
-                                                 ca.error().message);
+            return error(RemoteErrc::config,
+                         "the CA file (KCACHE_REMOTE_CA) is unusable: " + ca.error().message);
         }
     }
     auto signing_key = load_signing_key(settings);

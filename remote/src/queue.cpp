@@ -15,11 +15,10 @@ void Client::enqueue(const store::KeyFields& fields, std::span<const std::uint8_
     std::lock_guard g(impl_->mu);
     if (impl_->stopping || impl_->queue.size() >= impl_->settings.queue_capacity) {
         impl_->counters.upload_failures++;
-        impl_->upload_notes.add("queue full", impl_->stopping
-                                                  ? "not sent: the client was closing"
-                                                  : "not sent: the upload queue was full (" +
-                                                        std::to_string(impl_->queue.size()) +
-                                                        " waiting)");
+        impl_->upload_notes.add(
+            "queue full", impl_->stopping ? "not sent: the client was closing"
+                                          : "not sent: the upload queue was full (" +
+                                                std::to_string(impl_->queue.size()) + " waiting)");
         return;
     }
     impl_->queue.push_back(Upload{fields, store::Bytes(bytes.begin(), bytes.end()), provenance});

@@ -124,7 +124,8 @@ TEST_F(RemoteCli, DoctorSaysWhetherThisNodeUploadsAndWhyNot) {
     const auto keyless = uploads(CliTest::kcache({"doctor", "--json"}, {remote()}));
     EXPECT_NE(keyless["value"].get<std::string>().find("no signing key"), std::string::npos)
         << keyless.dump();
-    const auto reader = uploads(kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"}));
+    const auto reader =
+        uploads(kcache({"doctor", "--json"}, {remote(), "KCACHE_REMOTE_READONLY=1"}));
     EXPECT_NE(reader["value"].get<std::string>().find("off: read-only"), std::string::npos)
         << reader.dump();
 }

@@ -115,7 +115,8 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
             summary["remote_upload_failures"] = uploads->failed;
             summary["remote_upload_notes"] = json::array();
             for (const remote::UploadNote& n : uploads->notes) {
-                summary["remote_upload_notes"].push_back({{"count", n.count}, {"reason", n.reason}});
+                summary["remote_upload_notes"].push_back(
+                    {{"count", n.count}, {"reason", n.reason}});
             }
         }
         summary["items"] = items;

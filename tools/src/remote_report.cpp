@@ -188,11 +188,12 @@ RemoteCheck uploads_check(const Config& config, const std::vector<RemoteCheck>& 
         return {"uploads", "off: " + *why, true};
     }
     if (!breakers.empty()) {
-        return {"uploads", "skipped while a breaker is open (below): nothing is sent to that server",
-                true};
+        return {"uploads",
+                "skipped while a breaker is open (below): nothing is sent to that server", true};
     }
-    return {"uploads", std::string("on: what is built is uploaded in the background") +
-                           ((*client)->signing_key() ? ", signed" : ", unsigned"),
+    return {"uploads",
+            std::string("on: what is built is uploaded in the background") +
+                ((*client)->signing_key() ? ", signed" : ", unsigned"),
             true};
 }
 

@@ -13,8 +13,8 @@
 #include "kcache/config/config.hpp"
 #include "kcache/kcache_types.hpp"
 #include "kcache/observe/names.hpp"
-#include "kcache/remote/remote.hpp"
 #include "kcache/opencl.h"
+#include "kcache/remote/remote.hpp"
 #include "kcache/version.h"
 
 #include <chrono>
