@@ -3,9 +3,11 @@
 // header-only C++ layer needs beyond kcache.h's first part.
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "c_api_support.hpp"
 
@@ -168,15 +170,19 @@ void kcache_set_log_handler_v3(kcache_log_handler handler, void* user, void (*re
                 release(u);
             }
         });
-        const bool known = most_verbose == KCACHE_LOG_ERROR || most_verbose == KCACHE_LOG_WARNING ||
-                           most_verbose == KCACHE_LOG_INFO || most_verbose == KCACHE_LOG_DEBUG;
+        // A C caller may pass any int: read it as one (a load of an out-of-range
+        // value as the C++ enum is undefined), then keep only the four levels.
+        std::underlying_type_t<kcache_log_level> asked = 0;
+        std::memcpy(&asked, &most_verbose, sizeof asked);
+        const bool known = asked == KCACHE_LOG_ERROR || asked == KCACHE_LOG_WARNING ||
+                           asked == KCACHE_LOG_INFO || asked == KCACHE_LOG_DEBUG;
         kcache::set_log_handler(
             [handler, held](kcache::LogLevel level, std::string_view message) {
                 const std::string text(message);  // NUL-terminated for C
                 handler(static_cast<kcache_log_level>(static_cast<int>(level)), text.c_str(),
                         held.get());
             },
-            static_cast<kcache::LogLevel>(known ? most_verbose : KCACHE_LOG_WARNING));
+            static_cast<kcache::LogLevel>(known ? asked : int{KCACHE_LOG_WARNING}));
     } catch (...) {
         // Only allocation can throw; the previous handler stays.
     }
