@@ -40,7 +40,14 @@ cl_context new_context(cl_device_id device) {
 // Before the in-process rung let go of contexts, this loop kept every context
 // alive: +234 KiB per context on PoCL (2.3 GB over 10,000). The bound below
 // allows the no-kcache loop's own growth plus 2 KiB per context (20 MB over
-// the run): a hundred times less than one context kept per round.
+// the run): a hundred times less than one context kept per round. Under
+// ASan, whose quarantine holds freed memory resident, 8 KiB (2.56 was seen
+// with the sanitizer set running two tests at a time): still thirty times less.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kSlackKiB = 8.0;
+#else
+constexpr double kSlackKiB = 2.0;
+#endif
 TEST_F(Slow, TenThousandContextsKeepResidentMemoryBounded) {
     auto cache = open();
     ASSERT_TRUE(cache);
@@ -81,7 +88,7 @@ TEST_F(Slow, TenThousandContextsKeepResidentMemoryBounded) {
     EXPECT_EQ(failures, 0);
     std::printf("resident growth per context: %.2f KiB without kcache, %.2f KiB with kcache\n",
                 baseline, with_kcache);
-    EXPECT_LT(with_kcache, std::max(baseline, 0.0) + 2.0);
+    EXPECT_LT(with_kcache, std::max(baseline, 0.0) + kSlackKiB);
     EXPECT_LE(cache->stats().programs_released, 10'100u);
     EXPECT_GE(cache->stats().programs_released, 10'099u);  // all but the last context's
 }
