@@ -6,28 +6,22 @@
 
 #include <gtest/gtest.h>
 
-#include "cli_runner.hpp"
 #include "rclone_server.hpp"
 #include "remote_support.hpp"
+#include "signed_cli.hpp"
 
 namespace kcache::test {
 namespace {
 
-class RemoteRclone : public CliTest {
+class RemoteRclone : public SignedCliTest {
   protected:
     void SetUp() override {
-        CliTest::SetUp();
+        SignedCliTest::SetUp();
         auto s = RcloneServer::start(dir() / "rclone");
         ASSERT_TRUE(s) << s.error();
         server_.emplace(std::move(*s));
     }
     std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
-    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
-        return CliTest::kcache(args, env);
-    }
     std::size_t objects_on_disk() const {
         std::size_t n = 0;
         for (const auto& e : std::filesystem::recursive_directory_iterator(server_->root())) {

@@ -8,28 +8,21 @@
 #include <fstream>
 #include <map>
 
-#include "cli_runner.hpp"
 #include "kcache/remote/envelope.hpp"
 #include "kcache/store/key.hpp"
 #include "kcache/store/store.hpp"
 #include "remote_support.hpp"
+#include "signed_cli.hpp"
 
 namespace kcache::test {
 namespace {
 
-class RemoteCliHostile : public CliTest {
+class RemoteCliHostile : public SignedCliTest {
   protected:
     void SetUp() override {
-        CliTest::SetUp();
+        SignedCliTest::SetUp();
         server_ = start_nginx(dir() / "nginx");
         ASSERT_TRUE(server_);
-    }
-    // kcache run with the test signing key (signs, trusted).
-    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
-        return CliTest::kcache(args, env);
     }
     // Puts `n` made-up entries into the user store (no device needed).
     void fill(int n) {

@@ -4,28 +4,21 @@
 
 #include <gtest/gtest.h>
 
-#include "cli_runner.hpp"
 #include "kcache/sign/signature.hpp"
 #include "remote_support.hpp"
+#include "signed_cli.hpp"
 
 namespace kcache::test {
 namespace {
 
-class RemoteCli : public CliTest {
+class RemoteCli : public SignedCliTest {
   protected:
     void SetUp() override {
-        CliTest::SetUp();
+        SignedCliTest::SetUp();
         server_ = start_nginx(dir() / "nginx");
         ASSERT_TRUE(server_);
     }
     std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
-    // kcache run with the remote and the test signing key (signs, trusted).
-    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
-        return CliTest::kcache(args, env);
-    }
     std::optional<NginxServer> server_;
 };
 

@@ -8,16 +8,16 @@
 #include <gtest/gtest.h>
 
 #include "apache_server.hpp"
-#include "cli_runner.hpp"
 #include "remote_support.hpp"
+#include "signed_cli.hpp"
 
 namespace kcache::test {
 namespace {
 
-class RemoteWebDav : public CliTest {
+class RemoteWebDav : public SignedCliTest {
   protected:
     void SetUp() override {
-        CliTest::SetUp();
+        SignedCliTest::SetUp();
         start({});
     }
     void start(const ApacheOptions& options) {
@@ -27,12 +27,6 @@ class RemoteWebDav : public CliTest {
         server_.emplace(std::move(*s));
     }
     std::string remote() const { return "KCACHE_REMOTE=" + server_->url(); }
-    CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
-        return CliTest::kcache(args, env);
-    }
     // How many `<2 hex>/` collections hold objects on the server.
     std::size_t shard_collections() const {
         std::size_t n = 0;

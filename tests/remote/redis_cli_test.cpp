@@ -13,6 +13,7 @@
 #include "cli_runner.hpp"
 #include "redis_server.hpp"
 #include "remote_support.hpp"
+#include "signed_cli.hpp"
 
 namespace kcache::test {
 namespace {
@@ -24,14 +25,11 @@ constexpr const char* kWriterAcl =
 
 // The CLI with the test's signing key, and the round trip every Redis
 // backend must make.
-class RedisCliTest : public CliTest {
+class RedisCliTest : public SignedCliTest {
   protected:
     CliRun kcache(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
-        for (std::string& e : signing_env(dir() / "keys")) {
-            env.push_back(std::move(e));
-        }
         env.push_back("KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1");  // loopback, no TLS
-        return CliTest::kcache(args, env);
+        return SignedCliTest::kcache(args, env);
     }
     // Warms store_dir() with no remote, pushes it to `remote` (a
     // KCACHE_REMOTE=… setting) and pulls it into an empty store; an
