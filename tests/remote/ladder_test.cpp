@@ -146,7 +146,12 @@ TEST_F(RemoteLadder, HangingServerCostsOneTimeoutThenOtherProcessesSkipIt) {
     ASSERT_TRUE(cache);
     auto p = cache->program(context_, device_, scale_request(20));
     ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
-    EXPECT_NE(miss_of(p.outcome(), Rung::remote).find("timeout"), std::string::npos);
+    // The open's warm-up and this request race for the breaker's one trial:
+    // whichever takes it times out, the other follows its down mark.
+    const std::string why = miss_of(p.outcome(), Rung::remote);
+    EXPECT_TRUE(why.find("timeout") != std::string::npos ||
+                why.find("breaker_open") != std::string::npos)
+        << why;
     EXPECT_EQ(cache->stats().remote_timeouts, 1u);
     // Another process on the node, inside the window: no request, no timeout.
     auto other = nodes(1, {{"DIR", c.dir.string()}, {"URL", silent->url()}, {"SALTS", "21,22"}});
