@@ -13,6 +13,7 @@
 
 #include "c_api_support.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/common/serial_calls.hpp"
 #include "kcache/kcache.h"
 #include "kcache/service/service_api.hpp"
 
@@ -192,6 +193,26 @@ const char* kcache_version(void) {
 
 void kcache_set_log_handler(kcache_log_handler handler, void* user) {
     kcache_set_log_handler_v2(handler, user, nullptr);
+}
+
+namespace {
+// The lock begin() took, released by the same thread's end() (a recursive
+// count of its own, so end() without begin() releases nothing).
+thread_local std::vector<std::unique_lock<std::recursive_mutex>> t_program_calls;
+}  // namespace
+
+void kcache_program_calls_begin(void) {
+    try {
+        t_program_calls.push_back(kcache::serial_calls::hold());
+    } catch (...) {
+        // No room to remember it: the call goes on unserialized.
+    }
+}
+
+void kcache_program_calls_end(void) {
+    if (!t_program_calls.empty()) {
+        t_program_calls.pop_back();
+    }
 }
 
 kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, size_t* dropped) try {

@@ -12,6 +12,7 @@
 
 #include "kcache/cl/kat.hpp"
 #include "kcache/cl/launch.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/compiler/jit.hpp"
 #include "kcache/compiler/subprocess.hpp"
@@ -27,9 +28,10 @@ struct Verdicts {
     std::map<std::string, std::optional<std::string>> by_binary;
 };
 
+// This process's (a forked child starts afresh: fork.hpp).
 Verdicts& verdicts() {
-    static Verdicts v;
-    return v;
+    static fork_safety::PerProcess<Verdicts> v;
+    return v.get();
 }
 
 // One run of the helper: `mode` is {"--variant", ID} or {"--check", "load"}.

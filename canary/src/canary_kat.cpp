@@ -15,6 +15,7 @@
 
 #include "kcache/canary/binary_vouch.hpp"
 #include "kcache/canary/canary.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/key_lock.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
@@ -38,10 +39,14 @@ struct KatSlot {
 };
 
 std::shared_ptr<KatSlot> kat_slot(const std::string& id) {
-    static std::mutex mu;
-    static std::map<std::string, std::shared_ptr<KatSlot>> slots;
-    std::lock_guard g(mu);
-    auto& slot = slots[id];
+    struct Slots {
+        std::mutex mu;
+        std::map<std::string, std::shared_ptr<KatSlot>> by_id;
+    };
+    static fork_safety::PerProcess<Slots> per_process;  // a forked child starts afresh
+    Slots& slots = per_process.get();
+    std::lock_guard g(slots.mu);
+    auto& slot = slots.by_id[id];
     slot = slot ? slot : std::make_shared<KatSlot>();
     return slot;
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "kcache/canary/binary_vouch.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/key_lock.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/workers.hpp"
@@ -29,10 +30,14 @@ struct Known {
 };
 
 std::shared_ptr<Known> slot(const Config& config, const canary::DriverIdentity& identity) {
-    static std::mutex mu;
-    static std::map<std::string, std::shared_ptr<Known>> by_driver;  // store dir + identity id
-    std::lock_guard g(mu);
-    auto& known = by_driver[config.dir.string() + "\n" + identity.id()];
+    struct Drivers {
+        std::mutex mu;
+        std::map<std::string, std::shared_ptr<Known>> by_driver;  // store dir + identity id
+    };
+    static fork_safety::PerProcess<Drivers> per_process;  // a forked child starts afresh
+    Drivers& drivers = per_process.get();
+    std::lock_guard g(drivers.mu);
+    auto& known = drivers.by_driver[config.dir.string() + "\n" + identity.id()];
     known = known ? known : std::make_shared<Known>();
     return known;
 }

@@ -159,15 +159,20 @@ std::string Erratum::describe() const {
            (driver_max.empty() ? "any" : driver_max) + ": " + check + ": " + evidence;
 }
 
-std::string to_json(const std::vector<Erratum>& errata) {
+std::string to_json(const std::vector<Erratum>& errata, const FeedStamp& stamp) {
     json list = json::array();
     for (const Erratum& e : errata) {
         list.push_back(erratum_json(e));
     }
+    json doc{{"format", kErrataFormat}, {"errata", std::move(list)}};
+    if (stamp.version) {
+        doc["version"] = *stamp.version;
+    }
+    if (stamp.expires) {
+        doc["expires"] = format_utc(*stamp.expires);
+    }
     // A canary's evidence quotes a driver's text, which need not be UTF-8.
-    return json{{"format", kErrataFormat}, {"errata", std::move(list)}}.dump(
-               2, ' ', false, json::error_handler_t::replace) +
-           "\n";
+    return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Result<std::vector<Erratum>, std::string> from_json(std::string_view text) {

@@ -12,6 +12,7 @@
 
 #include "kcache/canary/errata.hpp"
 #include "kcache/common/fd_io.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/store/pack_errata.hpp"
@@ -65,20 +66,36 @@ Result<std::vector<Erratum>, std::string> load_local(const fs::path& store_dir) 
     return std::move(*errata);
 }
 
-Result<std::size_t, std::string> add_local(const fs::path& store_dir, std::vector<Erratum> errata,
-                                           const std::string& source) {
-    static std::mutex in_process;  // flock is per open file, not per thread
-    std::lock_guard guard(in_process);
+namespace {
+
+// The node's errata directory, made if missing, locked against this
+// process's other threads and the node's other processes while it lives.
+struct ErrataLock {
+    std::unique_lock<std::mutex> in_process;
+    UniqueFd file;
+};
+
+Result<ErrataLock, std::string> lock_errata(const fs::path& store_dir) {
+    // flock is per open file, not per thread; a forked child starts afresh.
+    static fork_safety::PerProcess<std::mutex> threads;
+    ErrataLock held{std::unique_lock(threads.get()), UniqueFd()};
     const fs::path dir = errata_dir(store_dir);
     (void)::mkdir(store_dir.c_str(), 0700);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         return fail(dir.string() + ": " + std::strerror(errno));
     }
     const fs::path lock_path = dir / "lock";
-    UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) {
+    held.file.reset(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!held.file.valid() || ::flock(held.file.get(), LOCK_EX) != 0) {
         return fail(lock_path.string() + ": " + std::strerror(errno));
     }
+    return held;
+}
+
+// add_local's merge; the caller holds the errata lock.
+Result<std::size_t, std::string> merge_locked(const fs::path& store_dir,
+                                              std::vector<Erratum> errata,
+                                              const std::string& source) {
     auto have = load_local(store_dir);
     if (!have) {
         return fail(have.error() + " (fix or remove it; nothing was added)");
@@ -95,6 +112,42 @@ Result<std::size_t, std::string> add_local(const fs::path& store_dir, std::vecto
         }
     }
     return changed;
+}
+
+}  // namespace
+
+Result<std::size_t, std::string> add_local(const fs::path& store_dir, std::vector<Erratum> errata,
+                                           const std::string& source) {
+    auto lock = lock_errata(store_dir);
+    if (!lock) {
+        return fail(lock.error());
+    }
+    return merge_locked(store_dir, std::move(errata), source);
+}
+
+Result<std::size_t, std::string> add_local_from_feed(const fs::path& store_dir,
+                                                     std::vector<Erratum> errata,
+                                                     const std::string& source,
+                                                     const std::string& feed,
+                                                     const FeedStamp& stamp, std::time_t now) {
+    auto lock = lock_errata(store_dir);
+    if (!lock) {
+        return fail(lock.error());
+    }
+    auto in_force = feeds_in_force(store_dir);
+    if (!in_force) {
+        return fail(in_force.error() + " (nothing was added)");
+    }
+    if (auto refused = refusal(*in_force, feed, stamp, now)) {
+        return fail(*refused);
+    }
+    auto merged = merge_locked(store_dir, std::move(errata), source);
+    if (merged && stamp.version) {
+        if (auto recorded = record_in_force(store_dir, feed, stamp, now); !recorded) {
+            return fail(recorded.error());
+        }
+    }
+    return merged;
 }
 
 Result<SignedFile, std::string> read_signed_file(const fs::path& path,
@@ -118,20 +171,22 @@ Result<SignedFile, std::string> read_signed_file(const fs::path& path,
         return fail(text.error());
     }
     auto errata = from_json(*text);
-    if (!errata) {
-        return fail(path.string() + ": " + errata.error());
+    auto stamp = feed_stamp(*text);
+    if (!errata || !stamp) {
+        return fail(path.string() + ": " + (errata ? stamp.error() : errata.error()));
     }
     out.errata = std::move(*errata);
+    out.stamp = *stamp;
     return out;
 }
 
 Status<std::string> write_file(const fs::path& path, const std::vector<Erratum>& errata,
-                               const store::SecretKey* key) {
+                               const store::SecretKey* key, const FeedStamp& stamp) {
     std::vector<Erratum> plain = errata;
     for (Erratum& e : plain) {
         e.source.clear();  // where this node got it is this node's business
     }
-    auto written = store::write_text_file(path, to_json(plain), 0644, store::Replace::no);
+    auto written = store::write_text_file(path, to_json(plain, stamp), 0644, store::Replace::no);
     if (!written) {
         return fail(written.error().message);
     }

@@ -4,9 +4,71 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <pthread.h>
+
+#include <array>
+#include <atomic>
 #include <thread>
 
 namespace kcache {
+namespace {
+
+// The descriptors of the locks this process holds now, plus one (0: a free
+// slot), for the child of a fork() to close. A lock taken while every slot
+// is in use is not listed: a child would keep that one until it exits.
+std::array<std::atomic<int>, 256> g_held{};
+
+void close_held_in_child() noexcept {
+    for (auto& h : g_held) {
+        const int fd = h.exchange(0) - 1;
+        if (fd >= 0) {
+            ::close(fd);  // the child's reference only: the parent's holder keeps the lock
+        }
+    }
+}
+
+void note_held(int fd) noexcept {
+    static const bool registered = ::pthread_atfork(nullptr, nullptr, close_held_in_child) == 0;
+    if (!registered) {
+        return;
+    }
+    for (auto& h : g_held) {
+        int empty = 0;
+        if (h.compare_exchange_strong(empty, fd + 1)) {
+            return;
+        }
+    }
+}
+
+void note_released(int fd) noexcept {
+    for (auto& h : g_held) {
+        int mine = fd + 1;
+        if (h.compare_exchange_strong(mine, 0)) {
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+KeyLock::KeyLock(UniqueFd fd) : fd_(std::move(fd)) {
+    note_held(fd_.get());
+}
+KeyLock::KeyLock(KeyLock&& o) noexcept = default;
+KeyLock& KeyLock::operator=(KeyLock&& o) noexcept {
+    if (this != &o) {
+        if (fd_.valid()) {
+            note_released(fd_.get());
+        }
+        fd_ = std::move(o.fd_);
+    }
+    return *this;
+}
+KeyLock::~KeyLock() {
+    if (fd_.valid()) {
+        note_released(fd_.get());
+    }
+}
 
 Result<KeyLock, LockError> KeyLock::acquire(const std::filesystem::path& store_dir,
                                             const std::string& key_hex,

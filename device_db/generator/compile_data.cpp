@@ -112,7 +112,9 @@ void write_file(std::ostream& out, const DataFile& f, std::size_t index) {
                     })
             << ";\n"
             << "        q.families = " << list(q.families, literal) << ";\n"
-            << "        q.codenames = " << list(q.codenames, literal) << ";\n";
+            << "        q.codenames = " << list(q.codenames, literal) << ";\n"
+            << "        q.platforms = " << list(q.platforms, literal) << ";\n"
+            << "        q.environment = " << list(q.environment, literal) << ";\n";
         if (q.driver) {
             out << "        q.driver = VersionRange{" << version(q.driver->min) << ", "
                 << version(q.driver->max) << "};\n";

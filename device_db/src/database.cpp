@@ -1,6 +1,7 @@
 #include "kcache/device_db/database.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "kcache/device_db/loader.hpp"
@@ -59,6 +60,20 @@ bool driver_matches(const QuirkRule& rule, const std::string& driver_version) {
     return v && rule.driver->contains(*v);
 }
 
+bool platform_matches(const QuirkRule& rule, const DeviceIdentity& id) {
+    return rule.platforms.empty() || contains(rule.platforms, id.platform_name);
+}
+
+// Each "NAME=value" holds in this process's environment now (an unset
+// variable matches no value).
+bool environment_matches(const QuirkRule& rule) {
+    return std::all_of(rule.environment.begin(), rule.environment.end(), [](const std::string& e) {
+        const auto eq = e.find('=');
+        const char* v = std::getenv(e.substr(0, eq).c_str());
+        return v != nullptr && e.compare(eq + 1, std::string::npos, v) == 0;
+    });
+}
+
 }  // namespace
 
 const char* to_string(MatchLevel level) {
@@ -85,6 +100,8 @@ const char* to_string(QuirkAction action) {
             return "no_cached_binaries";
         case QuirkAction::deny:
             return "deny";
+        case QuirkAction::serialize_loads:
+            return "serialize_loads";
     }
     return "unknown";
 }
@@ -220,7 +237,8 @@ QuirkDecision DeviceDb::quirks_for(const DeviceIdentity& id) const {
     for (const QuirkRule& rule : quirks_) {
         if ((rule.vendor_id && *rule.vendor_id != id.vendor_id) ||
             !device_id_matches(rule, id.pci_device_id) || !family_matches(rule, fam) ||
-            !driver_matches(rule, id.driver_version)) {
+            !driver_matches(rule, id.driver_version) || !platform_matches(rule, id) ||
+            !environment_matches(rule)) {
             continue;
         }
         out.rules.push_back(&rule);
@@ -228,6 +246,7 @@ QuirkDecision DeviceDb::quirks_for(const DeviceIdentity& id) const {
             out.verify_before_use |= a == QuirkAction::verify_before_use;
             out.no_cached_binaries |= a == QuirkAction::no_cached_binaries;
             out.deny |= a == QuirkAction::deny;
+            out.serialize_loads |= a == QuirkAction::serialize_loads;
         }
         if (rule.jit_timeout_ms) {
             out.jit_timeout_ms = rule.jit_timeout_ms;  // later rules win

@@ -15,6 +15,9 @@ std::optional<QuirkAction> parse_action(const std::string& text) {
     if (text == "deny") {
         return QuirkAction::deny;
     }
+    if (text == "serialize_loads") {
+        return QuirkAction::serialize_loads;
+    }
     return std::nullopt;
 }
 
@@ -85,7 +88,8 @@ bool read_match(const LocatedJson& doc, FieldReader& quirk, QuirkRule& rule) {
         return false;
     }
     FieldReader r(doc, *m, quirk.member_pointer("match"), "quirk match", quirk.problems());
-    r.allow_only({"vendor", "pci_ids", "pci_id_ranges", "families", "codenames", "driver"});
+    r.allow_only({"vendor", "pci_ids", "pci_id_ranges", "families", "codenames", "driver",
+                  "platforms", "environment"});
     if (m->empty()) {
         r.problems().add(DeviceDbErrc::bad_value, r.line(), "quirk match has no criterion");
         return false;
@@ -94,9 +98,21 @@ bool read_match(const LocatedJson& doc, FieldReader& quirk, QuirkRule& rule) {
     auto ids = r.hex_list("pci_ids", Need::optional);
     auto families = r.strings("families", Need::optional);
     auto codenames = r.strings("codenames", Need::optional);
+    auto platforms = r.strings("platforms", Need::optional);
+    auto environment = r.strings("environment", Need::optional);
     bool ok = read_ranges(doc, r, rule) && read_driver(doc, r, rule);
     ok = ok && (!r.has("vendor") || rule.vendor_id) && (!r.has("pci_ids") || ids) &&
-         (!r.has("families") || families) && (!r.has("codenames") || codenames);
+         (!r.has("families") || families) && (!r.has("codenames") || codenames) &&
+         (!r.has("platforms") || platforms) && (!r.has("environment") || environment);
+    for (const std::string& e : environment.value_or(std::vector<std::string>{})) {
+        if (e.find('=') == std::string::npos || e.front() == '=') {
+            r.problems().add(DeviceDbErrc::bad_value, r.line_of("environment"),
+                             "environment entry \"" + e + "\" is not NAME=value");
+            ok = false;
+        }
+    }
+    rule.platforms = platforms.value_or(std::vector<std::string>{});
+    rule.environment = environment.value_or(std::vector<std::string>{});
     rule.pci_ids = ids.value_or(std::vector<std::uint32_t>{});
     rule.families = families.value_or(std::vector<std::string>{});
     rule.codenames = codenames.value_or(std::vector<std::string>{});
@@ -114,7 +130,8 @@ bool read_actions(const LocatedJson& doc, FieldReader& r, QuirkRule& rule) {
             r.problems().add(DeviceDbErrc::bad_value,
                              doc.line_of(child_pointer(r.member_pointer("actions"), i)),
                              "unknown quirk action \"" + (*actions)[i] +
-                                 "\" (verify_before_use, no_cached_binaries or deny)");
+                                 "\" (verify_before_use, no_cached_binaries, deny or "
+                                 "serialize_loads)");
             ok = false;
             continue;
         }

@@ -314,6 +314,18 @@ typedef void (*kcache_log_handler)(kcache_log_level level, const char* message, 
  * each message up to KCACHE_LOG_LEVEL (default warning). */
 KCACHE_API void kcache_set_log_handler(kcache_log_handler handler, void* user);
 
+/* Program calls a driver does not survive at once. Where the device data
+ * says so for a device in this process (its serialize_loads rule: PoCL with
+ * its kernel cache off aborts when one thread releases a program while
+ * another loads a binary), kcache makes its loads of binaries and its
+ * releases of programs one at a time. A caller that releases programs
+ * kcache answered (possibly their last reference) from several threads, or
+ * loads binaries itself, brackets each such call with begin and end: they
+ * then wait for kcache's, and kcache's for them. Recursive; nothing while
+ * no such device was seen. A forked child's are its own. */
+KCACHE_API void kcache_program_calls_begin(void);
+KCACHE_API void kcache_program_calls_end(void);
+
 #ifdef __cplusplus
 }
 

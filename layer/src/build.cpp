@@ -129,6 +129,7 @@ cl_program combined(cl_context context, const std::vector<cl_device_id>& devices
         pointers.push_back(b.data());
     }
     const auto start = Clock::now();
+    ProgramCallsHeld one_at_a_time;  // a load: one at a time where the device data says so
     cl_int err = CL_SUCCESS;
     cl_program p = target().clCreateProgramWithBinary(context, static_cast<cl_uint>(devices.size()),
                                                       devices.data(), sizes.data(), pointers.data(),
@@ -137,7 +138,7 @@ cl_program combined(cl_context context, const std::vector<cl_device_id>& devices
                                                                nullptr) == CL_SUCCESS;
     add_driver_ms(ms_since(start));
     if (p != nullptr && !built) {
-        target().clReleaseProgram(p);
+        target().clReleaseProgram(p);  // under the lock still
         return nullptr;
     }
     return p;

@@ -6,6 +6,7 @@
 // created from source are handed to the application as `LayerProgram`s,
 // so every entry point that takes or returns a program is the layer's.
 
+#include "kcache/kcache.h"
 #include "kcache/kcache_types.hpp"
 #include "kcache/opencl.h"
 
@@ -64,11 +65,29 @@ inline cl_program as_handle(LayerProgram* w) noexcept {
 // The driver's program for `p` (the active one of a layer program).
 cl_program unwrap(cl_program p) noexcept;
 
+// libkcache's lock for program calls a driver does not survive at once,
+// held while it lives (kcache_program_calls_begin/end: nothing unless a
+// device's data asked for it).
+struct ProgramCallsHeld {
+    ProgramCallsHeld() noexcept { kcache_program_calls_begin(); }
+    ~ProgramCallsHeld() { kcache_program_calls_end(); }
+    ProgramCallsHeld(const ProgramCallsHeld&) = delete;
+    ProgramCallsHeld& operator=(const ProgramCallsHeld&) = delete;
+};
+
+// The driver's clReleaseProgram under ProgramCallsHeld: it may be the last
+// reference, whose clean-up such a driver cannot run beside a load.
+cl_int release_in_driver(cl_program p);
+
 // Registers `w`'s active program, so that kernel queries name `w`.
 void remember_active(LayerProgram* w, cl_program driver_program);
 void forget_active(cl_program driver_program);
 // The layer program whose active program is `driver_program`, or null.
 LayerProgram* owner_of(cl_program driver_program);
+// Held across fork() (the layer's fork handlers), so that a child never
+// inherits the registry half-changed or locked by a thread it lacks.
+void lock_registry_for_fork() noexcept;
+void unlock_registry_after_fork() noexcept;
 
 // Makes `next` (one reference, the layer's) `w`'s active program, moving the
 // application's references onto it. `next` may be `w->source` (the layer's

@@ -67,6 +67,11 @@ double take_driver_ms() noexcept {
     return std::exchange(t_driver_ms, 0.0);
 }
 
+cl_int release_in_driver(cl_program p) {
+    ProgramCallsHeld one_at_a_time;
+    return target().clReleaseProgram(p);
+}
+
 void remember_active(LayerProgram* w, cl_program driver_program) {
     std::lock_guard lock(registry().mutex);
     registry().by_active[driver_program] = w;
@@ -81,6 +86,13 @@ LayerProgram* owner_of(cl_program driver_program) {
     std::lock_guard lock(registry().mutex);
     const auto it = registry().by_active.find(driver_program);
     return it == registry().by_active.end() ? nullptr : it->second;
+}
+
+void lock_registry_for_fork() noexcept {
+    registry().mutex.lock();
+}
+void unlock_registry_after_fork() noexcept {
+    registry().mutex.unlock();
 }
 
 bool any_layer_programs() {
@@ -123,7 +135,7 @@ void set_active(LayerProgram& w, cl_program next) {
     }
     const cl_uint moved = current == w.source ? w.app_references - 1 : w.app_references;
     for (cl_uint i = 0; i < moved; ++i) {
-        target().clReleaseProgram(current);
+        release_in_driver(current);
     }
     forget_active(current);
     w.built = next == w.source ? nullptr : next;
@@ -135,7 +147,7 @@ void set_active(LayerProgram& w, cl_program next) {
 void finish(LayerProgram* w, cl_program active) {
     forget_active(active);
     if (w->built != nullptr) {
-        target().clReleaseProgram(w->source);
+        release_in_driver(w->source);
     }
     delete w;
 }
@@ -195,7 +207,7 @@ cl_int CL_API_CALL retain_program(cl_program program) {
 cl_int CL_API_CALL release_program(cl_program program) {
     LayerProgram* w = as_layer(program);
     if (w == nullptr) {
-        return target().clReleaseProgram(program);
+        return release_in_driver(program);
     }
     std::unique_lock lock(w->mutex);
     if (w->app_references == 0) {
@@ -203,7 +215,7 @@ cl_int CL_API_CALL release_program(cl_program program) {
     }
     const cl_program active = w->active();
     const bool last = reference_count(active) == 1;
-    const cl_int err = target().clReleaseProgram(active);
+    const cl_int err = release_in_driver(active);
     if (err != CL_SUCCESS) {
         return err;
     }

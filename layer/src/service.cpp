@@ -267,17 +267,24 @@ void close_at_exit() {
 
 // fork() waits for the opening thread, which the child would not have (its
 // half-made cache with it), and holds the opening's lock across, so that no
-// thread starts one meanwhile. The opening thread itself starts no process
+// thread starts one meanwhile; the counters' and the program registry's
+// locks too (in that order, each held briefly elsewhere), so that the child
+// gets them unlocked and their data whole. The cache itself makes its own
+// parts in the child (Cache). The opening thread itself starts no process
 // with fork() (kcache's helpers are spawned, which runs no fork handler).
 void before_fork() {
     if (!t_opener) {
         State& s = state();
         s.open_mutex.lock();
         join_opener_locked(s);
+        s.pending_mutex.lock();
+        lock_registry_for_fork();
     }
 }
 void after_fork() {
     if (!t_opener) {
+        unlock_registry_after_fork();
+        state().pending_mutex.unlock();
         state().open_mutex.unlock();
     }
 }

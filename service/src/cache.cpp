@@ -9,7 +9,10 @@
 #include "canary_gate.hpp"
 #include "canary_kat.hpp"
 #include "kcache/common/deadline.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/hot_path.hpp"
+#include "kcache/common/log.hpp"
+#include "kcache/common/serial_calls.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/service/parts.hpp"
 #include "observe.hpp"
@@ -24,6 +27,13 @@ Outcome failed(StatusCode s, std::string message) {
     return o;
 }
 
+// A forked child's answer when it could not open parts of its own.
+Outcome not_reopened() {
+    return failed(StatusCode::disabled,
+                  "this forked process could not open its cache (see the warning): build it "
+                  "yourself");
+}
+
 }  // namespace
 
 Program::Program(Program&& o) noexcept
@@ -31,6 +41,7 @@ Program::Program(Program&& o) noexcept
 Program& Program::operator=(Program&& o) noexcept {
     if (this != &o) {
         if (program_ != nullptr) {
+            auto one_at_a_time = serial_calls::hold();
             clReleaseProgram(program_);
         }
         program_ = std::exchange(o.program_, nullptr);
@@ -40,6 +51,7 @@ Program& Program::operator=(Program&& o) noexcept {
 }
 Program::~Program() {
     if (program_ != nullptr) {
+        auto one_at_a_time = serial_calls::hold();
         clReleaseProgram(program_);
     }
 }
@@ -49,6 +61,7 @@ cl_program Program::release() noexcept {
 
 Cache::Impl::Impl(Config c, service::Parts parts)
     : config(std::move(c)),
+      made_in(fork_safety::generation()),
       loader(std::move(parts.loader)),
       db(std::move(parts.devices)),
       stored(config, std::move(parts.tiers)),
@@ -66,10 +79,56 @@ Cache::Impl::~Impl() {
     flight.close();
 }
 
-Cache::Cache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Cache::~Cache() = default;
+Cache::Cache(std::unique_ptr<Impl> impl) : impl_(impl.release()) {}
+Cache::~Cache() {
+    Impl* impl = impl_.load(std::memory_order_acquire);
+    if (impl->made_in == fork_safety::generation()) {
+        delete impl;
+    }  // else the parent's parts, which a child leaves as they are (fork.hpp)
+}
 const Config& Cache::config() const noexcept {
-    return impl_->config;
+    return impl_.load(std::memory_order_acquire)->config;  // the same in parent and child
+}
+
+KCACHE_HOT_PATH Cache::Impl* Cache::live() noexcept {
+    Impl* impl = impl_.load(std::memory_order_acquire);
+    if (impl->made_in == fork_safety::generation()) [[likely]] {
+        return impl;
+    }
+    return reopen_in_child();
+}
+
+// The first call in a forked child: parts of its own from the same Config,
+// as a fresh process opens them. The parent's stay allocated and unused.
+Cache::Impl* Cache::reopen_in_child() noexcept {
+    std::lock_guard lock(fork_safety::reopen_mutex());
+    const std::uint64_t now = fork_safety::generation();
+    Impl* impl = impl_.load(std::memory_order_acquire);
+    if (impl->made_in == now) {
+        return impl;  // another thread of the child reopened it
+    }
+    if (failed_in_.load() == now) {
+        return nullptr;
+    }
+    std::string why;
+    try {
+        if (auto parts = service::open_parts(impl->config)) {
+            auto* fresh = new Impl(impl->config, std::move(*parts));
+            service::start_observing(fresh->config);
+            impl_.store(fresh, std::memory_order_release);
+            return fresh;
+        } else {
+            why = parts.error().message;
+        }
+    } catch (const std::exception& e) {
+        why = e.what();
+    } catch (...) {
+        why = "unexpected exception";
+    }
+    failed_in_.store(now);
+    logging::warning("after fork(), this process could not open its cache (" + why +
+                     "); its requests answer disabled");
+    return nullptr;
 }
 
 std::unique_ptr<Cache> Cache::open(const Config& config, Outcome* outcome) noexcept {
@@ -147,6 +206,9 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     }
     plan.use_stored = !quirks.no_cached_binaries;
     plan.verified_only = quirks.verify_before_use;
+    if (quirks.serialize_loads) {
+        serial_calls::turn_on();  // this process's loads and releases, one at a time
+    }
     plan.aot_target = facts->aot_target;
     plan.platform = facts->platform;  // null: the in-process rung asks again
     return failed(StatusCode::ok, "");
@@ -262,6 +324,7 @@ void check_served(Cache::Impl& impl, cl_device_id device, const SourceRequest& r
     const service::KatServed served{out.key, device, program, impl.identities, *impl.loader};
     Outcome verdict = service::caller_kat_gate(impl.config, request, served);
     if (verdict.status != StatusCode::ok) {
+        auto one_at_a_time = serial_calls::hold();
         clReleaseProgram(std::exchange(program, nullptr));
         out.status = verdict.status;
         out.message = std::move(verdict.message);
@@ -294,7 +357,12 @@ KCACHE_HOT_PATH void serve(Cache::Impl& impl, cl_context context, cl_device_id d
 KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
                                        const KernelRequest& request) noexcept {
     Program p;
-    serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
+    Impl* impl = live();
+    if (impl == nullptr) [[unlikely]] {
+        p.outcome_ = not_reopened();
+        return p;
+    }
+    serve(*impl, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
         kernels::Params params(request.params.begin(), request.params.end());
         auto variant = kernels::make_variant(request.kernel, params);
         if (!variant) {
@@ -304,7 +372,7 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
             return failed(code, variant.error().message);
         }
         service::FactsRef facts;
-        auto ok = prepare(*impl_, context, device, plan, facts);
+        auto ok = prepare(*impl, context, device, plan, facts);
         if (ok.status != StatusCode::ok) {
             return ok;
         }
@@ -319,8 +387,8 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
         plan.input = {variant->id(), rendered->source, rendered->options, rendered->entry_points};
         plan.warmup_local_size = rendered->local_size;
         finish(plan, *facts);
-        return service::canary_gate(impl_->config, id, *variant,
-                                    {&impl_->stored, impl_->remote.get()}, &impl_->workers);
+        return service::canary_gate(impl->config, id, *variant, {&impl->stored, impl->remote.get()},
+                                    &impl->workers);
     });
     return p;
 }
@@ -328,12 +396,17 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
 KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
                                        const SourceRequest& request) noexcept {
     Program p;
-    serve(*impl_, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
+    Impl* impl = live();
+    if (impl == nullptr) [[unlikely]] {
+        p.outcome_ = not_reopened();
+        return p;
+    }
+    serve(*impl, context, device, request, p.program_, p.outcome_, [&](Plan& plan) -> Outcome {
         if (request.source.empty()) {
             return failed(StatusCode::invalid_argument, "empty kernel source");
         }
         service::FactsRef facts;
-        auto ok = prepare(*impl_, context, device, plan, facts);
+        auto ok = prepare(*impl, context, device, plan, facts);
         if (ok.status != StatusCode::ok) {
             return ok;
         }

@@ -31,6 +31,9 @@ struct Cache::Impl {
     ~Impl();
 
     Config config;
+    // The process that made these parts (fork_safety::generation()): only it
+    // uses or frees them.
+    std::uint64_t made_in;
     // Every call into the compute runtime (identity, bytes to program,
     // context liveness); before the parts that ask it.
     std::unique_ptr<service::Loader> loader;

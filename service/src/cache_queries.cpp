@@ -35,7 +35,13 @@ Binary Cache::binary(cl_context context, cl_device_id device,
                      const KernelRequest& request) noexcept {
     Binary b;
     try {
-        b = binary_of(*impl_->loader, program(context, device, request));
+        Program p = program(context, device, request);
+        Impl* impl = live();  // after program(), which makes it in a forked child
+        if (impl == nullptr) {
+            b.outcome = p.outcome();
+            return b;
+        }
+        b = binary_of(*impl->loader, std::move(p));
     } catch (const std::exception& e) {
         b.bytes.clear();
         b.outcome = Outcome{};
@@ -47,7 +53,11 @@ Binary Cache::binary(cl_context context, cl_device_id device,
 
 CacheStats Cache::stats() noexcept {
     CacheStats s;
-    auto& c = impl_->counters;
+    Impl* impl = live();
+    if (impl == nullptr) {
+        return s;
+    }
+    auto& c = impl->counters;
     s.in_process_hits = c.in_process;
     s.store_hits = c.store;
     s.pack_hits = c.pack;
@@ -58,10 +68,10 @@ CacheStats Cache::stats() noexcept {
     s.store_write_failures = c.store_write_failures;
     s.jit_failures = c.jit_failures;
     s.resident_hits = c.resident;
-    s.programs_released = impl_->programs.released();
+    s.programs_released = impl->programs.released();
     metrics::snapshot(s);
-    if (impl_->remote) {
-        const remote::Counters r = impl_->remote->counters();
+    if (impl->remote) {
+        const remote::Counters r = impl->remote->counters();
         s.remote_hits = r.hits;
         s.remote_misses = r.misses;
         s.remote_errors = r.errors;
@@ -71,7 +81,7 @@ CacheStats Cache::stats() noexcept {
         s.remote_upload_failures = r.upload_failures;
     }
     try {
-        if (auto* user = impl_->stored.user()) {
+        if (auto* user = impl->stored.user()) {
             if (auto st = user->stats(); st) {
                 s.entries = st->entries;
                 s.raw_bytes = st->raw_bytes;
@@ -87,27 +97,34 @@ CacheStats Cache::stats() noexcept {
 }
 
 std::size_t Cache::forget(cl_context context) noexcept {
-    return impl_->programs.forget(context);
+    Impl* impl = live();
+    return impl != nullptr ? impl->programs.forget(context) : 0;
 }
 
 std::vector<remote::UploadNote> Cache::upload_notes() const {
-    return impl_->remote ? impl_->remote->upload_notes() : std::vector<remote::UploadNote>{};
+    Impl* impl = const_cast<Cache*>(this)->live();
+    return impl != nullptr && impl->remote ? impl->remote->upload_notes()
+                                           : std::vector<remote::UploadNote>{};
 }
 
 void Cache::drain(std::chrono::milliseconds limit) noexcept {
     const auto until = deadline_after(limit);
+    Impl* impl = live();
+    if (impl == nullptr) {
+        return;
+    }
     try {
-        for (auto& f : impl_->flight.running()) {
+        for (auto& f : impl->flight.running()) {
             f.wait_until(until);
         }
     } catch (...) {
         // Only the vector's allocation can throw: then nothing is waited for.
     }
-    impl_->flight.drain(until);  // warm-ups after an answer store and share what they built
-    if (impl_->remote) {
+    impl->flight.drain(until);  // warm-ups after an answer store and share what they built
+    if (impl->remote) {
         const auto left = until - std::chrono::steady_clock::now();
-        impl_->remote->flush(std::max(std::chrono::milliseconds(0),
-                                      std::chrono::duration_cast<std::chrono::milliseconds>(left)));
+        impl->remote->flush(std::max(std::chrono::milliseconds(0),
+                                     std::chrono::duration_cast<std::chrono::milliseconds>(left)));
     }
 }
 

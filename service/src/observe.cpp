@@ -2,6 +2,7 @@
 
 #include "observe.hpp"
 #include "kcache/common/hot_path.hpp"
+#include "kcache/common/serial_calls.hpp"
 
 namespace kcache::service {
 namespace {
@@ -58,7 +59,9 @@ KCACHE_HOT_PATH Result<cl::ProgramHandle, std::string> observed_load(
     std::span<const std::uint8_t> bytes, const std::string& options) {
     trace::Span span("load", "load");
     const auto start = Clock::now();
+    auto one_at_a_time = serial_calls::hold();  // locks only for a serialize_loads driver
     auto program = loader.load(context, device, bytes, options);
+    one_at_a_time = {};
     if (metrics) {
         metrics::observe(metrics::Timer::load, Clock::now() - start);
     }

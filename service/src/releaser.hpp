@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cl_util.hpp"
+#include "kcache/common/serial_calls.hpp"
 
 namespace kcache::service {
 
@@ -32,7 +33,17 @@ namespace kcache::service {
 // context's last program may destroy the context, and a driver may call back
 // into the application then). Members are destroyed in reverse order: the
 // programs first, then the cache's own references on their contexts.
+// Released one at a time with the process's other program calls when a
+// driver needs it (kcache/common/serial_calls.hpp).
 struct Released {
+    Released() = default;
+    Released(Released&&) = default;
+    Released& operator=(Released&&) = default;
+    ~Released() {
+        auto one_at_a_time = serial_calls::hold();
+        programs.clear();
+        contexts.clear();
+    }
     std::vector<cl::ContextHandle> contexts;
     std::vector<ProgramRef> programs;
     bool empty() const { return contexts.empty() && programs.empty(); }

@@ -2,11 +2,15 @@
 // from one node's store to another's through a signed file and through a
 // signed pack, a tampered or unsigned file refused (and nothing kept), usage
 // errors; and `kcache warm` under enforce answering a kernel an imported
-// erratum covers driver_suspect, `kcache explain` naming the erratum.
+// erratum covers driver_suspect, `kcache explain` naming the erratum; and
+// the feed's order: a replayed older version and an expired document
+// refused with the errata in force kept, doctor showing version and age.
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +124,78 @@ TEST_F(ErrataCli, APackCarriesErrataToAnotherNode) {
     // The runtime's packs are listed with their errata too.
     r = kcache({"errata", "list"}, "c", {"KCACHE_PACKS=" + pack.string()});
     EXPECT_NE(r.out.find("source: pack " + pack.string()), std::string::npos) << r.out;
+}
+
+// doctor's errata feed lines for `store` ("version 2 from key …, …").
+std::vector<std::string> feed_lines(const compiler::RunResult& doctor) {
+    std::vector<std::string> lines;
+    for (const json& f : json::parse(doctor.out)) {
+        if (f.at("section") == "errata") {
+            lines.push_back(f.at("value").get<std::string>() + " [" +
+                            f.at("level").get<std::string>() + "]");
+        }
+    }
+    return lines;
+}
+
+TEST_F(ErrataCli, AReplayedOlderFeedOrAnExpiredOneIsRefusedAndTheErrataInForceKept) {
+    ASSERT_EQ(kcache({"keygen", "--output", (dir() / "k").string()}, "a").exit_code, 0);
+    ASSERT_EQ(
+        kcache({"errata", "import", plain_file("plain.json", 0x10006).string()}, "a").exit_code, 0);
+    const std::string key = (dir() / "k.key").string();
+    const std::string soon = errata::format_utc(std::time(nullptr) + 30 * 86400);
+    auto exported = [&](const std::string& name, std::vector<std::string> stamp) {
+        std::vector<std::string> args = {"errata", "export", (dir() / name).string(), "--key", key};
+        args.insert(args.end(), stamp.begin(), stamp.end());
+        auto r = kcache(args, "a");
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return (dir() / name).string();
+    };
+    const auto v2 = exported("v2.json", {"--version", "2", "--expires", soon});
+    const auto v1 = exported("v1.json", {"--version", "1"});
+    const auto expired =
+        exported("v3.json", {"--version", "3", "--expires", "2020-01-01T00:00:00Z"});
+
+    auto r = kcache({"errata", "import", v2}, "b");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("version 2 of its feed"), std::string::npos) << r.out;
+    r = kcache({"errata", "import", v1}, "b");  // a replay of an older publication
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("version 1 of feed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("older than version 2 in force"), std::string::npos) << r.err;
+    r = kcache({"errata", "import", expired}, "b");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("stale: it expired at 2020-01-01T00:00:00Z"), std::string::npos) << r.err;
+    EXPECT_EQ(listed("b"), std::vector<std::string>{id_});  // what was in force stays
+    auto lines = feed_lines(kcache({"doctor", "--json"}, "b"));
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].rfind("version 2 from key ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find(", imported "), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(", expires in 29 d [ok]"), std::string::npos) << lines[0];
+
+    // A feed in force that expires later is reported stale; its errata still apply.
+    const auto brief = exported(
+        "brief.json", {"--version", "4", "--expires", errata::format_utc(std::time(nullptr) + 2)});
+    ASSERT_EQ(kcache({"errata", "import", brief}, "b").exit_code, 0);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    lines = feed_lines(kcache({"doctor", "--json"}, "b"));
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("version 4"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("stale: expired "), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("[note]"), std::string::npos) << lines[0];
+    EXPECT_EQ(listed("b"), std::vector<std::string>{id_});
+
+    for (const std::vector<std::string>& bad : {std::vector<std::string>{"--version", "0"},
+                                                {"--version", "x"},
+                                                {"--expires", "2027-02-30T00:00:00Z"},
+                                                {"--expires", "tomorrow"}}) {
+        std::vector<std::string> args = {"errata", "export", (dir() / "bad.json").string(), "--key",
+                                         key};
+        args.insert(args.end(), bad.begin(), bad.end());
+        r = kcache(args, "a");
+        EXPECT_EQ(r.exit_code, 2) << bad[1] << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(dir() / "bad.json"));
+    }
 }
 
 TEST_F(ErrataCli, WarmUnderEnforceAnswersACoveredKernelDriverSuspect) {

@@ -2,6 +2,8 @@
 // extensions (cl_intel_device_attribute_query, cl_khr_device_uuid, cl_khr_pci_bus_info).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/identity.hpp"
 
@@ -83,7 +85,21 @@ TEST(Pocl, DeviceProbeOfACpuMatchesNoGpuRecordOrQuirk) {
     ASSERT_TRUE(db.ok()) << db.error().message;
     // PoCL's CPU device may report vendor 0x8086 (it does here); it is still no Intel GPU.
     EXPECT_EQ(db->match(pocl->identity).level, MatchLevel::none);
+    const char* was = std::getenv("POCL_KERNEL_CACHE");
+    const std::string kept = was != nullptr ? was : "";
+    ::unsetenv("POCL_KERNEL_CACHE");
     EXPECT_FALSE(db->quirks_for(pocl->identity).any());
+    // With its kernel cache off, the one rule for PoCL: loads one at a time.
+    ::setenv("POCL_KERNEL_CACHE", "0", 1);
+    const QuirkDecision off = db->quirks_for(pocl->identity);
+    ASSERT_EQ(off.rules.size(), 1u);
+    EXPECT_EQ(off.rules[0]->id, "pocl-uncached-loads-one-at-a-time");
+    EXPECT_TRUE(off.serialize_loads);
+    if (was != nullptr) {
+        ::setenv("POCL_KERNEL_CACHE", kept.c_str(), 1);
+    } else {
+        ::unsetenv("POCL_KERNEL_CACHE");
+    }
 }
 
 TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {

@@ -2,6 +2,7 @@
 // outside it; malformed rules are located errors.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "device_fixtures.hpp"
@@ -87,6 +88,31 @@ TEST(DeviceDb, QuirkCriteriaCombineAndActionsMerge) {
     EXPECT_FALSE(db->quirks_for(test::intel_gpu(std::nullopt, "1.0")).any());
 }
 
+// A rule on a platform name and the process's environment: both must hold
+// (an unset variable matches no value).
+TEST(DeviceDb, QuirkMatchesAPlatformAndTheEnvironment) {
+    auto file = parse_data_file(R"({"schema": 1, "quirks": [
+{"id": "env", "match": {"platforms": ["Some Platform"], "environment": ["KCACHE_TEST_QUIRK_VAR=0"]},
+ "actions": ["serialize_loads"]}]})",
+                                "q.json");
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    auto db = DeviceDb::from_files({std::move(*file)});
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    DeviceIdentity id = test::intel_gpu(0x150, "1.0");
+    id.platform_name = "Some Platform";
+    ::unsetenv("KCACHE_TEST_QUIRK_VAR");
+    EXPECT_FALSE(db->quirks_for(id).any());
+    ::setenv("KCACHE_TEST_QUIRK_VAR", "1", 1);
+    EXPECT_FALSE(db->quirks_for(id).any());
+    ::setenv("KCACHE_TEST_QUIRK_VAR", "0", 1);
+    const QuirkDecision d = db->quirks_for(id);
+    EXPECT_TRUE(d.serialize_loads);
+    EXPECT_FALSE(d.deny);
+    id.platform_name = "Another Platform";
+    EXPECT_FALSE(db->quirks_for(id).any());
+    ::unsetenv("KCACHE_TEST_QUIRK_VAR");
+}
+
 // A quirks file holding `rule` on line 3.
 std::string quirks_with(const std::string& rule) {
     return "{\"schema\": 1,\n\"quirks\": [\n" + rule + "\n]}\n";
@@ -109,7 +135,13 @@ const test::OneProblem kBadRules[] = {
     {"UnknownAction",
      quirks_with(R"({"id": "x", "match": {"vendor": "0x8086"}, "actions": ["ignore"]})"),
      DeviceDbErrc::bad_value,
-     "t.json:3: unknown quirk action \"ignore\" (verify_before_use, no_cached_binaries or deny)"},
+     "t.json:3: unknown quirk action \"ignore\" (verify_before_use, no_cached_binaries, deny or "
+     "serialize_loads)"},
+    {"EnvironmentEntryWithoutValue",
+     quirks_with(
+         R"({"id": "x", "match": {"environment": ["POCL_KERNEL_CACHE"]}, "actions": ["deny"]})"),
+     DeviceDbErrc::bad_value,
+     "t.json:3: environment entry \"POCL_KERNEL_CACHE\" is not NAME=value"},
     {"EmptyMatch", quirks_with(R"({"id": "x", "match": {}, "actions": ["deny"]})"),
      DeviceDbErrc::bad_value, "t.json:3: quirk match has no criterion"},
     {"NoActions", quirks_with(R"({"id": "x", "match": {"vendor": "0x8086"}})"),

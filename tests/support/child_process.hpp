@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,12 @@ void report_line(const std::string& line);
 std::string child_env(const std::string& name);
 // Returns "Suite.Name" of the running test (a --gtest_filter for itself).
 std::string current_test_filter();
+
+// Runs `body` in a child of fork() (this very process, other threads' state
+// as it is at that instant: what an application's forked worker inherits)
+// that ends with _exit(body()). Waits at most `limit` for it, then kills it;
+// returns "exit N", "signal N" or "hung".
+std::string in_forked_child(const std::function<int()>& body, std::chrono::milliseconds limit);
 
 // How a child ended.
 struct ChildResult {

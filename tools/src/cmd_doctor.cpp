@@ -12,6 +12,7 @@
 
 #include "canary_report.hpp"
 #include "cli.hpp"
+#include "errata_report.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/compiler/jit.hpp"
@@ -326,6 +327,12 @@ int run_doctor(const ParsedArgs& args) {
     for (const CanaryLine& line : canary_summary(config->dir)) {
         findings.push_back(
             {"canary", "verdicts", line.text, line.suspect ? Level::problem : Level::ok});
+    }
+    for (const FeedLine& line : errata_feed_lines(config->dir)) {
+        findings.push_back({"errata", "feed", line.text,
+                            line.damaged ? Level::problem
+                            : line.stale ? Level::note
+                                         : Level::ok});
     }
     for (const RemoteCheck& r : remote_checks(*config)) {
         findings.push_back({"remote", r.name, r.detail, r.ok ? Level::ok : Level::problem});

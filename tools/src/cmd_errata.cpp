@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "canary_report.hpp"
 #include "cli.hpp"
+#include "errata_export.hpp"
 #include "errata_report.hpp"
 #include "kcache/canary/errata.hpp"
 #include "kcache/canary/pack_trust.hpp"
@@ -49,103 +51,6 @@ int run_list(const ParsedArgs& args, const Config& config) {
     return 0;
 }
 
-// The key export signs with: --key, else the configured remote signing key
-// (as push signs); none with --unsigned.
-std::optional<std::optional<store::SecretKey>> export_key(const ParsedArgs& args,
-                                                          const Config& config, int& exit_code) {
-    if (auto both = args.exclusive({"key", "unsigned"}); !both) {
-        exit_code = report(Exit::usage, "errata", both.error().message);
-        return std::nullopt;
-    }
-    const fs::path path =
-        args.value("key") ? fs::path(*args.value("key")) : config.remote_signing_key;
-    if (args.has("unsigned")) {
-        return std::optional<store::SecretKey>();
-    }
-    if (path.empty()) {
-        exit_code = report(Exit::usage, "errata",
-                           "no signing key: give --key KEY or set KCACHE_REMOTE_SIGNING_KEY "
-                           "(or --unsigned for an unsigned file)");
-        return std::nullopt;
-    }
-    auto key = load_signing_key("errata", path, exit_code);
-    if (!key) {
-        return std::nullopt;
-    }
-    return std::optional<store::SecretKey>(*key);
-}
-
-// Writes `all` into the pack at `pack` (a copy, renamed over it) and signs it.
-int export_into_pack(const fs::path& pack, const std::vector<errata::Erratum>& all,
-                     const store::SecretKey& key) {
-    if (auto problem = input_file_problem(pack)) {
-        return report(problem->code, "errata", problem->message);
-    }
-    const fs::path tmp = pack.string() + ".errata-" + std::to_string(::getpid());
-    std::error_code ec;
-    fs::copy_file(pack, tmp, fs::copy_options::overwrite_existing, ec);
-    auto written = ec ? Status<store::StoreError>(fail(store::StoreError{
-                            store::StoreErrc::io, tmp.string() + ": " + ec.message()}))
-                      : store::write_pack_errata(tmp, errata::to_json(all));
-    if (written) {
-        fs::rename(tmp, pack, ec);  // readers of the old pack keep reading it
-    }
-    if (!written || ec) {
-        fs::remove(tmp, ec);
-        return report(Exit::store_error, "errata",
-                      written ? pack.string() + ": cannot be replaced"
-                              : "cannot write the errata into " + pack.string() + ": " +
-                                    written.error().message);
-    }
-    std::cout << "wrote " << all.size() << " errata into " << pack.string() << "\n";
-    return sign_written_pack("errata", pack, key);
-}
-
-int run_export(const ParsedArgs& args, const Config& config) {
-    if (args.positionals().size() != 2) {
-        return report(Exit::usage, "errata", "export needs FILE (or --pack PACK)");
-    }
-    const fs::path out = args.positionals()[1];
-    int code = 0;
-    const auto key = export_key(args, config, code);
-    if (!key) {
-        return code;
-    }
-    const auto all = applied_errata("errata", config, code);
-    if (code != 0) {
-        return code;
-    }
-    if (args.has("pack")) {
-        if (!key->has_value()) {
-            return report(Exit::usage, "errata",
-                          "--pack re-signs the pack: it needs a signing key, not --unsigned");
-        }
-        return export_into_pack(out, all, **key);
-    }
-    if (auto problem = new_output_problem(out)) {
-        return report(problem->code, "errata", problem->message);
-    }
-    std::error_code ec;
-    if (!key->has_value() &&
-        fs::symlink_status(store::signature_path(out), ec).type() != fs::file_type::not_found) {
-        return report(Exit::usage, "errata",
-                      store::signature_path(out).string() +
-                          " exists (another file's signature); remove it first");
-    }
-    if (auto written = errata::write_file(out, all, key->has_value() ? &**key : nullptr);
-        !written) {
-        return report(Exit::store_error, "errata", written.error());
-    }
-    std::cout << "exported " << all.size() << " errata to " << out.string();
-    if (key->has_value()) {
-        std::cout << ", signed with key " << store::key_id_hex((*key)->id) << " ("
-                  << store::signature_path(out).string() << ")\n";
-    } else {
-        std::cout << ", unsigned\n";
-    }
-    return 0;
-}
-
 // Whether the file at `path` is an SQLite file (a pack) rather than JSON.
 bool is_pack_file(const fs::path& path) {
     static constexpr char kMagic[] = "SQLite format 3";
@@ -159,7 +64,8 @@ bool is_pack_file(const fs::path& path) {
 // packs; `from` gets what to record as their source.
 Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& path,
                                                               const Config& config,
-                                                              std::string& from) {
+                                                              std::string& from, std::string& feed,
+                                                              errata::FeedStamp& stamp) {
     const auto keys = service::trusted_keys(config);
     const auto policy = service::signature_policy(config);
     store::PackSignature sig;
@@ -173,9 +79,17 @@ Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& pa
         if (!checked.pack) {
             return fail(checked.error);
         }
-        auto carried = errata::of_pack_document(path, checked.pack->errata_document());
+        const std::string document = checked.pack->errata_document();
+        auto carried = errata::of_pack_document(path, document);
         if (!carried) {
             return fail(carried.error());
+        }
+        if (!document.empty()) {
+            auto stamped = errata::feed_stamp(document);
+            if (!stamped) {
+                return fail("pack " + path.string() + ": its errata: " + stamped.error());
+            }
+            stamp = *stamped;
         }
         sig = checked.signature;
         out = std::move(*carried);
@@ -185,8 +99,10 @@ Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& pa
             return fail(file.error());
         }
         sig = file->signature;
+        stamp = file->stamp;
         out = std::move(file->errata);
     }
+    feed = sig.key_id ? store::key_id_hex(*sig.key_id) : "unsigned";
     from = "import " + path.string() +
            (sig.state == store::SignatureState::trusted
                 ? " (trusted key " + store::key_id_hex(*sig.key_id) + ")"
@@ -206,13 +122,26 @@ int run_import(const ParsedArgs& args, const Config& config) {
         return report(Exit::store_error, "errata", "the store is read-only (KCACHE_READONLY)");
     }
     std::string from;
-    auto errata_in = read_import(in, config, from);
+    std::string feed;
+    errata::FeedStamp stamp;
+    auto errata_in = read_import(in, config, from, feed, stamp);
     if (!errata_in) {
         return report(Exit::action_needed, "errata", errata_in.error());
     }
-    auto added = errata::add_local(config.dir, *errata_in, from);
+    const std::time_t now = std::time(nullptr);
+    const auto in_force = errata::feeds_in_force(config.dir);
+    if (!in_force) {
+        return report(Exit::store_error, "errata", in_force.error());
+    }
+    if (auto refused = errata::refusal(*in_force, feed, stamp, now)) {
+        return report(Exit::action_needed, "errata", in.string() + " refused: " + *refused);
+    }
+    auto added = errata::add_local_from_feed(config.dir, *errata_in, from, feed, stamp, now);
     if (!added) {
         return report(Exit::store_error, "errata", added.error());
+    }
+    if (stamp.version) {
+        from += ", version " + std::to_string(*stamp.version) + " of its feed";
     }
     std::cout << "imported " << errata_in->size() << " errata (" << *added
               << " new or changed): " << from << "\n";
@@ -231,10 +160,11 @@ int run_errata(const ParsedArgs& args) {
                       "unknown action '" + action + "' (expected list, export or import)");
     }
     const std::vector<std::string> allowed =
-        action == "list"     ? std::vector<std::string>{"json"}
-        : action == "export" ? std::vector<std::string>{"key", "unsigned", "pack"}
-                             : std::vector<std::string>{};
-    for (const char* option : {"json", "key", "unsigned", "pack"}) {
+        action == "list" ? std::vector<std::string>{"json"}
+        : action == "export"
+            ? std::vector<std::string>{"key", "unsigned", "pack", "version", "expires"}
+            : std::vector<std::string>{};
+    for (const char* option : {"json", "key", "unsigned", "pack", "version", "expires"}) {
         if (args.has(option) &&
             std::find(allowed.begin(), allowed.end(), option) == allowed.end()) {
             return report(Exit::usage, "errata",
@@ -252,6 +182,21 @@ int run_errata(const ParsedArgs& args) {
 }
 
 }  // namespace
+
+std::vector<FeedLine> errata_feed_lines(const std::filesystem::path& store_dir) {
+    auto feeds = errata::feeds_in_force(store_dir);
+    if (!feeds) {
+        return {{feeds.error(), false, true}};
+    }
+    std::vector<FeedLine> out;
+    const std::time_t now = std::time(nullptr);
+    for (const errata::FeedInForce& f : *feeds) {
+        FeedLine line;
+        line.text = errata::describe(f, now, line.stale);
+        out.push_back(std::move(line));
+    }
+    return out;
+}
 
 std::vector<errata::Erratum> applied_errata(std::string_view command, const Config& config,
                                             int& exit_code) {
@@ -326,8 +271,8 @@ void publish_findings(const Config& config, const std::vector<canary::Record>& r
 
 Command errata_command() {
     return {{"errata",
-             "list [--json] | export FILE [--key KEY | --unsigned] | export --pack PACK "
-             "[--key KEY] | import FILE",
+             "list [--json] | export FILE [--key KEY | --unsigned] [--version N] "
+             "[--expires UTC] | export --pack PACK [--key KEY] | import FILE",
              "list, export and import errata: drivers known to miscompile kernels",
              "An erratum names a vendor, device ids (or any), a driver version range, a\n"
              "kernel (and optionally one variant), the verdict 'suspect', the failing check\n"
@@ -341,16 +286,24 @@ Command errata_command() {
              "          else with KCACHE_REMOTE_SIGNING_KEY (as push signs), into\n"
              "          FILE.minisig; --unsigned writes no signature. With --pack, FILE is\n"
              "          an existing pack: the errata are written into it and the pack is\n"
-             "          signed again with the key.\n"
+             "          signed again with the key. --version N and --expires\n"
+             "          YYYY-MM-DDTHH:MM:SSZ stamp FILE as publication N of the feed of its\n"
+             "          key, stale after that time.\n"
              "  import  reads FILE (an errata file, or a pack: its errata) and keeps its\n"
              "          errata in <store>/errata/. Its signature (FILE.minisig, or the\n"
              "          pack's) is judged as packs' are: one that does not verify (the file\n"
              "          was altered) is refused; an unsigned file, or one signed by a key\n"
-             "          that is not trusted, is refused under KCACHE_REQUIRE_SIGNED_PACKS.\n",
+             "          that is not trusted, is refused under KCACHE_REQUIRE_SIGNED_PACKS.\n"
+             "          A stamped document (a version, an expiry) older than the version\n"
+             "          of its key's feed in force here (a replay) or expired is refused,\n"
+             "          and the errata in force are kept; doctor shows each feed's version\n"
+             "          and age (<store>/errata/feeds.json).\n",
              {{"json", Arity::flag, "", "list: print JSON"},
               {"key", Arity::value, "KEY", "export: the secret key to sign with"},
               {"unsigned", Arity::flag, "", "export: write no signature"},
-              {"pack", Arity::flag, "", "export: FILE is a pack to write the errata into"}},
+              {"pack", Arity::flag, "", "export: FILE is a pack to write the errata into"},
+              {"version", Arity::value, "N", "export: the feed's publication number (1 or more)"},
+              {"expires", Arity::value, "UTC", "export: when the document is stale"}},
              1,
              2,
              std::string(kExitOk) +

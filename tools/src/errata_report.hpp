@@ -2,6 +2,8 @@
 // The errata a node applies, for the commands that show them (errata list,
 // explain): cmd_errata.cpp.
 
+#include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +21,15 @@ namespace kcache::cli {
 // parse is reported and left out.
 std::vector<errata::Erratum> applied_errata(std::string_view command, const Config& config,
                                             int& exit_code);
+
+// One line per errata feed in force on the node (version, age, expiry;
+// `stale` once it expired), or one naming a damaged feeds.json (`damaged`).
+struct FeedLine {
+    std::string text;
+    bool stale = false;
+    bool damaged = false;
+};
+std::vector<FeedLine> errata_feed_lines(const std::filesystem::path& store_dir);
 
 // The erratum covering `variant` on `device` among applied_errata(): its
 // id, source and description; null when none does (or they cannot be read).

@@ -8,6 +8,7 @@
 #include "canary_verdicts.hpp"
 #include "kcache/canary/canary.hpp"
 #include "kcache/cl/kat.hpp"
+#include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
 #include "stored_tiers.hpp"
 
@@ -24,9 +25,10 @@ struct Gate {
     std::map<std::string, std::shared_ptr<WarnedFor>> by_driver;  // store dir + identity id
 };
 
+// This process's (a forked child starts afresh: fork.hpp).
 Gate& gate() {
-    static Gate g;
-    return g;
+    static fork_safety::PerProcess<Gate> g;
+    return g.get();
 }
 
 std::string describe(const canary::Verdict& v) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
 #include "stored_tiers.hpp"
 
@@ -53,7 +54,8 @@ struct AllErrata {
 };
 
 std::shared_ptr<DriverErrata> slot_for(const Config& config, const canary::DriverIdentity& d) {
-    static AllErrata all;
+    static fork_safety::PerProcess<AllErrata> per_process;  // a forked child starts afresh
+    AllErrata& all = per_process.get();
     std::lock_guard g(all.mu);
     auto& slot = all.by_driver[config.dir.string() + "\n" + d.id()];
     slot = slot ? slot : std::make_shared<DriverErrata>();

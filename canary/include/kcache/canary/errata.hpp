@@ -8,7 +8,9 @@
 // per driver identity; this node keeps the ones it accepted in
 // <store>/errata/errata.json (0700 directory, 0600 file, replaced atomically).
 //
-//   document = { "format": 1, "errata": [erratum…] }
+//   document = { "format": 1, "errata": [erratum…],
+//                "version": uint64, "expires": UTC time }  (both optional:
+//                                         the feed's order, errata_feed.hpp)
 //   erratum  = { "vendor_id": uint32, "vendor": text,
 //                "device_ids": [uint32…]   (empty: every device of the vendor),
 //                "device": text            ("": any device name),
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "kcache/canary/canary.hpp"
+#include "kcache/canary/errata_feed.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/sign/signature.hpp"
@@ -71,8 +74,9 @@ struct Erratum {
 // of another is the smaller. <0, 0 or >0.
 int compare_versions(std::string_view a, std::string_view b);
 
-// The document's text, and back (errors name the erratum and the field).
-std::string to_json(const std::vector<Erratum>& errata);
+// The document's text (with `stamp`'s fields when given), and back (errors
+// name the erratum and the field).
+std::string to_json(const std::vector<Erratum>& errata, const FeedStamp& stamp = {});
 Result<std::vector<Erratum>, std::string> from_json(std::string_view text);
 
 // Adds `more` to `into`, an erratum with the id of one there replacing it;
@@ -96,10 +100,19 @@ Result<std::vector<Erratum>, std::string> load_local(const std::filesystem::path
 // a lock shared by the node's processes; returns how many were new or changed.
 Result<std::size_t, std::string> add_local(const std::filesystem::path& store_dir,
                                            std::vector<Erratum> errata, const std::string& source);
+// add_local for a document of `feed` stamped `stamp`, under the same lock:
+// refused, nothing changed, when refusal() says why; else merged and, when
+// it has a version, recorded as the feed's version in force.
+Result<std::size_t, std::string> add_local_from_feed(const std::filesystem::path& store_dir,
+                                                     std::vector<Erratum> errata,
+                                                     const std::string& source,
+                                                     const std::string& feed,
+                                                     const FeedStamp& stamp, std::time_t now);
 
 // What reading a signed errata file found.
 struct SignedFile {
     std::vector<Erratum> errata;
+    FeedStamp stamp;
     store::PackSignature signature;  // the file's signature, as a pack's is judged
 };
 
@@ -114,7 +127,8 @@ Result<SignedFile, std::string> read_signed_file(const std::filesystem::path& pa
 // Writes `errata` to `path` (which must not exist) and, with `key`, its
 // signature FILE.minisig; error: why not (nothing is left half written).
 Status<std::string> write_file(const std::filesystem::path& path,
-                               const std::vector<Erratum>& errata, const store::SecretKey* key);
+                               const std::vector<Erratum>& errata, const store::SecretKey* key,
+                               const FeedStamp& stamp = {});
 
 // The errata `pack` carries (none when it carries none); error: a damaged
 // document, naming the pack.

@@ -2,7 +2,9 @@
 // KeyLock: a per-key advisory file lock (flock) under <store>/locks/, so that
 // processes asking for one key share one compile. Released on destruction
 // (and by the kernel when the holder dies, so a killed compiler never
-// leaves a stale lock).
+// leaves a stale lock). A forked child closes its copies of the locks held
+// at the fork (the threads that held them are not in the child), so a lock
+// is never kept by a child after its holder in the parent lets it go.
 
 #include <chrono>
 #include <filesystem>
@@ -25,8 +27,14 @@ class KeyLock {
                                               const std::string& key_hex,
                                               std::chrono::steady_clock::time_point deadline);
 
+    KeyLock(KeyLock&& o) noexcept;
+    KeyLock& operator=(KeyLock&& o) noexcept;
+    KeyLock(const KeyLock&) = delete;
+    KeyLock& operator=(const KeyLock&) = delete;
+    ~KeyLock();
+
   private:
-    explicit KeyLock(UniqueFd fd) : fd_(std::move(fd)) {}
+    explicit KeyLock(UniqueFd fd);
     UniqueFd fd_;
 };
 

@@ -36,6 +36,7 @@ struct QuirkDecision {
     bool verify_before_use = false;
     bool no_cached_binaries = false;
     bool deny = false;
+    bool serialize_loads = false;
     std::optional<std::uint32_t> jit_timeout_ms;  // the last matching rule's, if any
 
     bool any() const { return !rules.empty(); }

@@ -67,7 +67,10 @@ struct DeviceRecord {
 };
 
 // What a matching quirk rule asks for.
-enum class QuirkAction { verify_before_use, no_cached_binaries, deny };
+// serialize_loads: kcache makes at most one program from a binary at a time
+// in the process for such a device (a driver that does not survive
+// concurrent loads, which its own source builds never did).
+enum class QuirkAction { verify_before_use, no_cached_binaries, deny, serialize_loads };
 
 struct IdRange {
     std::uint32_t first = 0;
@@ -84,7 +87,9 @@ struct QuirkRule {
     std::vector<IdRange> pci_id_ranges;
     std::vector<std::string> families;
     std::vector<std::string> codenames;
-    std::optional<VersionRange> driver;  // inclusive bounds
+    std::optional<VersionRange> driver;    // inclusive bounds
+    std::vector<std::string> platforms;    // CL_PLATFORM_NAME, exactly
+    std::vector<std::string> environment;  // "NAME=value", each set so in the process
     // Actions.
     std::vector<QuirkAction> actions;
     std::optional<std::uint32_t> jit_timeout_ms;

@@ -8,7 +8,9 @@
 // kcache::core, so their mangled names never meet the layer's
 // (docs/design.md, "The public API"). Nothing here is exported from
 // libkcache.so. Thread-safe. Every member is noexcept unless its comment says
-// otherwise: failures come back as statuses.
+// otherwise: failures come back as statuses. Fork-safe: a Cache used in the
+// child of a fork() makes its own parts at the child's first call, from the
+// same Config, as a fresh process would (kcache/common/fork.hpp).
 
 #include "kcache/config/config.hpp"
 #include "kcache/kcache_types.hpp"
@@ -17,8 +19,10 @@
 #include "kcache/remote/remote.hpp"
 #include "kcache/version.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,7 +100,13 @@ class Cache {
 
   private:
     explicit Cache(std::unique_ptr<Impl> impl);
-    std::unique_ptr<Impl> impl_;
+    // This process's parts; in a forked child, made at its first call (null
+    // when they cannot be: the call then answers `disabled`).
+    Impl* live() noexcept;
+    Impl* reopen_in_child() noexcept;
+
+    std::atomic<Impl*> impl_;  // owned; the parent's, in a child, until reopened
+    std::atomic<std::uint64_t> failed_in_{~0ull};  // the generation whose reopening failed
 };
 
 }  // namespace core
