@@ -109,7 +109,8 @@ Result<std::vector<FeedInForce>, std::string> feeds_in_force(const fs::path& sto
     }
     std::vector<FeedInForce> out;
     try {
-        for (const auto& [feed, f] : json::parse(*text).at("feeds").items()) {
+        const json doc = json::parse(*text);  // alive through the loop below
+        for (const auto& [feed, f] : doc.at("feeds").items()) {
             FeedInForce in{feed, f.at("version").get<std::uint64_t>(), std::nullopt,
                            f.at("imported").get<std::time_t>()};
             if (f.contains("expires")) {

@@ -60,6 +60,12 @@ TEST_F(SerialCalls, ACallersBracketHoldsKcachesLoadsOnlyWhereTheDeviceDataSaysSo
     // PoCL with its cache off: the rule pocl-uncached-loads-one-at-a-time
     // applies from the next plan of the device (a new cache plans it anew).
     ::setenv("POCL_KERNEL_CACHE", "0", 1);
+    {
+        // A bracket begun before that holds nothing: the first plan turns it on.
+        auto planned = open();
+        ASSERT_EQ(planned->program(context_, device_, scale_request(60)).outcome().rung,
+                  Rung::user_store);
+    }
     EXPECT_TRUE(load_waited_for_the_bracket(60, milliseconds(1'500)));
     // Nested brackets on one thread (the layer's inside kcache's own calls).
     kcache_program_calls_begin();

@@ -46,9 +46,9 @@ TEST_F(LayerRobust, AChildForkedAfterBuildsBuildsAndExitsAsWithTheDriverAlone) {
 }
 
 // Threads × builds × fork × contexts, a bounded number of rounds for the
-// suite (KCACHE_STRESS_ROUNDS for a longer run by hand).
+// suite (KCACHE_TEST_STRESS_ROUNDS for a longer run by hand).
 TEST_F(LayerRobust, StressRoundsThatPassAloneAlsoPassUnderTheLayer) {
-    const char* asked = std::getenv("KCACHE_STRESS_ROUNDS");
+    const char* asked = std::getenv("KCACHE_TEST_STRESS_ROUNDS");
     const std::string rounds = asked != nullptr && *asked != '\0' ? asked : "3";
     const auto alone = run(With::driver, KCACHE_TEST_STRESS_PATH, {"stress", rounds});
     ASSERT_EQ(value_of(alone.out, "failed"), "0") << "the driver alone:\n" << alone.out;
