@@ -55,6 +55,7 @@ TEST_F(LayerRobust, StressRoundsThatPassAloneAlsoPassUnderTheLayer) {
     for (const char* store : {"cold", "warm"}) {
         const auto layered = run(With::layer, KCACHE_TEST_STRESS_PATH, {"stress", rounds});
         EXPECT_EQ(layered.exit_code, 0) << store << ": " << layered.err;
+        EXPECT_EQ(value_of(layered.out, "rounds"), rounds) << store << ": " << layered.out;
         EXPECT_EQ(value_of(layered.out, "failed"), "0") << store << ":\n"
                                                         << layered.out << layered.err;
     }
