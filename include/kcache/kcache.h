@@ -38,7 +38,8 @@ typedef enum kcache_status {
     KCACHE_STATUS_CONFIG_ERROR = 12,
     KCACHE_STATUS_INTERNAL_ERROR = 13,
     /* The driver canary found this driver computing wrong answers for the
-     * variant (KCACHE_CANARY=enforce): take the fallback path. Not counted in
+     * variant (KCACHE_CANARY=enforce): take the fallback path. Counted by
+     * index ("requests.none.driver_suspect"), not in the frozen
      * kcache_stats.requests (KCACHE_STATUS_COUNT keeps its value). */
     KCACHE_STATUS_DRIVER_SUSPECT = 14
 } kcache_status;
@@ -277,8 +278,31 @@ typedef struct kcache_stats {
 /* Every counter zero, `struct_size` set. */
 #define KCACHE_STATS_INIT KCACHE_SIZED_INIT_(kcache_stats)
 
-/* Fills the fields of `*out` that fit in out->struct_size. */
+/* Fills the fields of `*out` that fit in out->struct_size. A frozen view:
+ * counters added after it (driver_suspect answers, new counters and rungs)
+ * are read by index below. */
 KCACHE_API kcache_status kcache_get_stats(kcache_cache* cache, kcache_stats* out);
+
+/* The counters by index: every value of kcache_stats and those added after
+ * it, each under a constant name: a counter's ("store_hits"), a request
+ * count by rung and status ("requests.user_store.ok",
+ * "requests.none.driver_suspect") or a histogram's ("latency.load.count",
+ * "latency.load.sum_ns", "latency.load.bucket.3"). A name keeps its meaning
+ * across versions; an index holds within one library only (new counters,
+ * statuses and rungs take new indices), so look the names up once:
+ *
+ *   for (size_t i = 0; i < kcache_stat_count(); ++i)
+ *       if (strcmp(kcache_stat_name(i), "store_hits") == 0) hits_index = i;
+ *
+ * How many there are. */
+KCACHE_API size_t kcache_stat_count(void);
+/* The name of counter `index`; NULL at or past kcache_stat_count(). */
+KCACHE_API const char* kcache_stat_name(size_t index);
+/* Reads the counters of `cache` at one instant into values[0, capacity)
+ * (index order; values may be NULL when capacity is 0); `*count` (may be
+ * NULL) gets how many there are, whatever the capacity. */
+KCACHE_API kcache_status kcache_stat_values(kcache_cache* cache, uint64_t* values, size_t capacity,
+                                            size_t* count);
 
 /* Releases every program `cache` keeps for `context` (call it before
  * releasing a context for good); `*dropped` (may be NULL) gets how many.

@@ -1,59 +1,40 @@
 #pragma once
 // The inline bodies of <kcache/kcache.hpp>'s Cache (include kcache.hpp): the
-// open, each request and its answer, and kcache_stats read into CacheStats.
+// open, each request and its answer, and the counters by index read into CacheStats.
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "kcache/kcache_detail.hpp"
 
 namespace kcache {
 namespace detail {
 
-static_assert(KCACHE_LATENCY_BUCKETS == kLatencyBuckets && KCACHE_RUNG_COUNT == kRungCount &&
-              KCACHE_STATUS_COUNT == kStatusCount);
-
-inline LatencyHistogram histogram_of(const kcache_histogram& h) {
-    LatencyHistogram out;
-    out.count = h.count;
-    out.sum_ns = h.sum_ns;
-    std::copy(std::begin(h.buckets), std::end(h.buckets), out.buckets.begin());
-    return out;
-}
-
-inline CacheStats stats_of(const kcache_stats& s) {
-    CacheStats out;
-    out.entries = s.entries;
-    out.raw_bytes = s.raw_bytes;
-    out.stored_bytes = s.stored_bytes;
-    out.evictions = s.evictions;
-    out.corruptions = s.corruptions;
-    out.in_process_hits = s.in_process_hits;
-    out.store_hits = s.store_hits;
-    out.pack_hits = s.pack_hits;
-    out.aot_hits = s.aot_hits;
-    out.failure_hits = s.failure_hits;
-    out.jit_compiles = s.jit_compiles;
-    out.jit_failures = s.jit_failures;
-    out.remote_hits = s.remote_hits;
-    out.remote_misses = s.remote_misses;
-    out.remote_errors = s.remote_errors;
-    out.remote_timeouts = s.remote_timeouts;
-    out.remote_corrupt = s.remote_corrupt;
-    out.remote_uploads = s.remote_uploads;
-    out.remote_upload_failures = s.remote_upload_failures;
-    out.resident_hits = s.resident_hits;
-    out.programs_released = s.programs_released;
-    out.warmed_later = s.warmed_later;
-    out.store_write_failures = s.store_write_failures;
-    out.request = histogram_of(s.request_latency);
-    for (std::size_t i = 0; i < kRungCount; ++i) {
-        out.answered[i] = histogram_of(s.answered_latency[i]);
-        std::copy(std::begin(s.requests[i]), std::end(s.requests[i]), out.requests[i].begin());
+// CacheStats's values from the counters by index of the library, matched by
+// name (for_each_stat), so that a library with more counters, statuses or
+// rungs than this header knows fills those it knows.
+inline CacheStats stats_of(kcache_cache* cache) {
+    std::size_t n = 0;
+    if (kcache_stat_values(cache, nullptr, 0, &n) != KCACHE_STATUS_OK) {
+        return CacheStats{};
     }
-    out.compile = histogram_of(s.compile_latency);
-    out.load = histogram_of(s.load_latency);
-    out.remote_get = histogram_of(s.remote_get_latency);
-    out.remote_put = histogram_of(s.remote_put_latency);
+    std::vector<std::uint64_t> values(n);
+    if (kcache_stat_values(cache, values.data(), n, &n) != KCACHE_STATUS_OK) {
+        return CacheStats{};
+    }
+    CacheStats out;
+    std::unordered_map<std::string, std::uint64_t*> slots;
+    for_each_stat(
+        out, [&slots](std::string name, std::uint64_t& v) { slots.emplace(std::move(name), &v); });
+    for (std::size_t i = 0; i < std::min(n, values.size()); ++i) {
+        const char* name = kcache_stat_name(i);
+        if (name == nullptr) {
+            break;
+        }
+        if (const auto it = slots.find(name); it != slots.end()) {
+            *it->second = values[i];
+        }
+    }
     return out;
 }
 
@@ -213,11 +194,11 @@ inline Binary Cache::binary(cl_context context, cl_device_id device,
 }
 
 inline CacheStats Cache::stats() noexcept {
-    kcache_stats s = KCACHE_STATS_INIT;
-    if (kcache_get_stats(cache_, &s) != KCACHE_STATUS_OK) {
-        return CacheStats{};
+    try {
+        return detail::stats_of(cache_);
+    } catch (...) {
+        return CacheStats{};  // no memory for the names' table
     }
-    return detail::stats_of(s);
 }
 
 inline std::size_t Cache::forget(cl_context context) noexcept {

@@ -60,8 +60,9 @@ enum class StatusCode {
     config_error,      // a malformed configuration value
     internal_error,
     // The driver canary found this driver computing wrong answers for the
-    // variant (KCACHE_CANARY=enforce): take the fallback path. Not counted in
-    // CacheStats::requests, whose layout predates it.
+    // variant (KCACHE_CANARY=enforce): take the fallback path. Counted in
+    // CacheStats::requests and the counters by index, not in the frozen
+    // kcache_stats, whose layout predates it.
     driver_suspect,
 };
 
@@ -279,7 +280,19 @@ inline constexpr std::array<std::uint64_t, 27> kLatencyBoundsNs = {
 // clang-format on
 inline constexpr std::size_t kLatencyBuckets = kLatencyBoundsNs.size() + 1;
 inline constexpr std::size_t kRungCount = 8;     // enumerators of Rung
-inline constexpr std::size_t kStatusCount = 14;  // StatusCodes before driver_suspect
+inline constexpr std::size_t kStatusCount = 15;  // enumerators of StatusCode
+// The statuses the frozen kcache_stats has a column of (those before
+// driver_suspect); the counters by index have every status.
+inline constexpr std::size_t kFrozenStatusCount = 14;
+
+// The enumerators' names as traces, metrics, the CLI and the counters by
+// index print them, indexed by value.
+inline constexpr std::array<const char*, kRungCount> kRungNames = {
+    "in_process", "user_store", "pack", "aot", "failure_record", "jit", "none", "remote"};
+inline constexpr std::array<const char*, kStatusCount> kStatusNames = {
+    "ok",           "not_cached",  "not_ready",      "timeout",          "crashed",
+    "build_error",  "unsupported", "unknown_kernel", "invalid_argument", "disabled",
+    "device_error", "store_error", "config_error",   "internal_error",   "driver_suspect"};
 
 // Durations observed with fixed buckets (kLatencyBoundsNs).
 struct LatencyHistogram {
@@ -291,23 +304,12 @@ struct LatencyHistogram {
 };
 
 struct CacheStats {
-    std::uint64_t entries = 0, raw_bytes = 0, stored_bytes = 0, evictions = 0, corruptions = 0;
-    std::uint64_t in_process_hits = 0, store_hits = 0, pack_hits = 0, aot_hits = 0;
-    std::uint64_t failure_hits = 0, jit_compiles = 0, jit_failures = 0;
-    // The remote tier, this process: hits, misses (any lookup that did not
-    // hit), errors, timeouts, corrupt objects, uploads and upload failures.
-    std::uint64_t remote_hits = 0, remote_misses = 0, remote_errors = 0, remote_timeouts = 0;
-    std::uint64_t remote_corrupt = 0, remote_uploads = 0, remote_upload_failures = 0;
-    std::uint64_t resident_hits = 0;  // answered from binaries kept in memory
-    std::uint64_t programs_released =
-        0;  // in-process programs let go (context gone, bound, forget)
-    // JIT binaries replaced in the user store by their warmed build (CPU
-    // devices: the helper answers first and warms up afterwards).
-    std::uint64_t warmed_later = 0;
-    // Writes of this process to the user store that failed (a produced
-    // binary not stored, a failure record or a removal not written); each
-    // request it happened in names it in its misses (MissCause::not_stored).
-    std::uint64_t store_write_failures = 0;
+    // The counters, one per row of <kcache/kcache_counters.def> (each row
+    // says what it counts): the user store's sizes, this cache's answers by
+    // rung, its remote tier and the rest.
+#define KCACHE_COUNTER(field, frozen, doc) std::uint64_t field = 0;
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
     // The process's metrics, recorded by every Cache of it that keeps them
     // (Config::metrics, on by default): request latency, first check to
     // answer, overall and by the rung that answered (index: Rung; a request
@@ -320,5 +322,38 @@ struct CacheStats {
     // Requests by rung and status: requests[Rung][StatusCode].
     std::array<std::array<std::uint64_t, kStatusCount>, kRungCount> requests{};
 };
+
+// Calls `f(name, value)` for every value of `s` (a CacheStats, const or not)
+// in the order of the counters by index (kcache_stat_name): the rows of
+// <kcache/kcache_counters.def>; then "requests.<rung>.<status>"; then each
+// histogram's "<name>.count", "<name>.sum_ns" and "<name>.bucket.<i>", for
+// latency.request, latency.answered.<rung>, latency.compile, latency.load,
+// latency.remote_get and latency.remote_put.
+template <class S, class F>
+void for_each_stat(S& s, F&& f) {
+#define KCACHE_COUNTER(field, frozen, doc) f(std::string(#field), s.field);
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
+    for (std::size_t r = 0; r < kRungCount; ++r) {
+        for (std::size_t st = 0; st < kStatusCount; ++st) {
+            f(std::string("requests.") + kRungNames[r] + "." + kStatusNames[st], s.requests[r][st]);
+        }
+    }
+    const auto histogram = [&f](const std::string& name, auto& h) {
+        f(name + ".count", h.count);
+        f(name + ".sum_ns", h.sum_ns);
+        for (std::size_t b = 0; b < kLatencyBuckets; ++b) {
+            f(name + ".bucket." + std::to_string(b), h.buckets[b]);
+        }
+    };
+    histogram("latency.request", s.request);
+    for (std::size_t r = 0; r < kRungCount; ++r) {
+        histogram(std::string("latency.answered.") + kRungNames[r], s.answered[r]);
+    }
+    histogram("latency.compile", s.compile);
+    histogram("latency.load", s.load);
+    histogram("latency.remote_get", s.remote_get);
+    histogram("latency.remote_put", s.remote_put);
+}
 
 }  // namespace kcache

@@ -5,62 +5,17 @@
 namespace kcache {
 inline namespace core {
 
+static_assert(static_cast<std::size_t>(StatusCode::driver_suspect) + 1 == kStatusCount &&
+              static_cast<std::size_t>(Rung::remote) + 1 == kRungCount);
+
 const char* to_string(StatusCode s) noexcept {
-    switch (s) {
-        case StatusCode::ok:
-            return "ok";
-        case StatusCode::not_cached:
-            return "not_cached";
-        case StatusCode::not_ready:
-            return "not_ready";
-        case StatusCode::timeout:
-            return "timeout";
-        case StatusCode::crashed:
-            return "crashed";
-        case StatusCode::build_error:
-            return "build_error";
-        case StatusCode::unsupported:
-            return "unsupported";
-        case StatusCode::unknown_kernel:
-            return "unknown_kernel";
-        case StatusCode::invalid_argument:
-            return "invalid_argument";
-        case StatusCode::disabled:
-            return "disabled";
-        case StatusCode::device_error:
-            return "device_error";
-        case StatusCode::store_error:
-            return "store_error";
-        case StatusCode::config_error:
-            return "config_error";
-        case StatusCode::internal_error:
-            return "internal_error";
-        case StatusCode::driver_suspect:
-            return "driver_suspect";
-    }
-    return "unknown";
+    const auto i = static_cast<std::size_t>(s);
+    return i < kStatusNames.size() ? kStatusNames[i] : "unknown";
 }
 
 const char* to_string(Rung r) noexcept {
-    switch (r) {
-        case Rung::in_process:
-            return "in_process";
-        case Rung::user_store:
-            return "user_store";
-        case Rung::pack:
-            return "pack";
-        case Rung::aot:
-            return "aot";
-        case Rung::failure_record:
-            return "failure_record";
-        case Rung::jit:
-            return "jit";
-        case Rung::none:
-            return "none";
-        case Rung::remote:
-            return "remote";
-    }
-    return "unknown";
+    const auto i = static_cast<std::size_t>(r);
+    return i < kRungNames.size() ? kRungNames[i] : "unknown";
 }
 
 const char* to_string(Mode m) noexcept {

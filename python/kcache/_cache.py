@@ -227,9 +227,10 @@ class Cache:
         return result
 
     def stats(self) -> Dict[str, Any]:
-        """Returns this process's counters (in_process_hits, store_hits,
-        resident_hits, jit_compiles, programs_released, ...) plus the store's
-        sizes (entries, raw_bytes, ...), and the process's metrics: "latency"
+        """Returns this process's counters (every row of the C++ API's
+        kcache_counters.def: in_process_hits, store_hits, remote_hits,
+        jit_compiles, programs_released, ...) plus the store's sizes
+        (entries, raw_bytes, ...), and the process's metrics: "latency"
         (histograms "request", "answered" by rung, "compile", "load",
         "remote_get", "remote_put", each {"count", "sum_ns", "buckets"} with
         the bounds in "latency_bounds_ns") and "requests" ({rung: {status: n}})."""

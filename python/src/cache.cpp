@@ -125,22 +125,9 @@ class CacheCore {
     py::dict stats() {
         const CacheStats s = without_gil([](Cache& c) { return c.stats(); });
         py::dict d;
-        d["entries"] = s.entries;
-        d["raw_bytes"] = s.raw_bytes;
-        d["stored_bytes"] = s.stored_bytes;
-        d["evictions"] = s.evictions;
-        d["corruptions"] = s.corruptions;
-        d["in_process_hits"] = s.in_process_hits;
-        d["store_hits"] = s.store_hits;
-        d["pack_hits"] = s.pack_hits;
-        d["aot_hits"] = s.aot_hits;
-        d["failure_hits"] = s.failure_hits;
-        d["jit_compiles"] = s.jit_compiles;
-        d["jit_failures"] = s.jit_failures;
-        d["resident_hits"] = s.resident_hits;
-        d["programs_released"] = s.programs_released;
-        d["warmed_later"] = s.warmed_later;
-        d["store_write_failures"] = s.store_write_failures;
+#define KCACHE_COUNTER(field, frozen, doc) d[#field] = s.field;
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
         add_metrics(d, s);
         return d;
     }

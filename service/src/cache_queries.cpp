@@ -57,17 +57,10 @@ CacheStats Cache::stats() noexcept {
     if (impl == nullptr) {
         return s;
     }
-    auto& c = impl->counters;
-    s.in_process_hits = c.in_process;
-    s.store_hits = c.store;
-    s.pack_hits = c.pack;
-    s.aot_hits = c.aot;
-    s.failure_hits = c.failure;
-    s.jit_compiles = c.jit_compiles;
-    s.warmed_later = c.warmed_later;
-    s.store_write_failures = c.store_write_failures;
-    s.jit_failures = c.jit_failures;
-    s.resident_hits = c.resident;
+    const service::Counters& c = impl->counters;
+#define KCACHE_COUNTER(field, frozen, doc) s.field = c[service::Counter::field];
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
     s.programs_released = impl->programs.released();
     metrics::snapshot(s);
     if (impl->remote) {

@@ -174,7 +174,7 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
             return c;
         }
     }
-    counters_.jit_compiles++;
+    counters_.bump(Counter::jit_compiles);
     const auto started = SteadyClock::now();
     auto r = jit_.compile(
         request, plan.deadline,
@@ -213,7 +213,7 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
 // cache is closing (helpers killed by close() say nothing about the key).
 Compiled SingleFlight::failed(const Plan& plan, const compiler::JitError& e,
                               std::chrono::microseconds took) {
-    counters_.jit_failures++;
+    counters_.bump(Counter::jit_failures);
     const auto m = map_failure(e.kind);
     Compiled c = compile_error(m.status, std::string("JIT ") + compiler::to_string(e.kind) + ": " +
                                              e.message + (e.log.empty() ? "" : "\n" + e.log));

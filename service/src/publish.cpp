@@ -53,7 +53,7 @@ void Publisher::publish_warmed(const Plan& plan, std::span<const std::uint8_t> b
     if (!store_put(plan.fields, bytes, provenance, store::PutMode::replace, nullptr)) {
         return;  // counted and logged (no request waits for it)
     }
-    counters_.warmed_later++;
+    counters_.bump(Counter::warmed_later);
     keep_resident(plan, std::make_shared<const store::Bytes>(bytes.begin(), bytes.end()),
                   Rung::jit);
 }
@@ -98,7 +98,7 @@ bool Publisher::store_put(const store::KeyFields& fields, std::span<const std::u
 
 void Publisher::write_failed(const std::string& what, const std::string& why,
                              std::vector<RungMiss>* misses) {
-    counters_.store_write_failures++;
+    counters_.bump(Counter::store_write_failures);
     if (misses != nullptr) {
         misses->emplace_back(Rung::user_store, MissCause::not_stored, what + ": " + why);
     } else {

@@ -82,8 +82,17 @@ TEST_F(CxxKat, TheReferenceReachesTheLibraryAndItsVerdictComesBack) {
 
     SourceRequest wrong = saxpy("wrong.kat.json", "2e-06");
     wrong.kat_reference = [](const auto& in, auto& out) { return saxpy_of(in, out, 0.5f); };
+    const auto suspect = [this] {
+        std::uint64_t n = 0;
+        for (const auto& by_status : cache_->stats().requests) {
+            n += by_status[static_cast<std::size_t>(StatusCode::driver_suspect)];
+        }
+        return n;
+    };
+    const std::uint64_t before = suspect();
     const Outcome o = cache_->program(context_, device_, wrong).outcome();
     EXPECT_EQ(o.status, StatusCode::driver_suspect) << o.message;
+    EXPECT_EQ(suspect() - before, 1u);  // counted through the counters by index
     EXPECT_NE(o.message.find("args[2][3]"), std::string::npos) << o.message;
 
     SourceRequest throwing = saxpy("throwing.kat.json", "3e-06");

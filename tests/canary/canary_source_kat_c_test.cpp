@@ -4,7 +4,11 @@
 // reference fills the expected outputs, a caller built before these fields
 // existed (a smaller struct_size) is served untested, and misuse is refused.
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "jit_support.hpp"
 #include "kcache/kcache.h"
@@ -83,6 +87,24 @@ int c_saxpy_reference(void* user, size_t n_args, const float* const* inputs,
     return 0;
 }
 
+// Requests of this process that ended driver_suspect, by any rung (the
+// counters by index; the frozen kcache_stats has no column for them).
+std::uint64_t suspect_requests(kcache_cache* cache) {
+    std::vector<std::uint64_t> v(kcache_stat_count());
+    std::size_t n = 0;
+    EXPECT_EQ(kcache_stat_values(cache, v.data(), v.size(), &n), KCACHE_STATUS_OK);
+    std::uint64_t sum = 0;
+    const std::string suffix = ".driver_suspect";
+    for (std::size_t i = 0; i < std::min(n, v.size()); ++i) {
+        const std::string name = kcache_stat_name(i);
+        if (name.rfind("requests.", 0) == 0 && name.size() > suffix.size() &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            sum += v[i];
+        }
+    }
+    return sum;
+}
+
 int c_failing_reference(void*, size_t, const float* const*, const size_t*, float* const*,
                         const size_t*) {
     return 7;
@@ -90,7 +112,9 @@ int c_failing_reference(void*, size_t, const float* const*, const size_t*, float
 
 TEST_F(SourceKatC, EnforceAnswersDriverSuspectWithTheVerdict) {
     open("enforce");
+    const std::uint64_t before = suspect_requests(cache_);
     EXPECT_EQ(ask(request(write_kat(wrong_kat()))), KCACHE_STATUS_DRIVER_SUSPECT);
+    EXPECT_EQ(suspect_requests(cache_) - before, 1u);
     EXPECT_EQ(program_, nullptr);
     EXPECT_EQ(kcache_outcome_status(outcome_), KCACHE_STATUS_DRIVER_SUSPECT);
     EXPECT_NE(message().find("result: args[2][5]: got"), std::string::npos) << message();

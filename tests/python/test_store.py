@@ -39,6 +39,8 @@ def test_a_second_process_hits_the_user_store(cache, store, ocl):
     first = cache.program(ocl.context, ocl.device, "dot", dtype="f32")
     assert first.kcache_outcome.rung == "jit"
     assert cache.stats()["jit_compiles"] == 1
+    # Every counter of the one list, the remote tier's too (once missing here).
+    assert {"remote_hits", "remote_misses", "remote_uploads", "warmed_later"} <= set(cache.stats())
     child = run_child(store)
     assert child["dir"] == store
     assert child["rung"] == "user_store", child

@@ -38,7 +38,7 @@ Step FailureRecordRung::attempt(Ask& ask) {
         if (fr && *fr && (*fr)->kind != store::FailureKind::rejected_binary) {
             const store::FailureRecord& rec = **fr;
             out.rung = Rung::failure_record;
-            parts_.counters.failure++;
+            parts_.counters.bump(Counter::failure_hits);
             return fails(out, status_of(rec.kind),
                          std::string("recorded ") + store::to_string(rec.kind) + " (seen " +
                              std::to_string(rec.count) + "x" +

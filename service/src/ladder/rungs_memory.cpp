@@ -11,7 +11,7 @@ namespace {
 
 Step found(Ask& ask, Counters& counters, cl_program kept) {
     ask.out.rung = Rung::in_process;
-    counters.in_process++;
+    counters.bump(Counter::in_process_hits);
     return Step::found(kept);
 }
 
@@ -57,7 +57,7 @@ KCACHE_HOT_PATH Step ResidentRung::attempt(Ask& ask) {
     }
     ask.out.rung = hit->origin;
     ask.out.resident = true;
-    parts_.counters.resident++;
+    parts_.counters.bump(Counter::resident_hits);
     return Step::loaded(std::move(*prog));
 }
 

@@ -60,7 +60,8 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
     }();
     if (prog) {
         out.rung = rung_of(hit.tier);
-        (out.rung == Rung::user_store ? parts.counters.store : parts.counters.pack)++;
+        parts.counters.bump(out.rung == Rung::user_store ? Counter::store_hits
+                                                         : Counter::pack_hits);
         parts.publish.publish(plan, std::move(hit.entry.bytes), hit.entry.info.provenance, out.rung,
                               Publisher::Share::now, &out.misses);
         return std::move(*prog);
@@ -191,7 +192,7 @@ Step AotRung::attempt(Ask& ask) {
     store::Provenance prov = aot->entry.info.provenance;
     prov.origin = store::Origin::aot;
     ask.out.rung = Rung::aot;
-    parts_.counters.aot++;
+    parts_.counters.bump(Counter::aot_hits);
     // Promoted to the exact key, shared, kept resident.
     parts_.publish.publish(plan, std::move(aot->entry.bytes), prov, Rung::aot,
                            Publisher::Share::now, &ask.out.misses);
