@@ -146,7 +146,16 @@ bool Record::suspect() const {
 
 const Verdict* verdict_for(const Record& record, const kernels::Variant& variant) {
     const std::string id = variant.id();
-    const Verdict* same_kernel = nullptr;
+    const std::string path = kernels::precision_path(variant);
+    const std::string_view act = variant.get("act");
+    const Verdict* covering = nullptr;
+    bool same_path = false;
+    const auto worse = [&covering](const Verdict& v) {
+        if (!covering ||
+            (v.state == VerdictState::suspect && covering->state != VerdictState::suspect)) {
+            covering = &v;
+        }
+    };
     for (const Verdict& v : record.verdicts) {
         if (v.variant == id) {
             return v.state == VerdictState::not_run ? nullptr : &v;
@@ -155,12 +164,14 @@ const Verdict* verdict_for(const Record& record, const kernels::Variant& variant
         if (!tested || tested->kernel != variant.kernel || v.state == VerdictState::not_run) {
             continue;
         }
-        if (!same_kernel ||
-            (v.state == VerdictState::suspect && same_kernel->state != VerdictState::suspect)) {
-            same_kernel = &v;
+        if (kernels::precision_path(*tested) == path) {
+            same_path = true;
+            worse(v);
+        } else if (!act.empty() && tested->get("act") == act) {
+            worse(v);
         }
     }
-    return same_kernel;
+    return same_path ? covering : nullptr;
 }
 
 std::filesystem::path canary_dir(const std::filesystem::path& store_dir) {

@@ -178,18 +178,40 @@ std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& devic
         if (!cl::has_kat(k.name)) {
             continue;
         }
-        std::vector<kernels::Variant> candidates;
+        std::vector<kernels::Variant> supported;
         if (auto preferred = kernels::make_variant(k.name)) {
-            candidates.push_back(*preferred);
+            supported.push_back(*preferred);
         }
         for (kernels::Variant& v : kernels::variants(k)) {
-            candidates.push_back(std::move(v));
+            supported.push_back(std::move(v));
         }
-        for (const kernels::Variant& v : candidates) {
-            if (kernels::check_support(v, device.extensions)) {
-                set.push_back(v);
-                break;
+        std::erase_if(supported, [&](const kernels::Variant& v) {
+            return !kernels::check_support(v, device.extensions);
+        });
+        std::vector<std::string> acts;
+        for (const kernels::Param& p : k.params) {
+            for (const kernels::ParamValue& value : p.values) {
+                if (p.name == "act") {
+                    acts.push_back(value.value);
+                }
             }
+        }
+        // The paths in the order of their first variant; the n-th path's
+        // variant has the n-th activation (round robin) where it offers it.
+        std::vector<std::string> paths;
+        for (const kernels::Variant& v : supported) {
+            const std::string path = kernels::precision_path(v);
+            if (std::find(paths.begin(), paths.end(), path) != paths.end()) {
+                continue;
+            }
+            const std::string_view act = acts.empty() ? "" : acts[paths.size() % acts.size()];
+            paths.push_back(path);
+            const auto wanted =
+                std::find_if(supported.begin(), supported.end(), [&](const auto& c) {
+                    return kernels::precision_path(c) == path && c.get("act") == act &&
+                           c.get("ls") == v.get("ls");
+                });
+            set.push_back(wanted != supported.end() ? *wanted : v);
         }
     }
     return set;

@@ -33,8 +33,7 @@ double worst(ops::DType dtype, const std::vector<float>& got,
     const kk::Tolerance tol = kk::tolerance(dtype);
     double worst = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
-        const double allowed =
-            tol.output_rel * std::fabs(want[i].value) + tol.accum_rel * want[i].scale + tol.abs;
+        const double allowed = kk::allowed_error(tol, want[i]);
         worst = std::max(worst, std::fabs(got[i] - want[i].value) / allowed);
     }
     return worst;

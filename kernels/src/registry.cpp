@@ -214,6 +214,20 @@ std::vector<Variant> all_variants() {
     return out;
 }
 
+bool is_precision_param(std::string_view name) {
+    return name == "dtype" || name == "out" || name == "arith";
+}
+
+std::string precision_path(const Variant& variant) {
+    std::string path;
+    for (const auto& [key, value] : variant.params) {
+        if (is_precision_param(key)) {
+            path += (path.empty() ? "" : ",") + key + "=" + value;
+        }
+    }
+    return path;
+}
+
 Result<std::string_view, KernelError> embedded_source(std::string_view name) {
     for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
         if (kEmbeddedFiles[i].name == name)

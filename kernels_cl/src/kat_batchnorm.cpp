@@ -1,6 +1,7 @@
 // batchnorm's known-answer test (kernels/cl/batchnorm.cl): inference with
 // given statistics, and the training forward (batchnorm_stats, then inference
-// with the statistics it computed) on data centred far from zero.
+// with the statistics it computed) on data centred far from zero; inference
+// again at a real size.
 
 #include "kat_check.hpp"
 
@@ -10,6 +11,9 @@ namespace {
 using kernels::BatchnormShape;
 
 constexpr BatchnormShape kInference{.n = 2, .c = 3, .hw = 35};
+// Inference at a real size: 131106 elements (256 KiB as f16), hundreds of
+// work-groups, the last one partial.
+constexpr BatchnormShape kLargeInference{.n = 2, .c = 3, .hw = 21851};
 // Fewer values per channel than work-items in a group: some items merge empty partials.
 constexpr BatchnormShape kTraining{.n = 3, .c = 5, .hw = 33};
 // Training inputs lie in [kOffset - 1, kOffset + 1): a sum-of-squares variance cancels there.
@@ -46,25 +50,25 @@ BatchnormBuffers elements(DeviceRun& run, const KatCase& kat, const BatchnormSha
     return b;
 }
 
-void check_inference(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
-    const auto c = static_cast<std::size_t>(kInference.c);
-    const auto x =
-        kat_values(kat.dtype(), kernels::batchnorm_work_items(kInference), kat.seed + 40, -3, 3);
-    const auto mean = kat_values(kernels::DType::f32, c, kat.seed + 41);
-    const auto var = kat_values(kernels::DType::f32, c, kat.seed + 42, 0, 4);
-    const auto gamma = kat_values(kernels::DType::f32, c, kat.seed + 43, 0.5f, 2);
-    const auto beta = kat_values(kernels::DType::f32, c, kat.seed + 44);
-    BatchnormBuffers b = elements(run, kat, kInference, x);
+void check_inference(DeviceRun& run, KatChecks& checks, const KatCase& kat,
+                     const BatchnormShape& shape, std::uint32_t seed) {
+    const auto c = static_cast<std::size_t>(shape.c);
+    const auto x = kat_values(kat.dtype(), kernels::batchnorm_work_items(shape), seed, -3, 3);
+    const auto mean = kat_values(kernels::DType::f32, c, seed + 1);
+    const auto var = kat_values(kernels::DType::f32, c, seed + 2, 0, 4);
+    const auto gamma = kat_values(kernels::DType::f32, c, seed + 3, 0.5f, 2);
+    const auto beta = kat_values(kernels::DType::f32, c, seed + 4);
+    BatchnormBuffers b = elements(run, kat, shape, x);
     b.mean = upload_f32(run, mean);
     b.var = upload_f32(run, var);
     b.gamma = upload_f32(run, gamma);
     b.beta = upload_f32(run, beta);
-    run.launch([&](const LaunchTarget& t) { return launch_batchnorm_inference(t, kInference, b); });
-    const auto got = read_elements(run, kat, kInference, b.y);
+    run.launch([&](const LaunchTarget& t) { return launch_batchnorm_inference(t, shape, b); });
+    const auto got = read_elements(run, kat, shape, b.y);
     if (checks.ran(run)) {
-        checks.compare(describe("batchnorm_inference", kInference), kat.tolerance, got,
+        checks.compare(describe("batchnorm_inference", shape), kat.tolerance, got,
                        kernels::batchnorm_inference_reference(
-                           kInference, x, {mean, var, gamma, beta, kEps}, kat.activation()));
+                           shape, x, {mean, var, gamma, beta, kEps}, kat.activation()));
     }
 }
 
@@ -100,7 +104,8 @@ void check_training(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
 
 KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
-    check_inference(run, checks, kat);
+    check_inference(run, checks, kat, kInference, kat.seed + 40);
+    check_inference(run, checks, kat, kLargeInference, kat.seed + 45);
     check_training(run, checks, kat);
     return checks.result();
 }

@@ -1,6 +1,7 @@
 // conv2d's known-answer test: both entry points (kernels/cl/conv2d.cl), each
 // on a shape that conv2d_entry_point routes to it (the detail names the entry
-// point that ran), with a bias and the variant's activation.
+// point that ran), with a bias and the variant's activation, and the direct
+// one again at a real size.
 
 #include "kat_check.hpp"
 
@@ -27,6 +28,10 @@ constexpr Conv2dShape kDirect{.n = 2,
                               .groups = 2};
 // conv2d_pointwise: 1×1, with K not a multiple of the kernel's channel block.
 constexpr Conv2dShape kPointwise{.n = 2, .c = 5, .h = 3, .w = 7, .k = 7};
+// conv2d_direct at a real size: 136240 outputs (266 KiB as f16), over two
+// thousand work-groups, the last one partial.
+constexpr Conv2dShape kLarge{
+    .n = 1, .c = 3, .h = 130, .w = 131, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
 
 std::string describe(const Conv2dShape& s) {
     auto dims = [](std::initializer_list<std::int32_t> v) {
@@ -68,6 +73,7 @@ KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kDirect, kat.seed + 10);
     check_shape(run, checks, kat, kPointwise, kat.seed + 20);
+    check_shape(run, checks, kat, kLarge, kat.seed + 25);
     return checks.result();
 }
 

@@ -1,6 +1,8 @@
 // qconv_pointwise's known-answer test (kernels/cl/qconv.cl): int8 inputs with
 // a zero point, a bias, per-channel scales and zero points; the int8 output
-// partly saturates. Results must be bit-exact (variant_tolerance is zero).
+// partly saturates; a small shape and a large one (an output of 256 KiB or
+// more as int8, thousands of work-groups, a partial last group). int8 results
+// must be bit-exact, f32 ones within 2 ulps (variant_tolerance).
 
 #include <cmath>
 #include <cstring>
@@ -12,6 +14,8 @@ namespace {
 
 // N, C, K, HW: odd, K not a multiple of anything the kernel might block by.
 constexpr kernels::QconvShape kShape{.n = 2, .c = 13, .k = 7, .hw = 11};
+// 262576 outputs (256.4 KiB as int8), not a multiple of any local size offered.
+constexpr kernels::QconvShape kLarge{.n = 1, .c = 8, .k = 16, .hw = 16411};
 
 // Returns `count` deterministic integers in [lo, hi).
 template <class Int>
@@ -42,21 +46,20 @@ std::vector<float> output_values(std::span<const std::uint8_t> raw, kernels::Qua
     return values;
 }
 
-}  // namespace
-
-KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
+void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat,
+                 const kernels::QconvShape& shape, std::uint32_t seed) {
     const auto out =
         kat.variant.get("out") == "i8" ? kernels::QuantOutput::i8 : kernels::QuantOutput::f32;
-    const auto n = static_cast<std::size_t>(kShape.n), c = static_cast<std::size_t>(kShape.c);
-    const auto k = static_cast<std::size_t>(kShape.k), hw = static_cast<std::size_t>(kShape.hw);
-    const auto x = kat_ints<std::int8_t>(n * c * hw, kat.seed + 30, -128, 128);
-    const auto w = kat_ints<std::int8_t>(k * c, kat.seed + 31, -128, 128);
-    const auto bias = kat_ints<std::int32_t>(k, kat.seed + 32, -2000, 2000);
-    const auto zero_point = kat_ints<std::int32_t>(k, kat.seed + 33, -20, 20);
+    const auto n = static_cast<std::size_t>(shape.n), c = static_cast<std::size_t>(shape.c);
+    const auto k = static_cast<std::size_t>(shape.k), hw = static_cast<std::size_t>(shape.hw);
+    const auto x = kat_ints<std::int8_t>(n * c * hw, seed, -128, 128);
+    const auto w = kat_ints<std::int8_t>(k * c, seed + 1, -128, 128);
+    const auto bias = kat_ints<std::int32_t>(k, seed + 2, -2000, 2000);
+    const auto zero_point = kat_ints<std::int32_t>(k, seed + 3, -20, 20);
     // Accumulators reach a few 10^4: these scales put many int8 results past ±127.
-    const auto scale = kat_values(kernels::DType::f32, k, kat.seed + 34, 1.0f / 400, 1.0f / 100);
+    const auto scale = kat_values(kernels::DType::f32, k, seed + 4, 1.0f / 400, 1.0f / 100);
     const std::int32_t x_zero_point = 3;
-    const std::size_t count = kernels::qconv_work_items(kShape);
+    const std::size_t count = kernels::qconv_work_items(shape);
     const std::size_t out_size = out == kernels::QuantOutput::i8 ? 1 : sizeof(float);
 
     QconvBuffers b;
@@ -67,19 +70,26 @@ KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
     b.zero_point = run.upload(bytes_of(zero_point));
     b.y = run.scratch(widest_bytes(count));
     b.x_zero_point = x_zero_point;
-    run.launch([&](const LaunchTarget& t) { return launch_qconv_pointwise(t, kShape, b); });
+    run.launch([&](const LaunchTarget& t) { return launch_qconv_pointwise(t, shape, b); });
     const auto got = output_values(run.read(b.y, count * out_size), out);
-    KatChecks checks(kat.outputs);
     if (checks.ran(run)) {
         const kernels::QconvInputs in{x, w, bias, scale, zero_point, x_zero_point};
         std::vector<kernels::RefValue> want;
-        for (float v : kernels::qconv_pointwise_reference(kShape, in, out, kat.activation())) {
+        for (float v : kernels::qconv_pointwise_reference(shape, in, out, kat.activation())) {
             want.push_back({v, 0});
         }
         checks.compare("qconv_pointwise n " + std::to_string(n) + " c " + std::to_string(c) +
                            " k " + std::to_string(k) + " hw " + std::to_string(hw),
                        kat.tolerance, got, want);
     }
+}
+
+}  // namespace
+
+KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
+    KatChecks checks(kat.outputs);
+    check_shape(run, checks, kat, kShape, kat.seed + 30);
+    check_shape(run, checks, kat, kLarge, kat.seed + 35);
     return checks.result();
 }
 

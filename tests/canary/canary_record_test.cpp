@@ -95,17 +95,38 @@ TEST_F(CanaryRecord, ARecordWithoutDifferentialsReadsAsNone) {
     }
 }
 
-TEST_F(CanaryRecord, AVariantIsCoveredByItsOwnVerdictElseItsKernelsWorst) {
+TEST_F(CanaryRecord, AVariantIsCoveredByItsOwnVerdictElseItsPrecisionPathsWorst) {
     const Record r = sample();
     auto variant = [](const char* id) { return *kernels::parse_variant(id); };
     const Verdict* own = verdict_for(r, variant("dot:dtype=f32,arith=f32,ls=256"));
     ASSERT_NE(own, nullptr);
     EXPECT_EQ(own->state, VerdictState::validated);
-    const Verdict* kin = verdict_for(r, variant("conv2d:dtype=f16,act=relu,ls=64"));
+    // The same path (f32), another activation: the f32 verdict stands for it.
+    const Verdict* kin = verdict_for(r, variant("conv2d:dtype=f32,act=relu,ls=64"));
     ASSERT_NE(kin, nullptr);
     EXPECT_EQ(kin->state, VerdictState::suspect);
+    // No other element type's test stands for a variant: f16 was not run.
+    EXPECT_EQ(verdict_for(r, variant("conv2d:dtype=f16,act=relu,ls=64")), nullptr);
+    EXPECT_EQ(verdict_for(r, variant("dot:dtype=bf16,arith=f32,ls=256")), nullptr);
     EXPECT_EQ(verdict_for(r, variant("batchnorm:dtype=f32,act=none,ls=256")), nullptr);
     EXPECT_EQ(verdict_for(r, variant("qconv_pointwise:out=i8")), nullptr);
+}
+
+// An unrun variant takes the worse of its path's verdict and its activation's.
+TEST_F(CanaryRecord, AnActivationFoundSuspectOnOnePathCoversTheOthers) {
+    Record r = sample();
+    r.verdicts.push_back({"conv2d:dtype=f16,act=relu,ls=64", VerdictState::suspect, "relu", 42, 1.0,
+                          "relu wrong", std::nullopt});
+    r.verdicts.push_back({"conv2d:dtype=bf16,act=none,ls=64", VerdictState::validated, "", 42, 0.0,
+                          "ok", std::nullopt});
+    const Verdict* v = verdict_for(r, *kernels::parse_variant("conv2d:dtype=bf16,act=relu,ls=64"));
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->state, VerdictState::suspect);
+    EXPECT_EQ(v->check, "relu");
+    const Verdict* same =
+        verdict_for(r, *kernels::parse_variant("conv2d:dtype=bf16,act=none,ls=64"));
+    ASSERT_NE(same, nullptr);
+    EXPECT_EQ(same->state, VerdictState::validated);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 //                                  of its bytes inverted, from its middle on
 //   KCACHE_FAULT_HANG=KERNEL       enqueueing KERNEL never returns
 //   KCACHE_FAULT_CRASH=KERNEL      enqueueing KERNEL aborts the process (SIGABRT)
+//   KCACHE_FAULT_READ=KIND …       results read back altered (fault_reads.hpp)
 //
 // Built only under tests/; the product's own layer is elsewhere.
 
@@ -31,6 +32,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "fault_reads.hpp"
 
 namespace {
 
@@ -50,6 +53,10 @@ bool faulty(cl_program p) {
     std::lock_guard g(g_mu);
     return g_faulty.count(p) != 0;
 }
+
+// Set once a kernel of a faulty program was enqueued: reads after it are
+// its results.
+bool g_ran_faulty = false;
 
 cl_int CL_API_CALL get_device_info(cl_device_id device, cl_device_info name, size_t size,
                                    void* value, size_t* size_ret) {
@@ -148,8 +155,37 @@ cl_int CL_API_CALL enqueue_nd_range(cl_command_queue queue, cl_kernel kernel, cl
     if (env("KCACHE_FAULT_CRASH") == name) {
         std::abort();  // PoCL handles SIGSEGV itself; a driver assertion aborts
     }
+    cl_program program = nullptr;
+    g_target.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr);
+    // A program loaded from a binary (what the canary runs) has no source to
+    // match: without KCACHE_FAULT_MATCH every kernel counts.
+    if (faulty(program) || env("KCACHE_FAULT_MATCH").empty()) {
+        std::lock_guard g(g_mu);
+        g_ran_faulty = true;
+    }
     return g_target.clEnqueueNDRangeKernel(queue, kernel, dims, offset, global, local, waits,
                                            wait_list, event);
+}
+
+cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset,
+                               size_t size, void* out, cl_uint waits, const cl_event* wait_list,
+                               cl_event* event) {
+    const cl_int err = g_target.clEnqueueReadBuffer(queue, mem, blocking, offset, size, out, waits,
+                                                    wait_list, event);
+    const std::string kind = env("KCACHE_FAULT_READ");
+    const unsigned long min_bytes =
+        std::strtoul(env("KCACHE_FAULT_READ_MIN_BYTES").c_str(), nullptr, 10);
+    bool ran = false;
+    {
+        std::lock_guard g(g_mu);
+        ran = g_ran_faulty;
+    }
+    if (err == CL_SUCCESS && blocking && ran && !kind.empty() && size >= min_bytes &&
+        !kcache::test::alter_read(kind, env("KCACHE_FAULT_READ_TYPE"),
+                                  static_cast<unsigned char*>(out), size)) {
+        std::abort();  // a misspelt fault must not pass as a clean run
+    }
+    return err;
 }
 
 }  // namespace
@@ -187,6 +223,7 @@ CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint entries, const cl_icd_dispat
     g_layer.clBuildProgram = build;
     g_layer.clGetProgramInfo = get_program_info;
     g_layer.clEnqueueNDRangeKernel = enqueue_nd_range;
+    g_layer.clEnqueueReadBuffer = read_buffer;
     *entries_ret = static_cast<cl_uint>(sizeof g_layer / sizeof(void*));
     *layer_ret = &g_layer;
     return CL_SUCCESS;

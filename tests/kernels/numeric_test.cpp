@@ -67,15 +67,28 @@ TEST(Kernels, EncodeDecodeRoundTrip) {
     }
 }
 
-TEST(Kernels, ToleranceScalesWithDTypeAndMagnitude) {
-    const RefValue ref{1.0, 1.0};
-    EXPECT_TRUE(within(tolerance(DType::f16), 1.0 + 0x1p-11, ref));
-    EXPECT_FALSE(within(tolerance(DType::f32), 1.0 + 0x1p-11, ref));
-    EXPECT_TRUE(within(tolerance(DType::bf16), 1.0 + 0x1p-8, ref));
-    EXPECT_FALSE(within(tolerance(DType::f16), 1.0 + 0x1p-8, ref));
+TEST(Kernels, ToleranceIsInUlpsOfTheOutputType) {
+    EXPECT_EQ(ulp_of(1.0, 24), 0x1p-23);
+    EXPECT_EQ(ulp_of(0.75, 24), 0x1p-24);
+    EXPECT_EQ(ulp_of(-1000.0, 11), 0.5);
+    EXPECT_EQ(ulp_of(0.0, 8), 0.0);
+    // 4 ulps pass, 5 do not, whatever the type and the magnitude.
+    const RefValue one{1.0, 0.0};
+    EXPECT_TRUE(within(tolerance(DType::f32), 1.0 + 4 * 0x1p-23, one));
+    EXPECT_FALSE(within(tolerance(DType::f32), 1.0 + 5 * 0x1p-23, one));
+    EXPECT_TRUE(within(tolerance(DType::f16), 1.0 - 4 * 0x1p-10, one));
+    EXPECT_FALSE(within(tolerance(DType::f16), 1.0 + 5 * 0x1p-10, one));
+    EXPECT_TRUE(within(tolerance(DType::bf16), 1.0 + 4 * 0x1p-7, one));
+    EXPECT_FALSE(within(tolerance(DType::bf16), 1.0 + 5 * 0x1p-7, one));
+    EXPECT_TRUE(within(tolerance(DType::f16), 1002.0, RefValue{1000.0, 0.0}));
+    EXPECT_FALSE(within(tolerance(DType::f16), 1002.5, RefValue{1000.0, 0.0}));
+    // The accumulation term: relative to the sum of magnitudes.
+    const RefValue summed{1.0, 1.0};
+    EXPECT_TRUE(within(tolerance(DType::f32), 1.0 + 0x1p-17, summed));
+    EXPECT_FALSE(within(tolerance(DType::f32), 1.0 + 0x1p-15, summed));
     // Cancellation: a tiny result summed from large terms may be off by more.
     EXPECT_TRUE(within(tolerance(DType::f32), 1e-6, RefValue{0.0, 1.0}));
-    EXPECT_FALSE(within(tolerance(DType::f32), std::nan(""), ref));
+    EXPECT_FALSE(within(tolerance(DType::f32), std::nan(""), one));
     EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
     EXPECT_EQ(parse_dtype("f64"), std::nullopt);
 }

@@ -104,8 +104,11 @@ struct Record {
 };
 
 // The verdict that covers `variant` in `record`: its own, else (a variant the
-// canary did not run) the worst one of the same kernel (suspect before
-// validated); nullptr when the canary did not test the kernel.
+// canary did not run) the worst (suspect before validated) of the verdicts of
+// its kernel on the same precision path (kernels::precision_path) and, where
+// it has an activation, of those with the same activation; nullptr when the
+// canary tested no variant of its precision path: no other element type's
+// test stands for it.
 const Verdict* verdict_for(const Record& record, const kernels::Variant& variant);
 
 // <store_dir>/canary.
@@ -123,9 +126,10 @@ Status<std::string> save_record(const std::filesystem::path& dir, const Record& 
 std::string to_json(const Record& record);
 Result<Record, std::string> record_from_json(const std::string& text);
 
-// The default set on `device`: the default variant of every registry kernel
-// with a known-answer test, where the device supports it (else the first
-// variant of that kernel it supports).
+// The default set on `device`: for every registry kernel with a known-answer
+// test, one variant of each precision path the device supports (the default
+// variant's first), their activations spread so that each value runs at
+// least once where the paths allow it.
 std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& device);
 
 // How the canary's helpers compete for the processor: as the caller does, or

@@ -51,12 +51,21 @@ struct RefValue {
 };
 
 // How far a device result may be from the reference:
-//   |got - ref.value| <= output_rel * |ref.value| + accum_rel * ref.scale + abs
+//   |got - ref.value| <= ulps * ulp(ref.value) + accum_rel * ref.scale + abs
+// where ulp(v) is the spacing of the output type at |v| (2^(e - digits) for
+// |v| = m * 2^e, m in [0.5, 1)).
 struct Tolerance {
-    double output_rel;  // rounding of the f32 result to the element type
-    double accum_rel;   // f32 accumulation error, relative to the sum of magnitudes
-    double abs;         // floor near zero (subnormal step of the element type)
+    double ulps;       // rounding and contraction of the result, in the output type's ulps
+    double accum_rel;  // f32 accumulation error, relative to the sum of magnitudes
+    double abs;        // floor near zero (subnormal step of the element type)
+    int digits = 24;   // significand bits of the output type: f32 24, f16 11, bf16 8
 };
+
+// The spacing of a type with `digits` significand bits at |v| (0 for 0).
+double ulp_of(double v, int digits);
+
+// The error `tol` allows against `ref`.
+double allowed_error(const Tolerance& tol, const RefValue& ref);
 
 // Returns the documented tolerance for results stored as `dtype` (see kernels/README.md).
 Tolerance tolerance(DType dtype);

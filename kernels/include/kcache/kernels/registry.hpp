@@ -111,6 +111,16 @@ std::vector<Variant> variants(const KernelInfo& kernel);
 // Returns every variant of every kernel: what `kcache warm` builds.
 std::vector<Variant> all_variants();
 
+// The parameters that choose a precision path (the element type, the output
+// type, the arithmetic type), each value a different code path for the
+// compiler; the others (activation, local size) change an epilogue or a
+// constant.
+bool is_precision_param(std::string_view name);
+
+// The values of `variant`'s precision parameters, "dtype=f16,arith=f32":
+// variants with the same path share their arithmetic code.
+std::string precision_path(const Variant& variant);
+
 // Renders `variant` to source, options and entry points; the errors of
 // make_variant when the variant was not made by this registry.
 Result<Rendered, KernelError> render(const Variant& variant);
