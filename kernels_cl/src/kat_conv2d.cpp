@@ -30,7 +30,7 @@ constexpr Conv2dShape kDirect{.n = 2,
 constexpr Conv2dShape kPointwise{.n = 2, .c = 5, .h = 3, .w = 7, .k = 7};
 // conv2d_direct at a real size: 136240 outputs (266 KiB as f16), over two
 // thousand work-groups, the last one partial.
-constexpr Conv2dShape kLarge{
+constexpr Conv2dShape kLargeConv2d{
     .n = 1, .c = 3, .h = 130, .w = 131, .k = 8, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
 
 std::string describe(const Conv2dShape& s) {
@@ -73,7 +73,7 @@ KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kDirect, kat.seed + 10);
     check_shape(run, checks, kat, kPointwise, kat.seed + 20);
-    check_shape(run, checks, kat, kLarge, kat.seed + 25);
+    check_shape(run, checks, kat, kLargeConv2d, kat.seed + 25);
     return checks.result();
 }
 

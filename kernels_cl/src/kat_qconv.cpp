@@ -15,7 +15,7 @@ namespace {
 // N, C, K, HW: odd, K not a multiple of anything the kernel might block by.
 constexpr kernels::QconvShape kShape{.n = 2, .c = 13, .k = 7, .hw = 11};
 // 262576 outputs (256.4 KiB as int8), not a multiple of any local size offered.
-constexpr kernels::QconvShape kLarge{.n = 1, .c = 8, .k = 16, .hw = 16411};
+constexpr kernels::QconvShape kLargeQconv{.n = 1, .c = 8, .k = 16, .hw = 16411};
 
 // Returns `count` deterministic integers in [lo, hi).
 template <class Int>
@@ -89,7 +89,7 @@ void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat,
 KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kShape, kat.seed + 30);
-    check_shape(run, checks, kat, kLarge, kat.seed + 35);
+    check_shape(run, checks, kat, kLargeQconv, kat.seed + 35);
     return checks.result();
 }
 
