@@ -204,7 +204,7 @@ std::vector<kernels::Variant> default_set(const device_db::DeviceIdentity& devic
             if (std::find(paths.begin(), paths.end(), path) != paths.end()) {
                 continue;
             }
-            const std::string_view act = acts.empty() ? "" : acts[paths.size() % acts.size()];
+            const std::string act = acts.empty() ? std::string() : acts[paths.size() % acts.size()];
             paths.push_back(path);
             const auto wanted =
                 std::find_if(supported.begin(), supported.end(), [&](const auto& c) {
