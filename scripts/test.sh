@@ -11,7 +11,7 @@ ctest --test-dir "$build_dir" -LE GPU --output-on-failure -j "$(nproc)" "$@"
 
 # Not on rusticl: the hanging-kernel test (llvmpipe returns from its spin loop,
 # so nothing hangs; the watchdog is tested on PoCL), the layer suites and a
-# rejected-binary test, which fail there (see docs/testing.md).
+# rejected-binary test (rusticl aborts on a foreign binary), which fail there (docs/testing.md).
 rusticl_tests='^((CxxKat|CallerKat|SourceKat|SourceKatC|CanaryDifferential|CanaryRecord)[.]'
 rusticl_tests+='|CanaryFaults[.](EveryWrongResultOnEveryPrecisionPathAndSizeIsSuspect|ResultsAnUlpOrTwoAwayValidate'
 rusticl_tests+='|TheDefaultSetCoversEveryKernelAndRecordsItsSeed)$'
