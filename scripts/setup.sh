@@ -33,7 +33,7 @@ packages=(
 # What only the tests, the benchmarks and CI use (--all and --deps).
 test_packages=(
   dpkg-dev file debootstrap sqlite3 libbenchmark-dev clang-format clang-14 libclang-rt-14-dev llvm-14
-  nginx-light apache2 openssl minisign redis-server rclone
+  nginx-light libnginx-mod-http-dav-ext apache2 openssl minisign redis-server rclone
   python3-pyopencl python3-pytest python3-prometheus-client
   clpeak clblast-utils hashcat abigail-tools mesa-opencl-icd
 )

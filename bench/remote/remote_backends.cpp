@@ -5,6 +5,7 @@
 
 #include "apache_server.hpp"
 #include "nginx_server.hpp"
+#include "rclone_server.hpp"
 #include "redis_backends.hpp"
 #include "s3_server.hpp"
 
@@ -38,6 +39,12 @@ std::optional<Remote> start_apache(const std::filesystem::path& dir) {
     return running("Apache", std::move(s), {"KCACHE_REMOTE=" + url});
 }
 
+std::optional<Remote> start_rclone(const std::filesystem::path& dir) {
+    auto s = test::RcloneServer::start(dir);
+    const std::string url = s ? s->url() : "";
+    return running("rclone", std::move(s), {"KCACHE_REMOTE=" + url});
+}
+
 // s3rver's account, signed requests, path-style on loopback.
 std::vector<std::string> s3_env(const std::string& endpoint, const std::string& bucket) {
     return {"KCACHE_REMOTE=s3://" + bucket + "/bench",
@@ -67,6 +74,7 @@ std::vector<std::string> hanging_s3(const std::string& host_port) {
 constexpr BenchBackend kBenchBackends[] = {
     {"nginx", start_nginx, hanging_http},
     {"Apache", start_apache, hanging_http},
+    {"rclone", start_rclone, hanging_http},  // rclone serve webdav
     {"S3", start_s3, hanging_s3},
     {"Redis", start_redis, hanging_redis},
     {"RedisCluster", start_redis_cluster, hanging_redis_cluster},

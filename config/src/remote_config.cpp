@@ -1,10 +1,26 @@
-// The remote tier's S3 settings (docs/remote.md, "S3"): how they map into
-// the client's settings and show in `kcache doctor` (they are read and
-// checked as every setting is: kcache_settings.def).
+// The remote tier's S3 settings (docs/remote.md, "S3") and namespaces
+// ("Namespaces"): how they map into the client's settings and show in
+// `kcache doctor` (they are read and checked as every setting is:
+// kcache_settings.def).
 
 #include "kcache/config/remote_tier.hpp"
+#include "kcache/remote/namespaces.hpp"
 
 namespace kcache::service {
+
+std::vector<remote::Namespace> remote_namespaces(const Config& c) {
+    std::vector<remote::Namespace> out;
+    auto names = remote::parse_namespaces(c.remote_namespace);
+    if (!names) {
+        // Set past the checks (the C++ API): Client::open refuses it, naming it.
+        return {{c.remote_namespace, {}}};
+    }
+    for (std::string& name : *names) {
+        const auto dirs = remote::namespace_trust_dirs(c.trusted_key_dirs, name);
+        out.push_back({std::move(name), store::TrustedKeys::load(dirs, {})});
+    }
+    return out;
+}
 
 remote::S3Settings remote_s3_settings(const Config& c) {
     remote::S3Settings s;

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kcache/config/quantity.hpp"
+#include "kcache/remote/namespaces.hpp"
 #include "kcache/remote/schemes.hpp"
 
 namespace kcache::service {
@@ -221,6 +222,10 @@ std::string s3_region(std::string& v) {
                     });
     return ok ? "" : "expected a region such as us-east-1 (a-z, 0-9 and '-')";
 }
+std::string remote_namespaces(std::string& v) {
+    auto names = remote::parse_namespaces(v);
+    return names ? "" : names.error();
+}
 std::string s3_url_style(std::string& v) {
     return v == "" || v == "path" || v == "virtual"
                ? ""
@@ -289,7 +294,9 @@ std::string accepted(const SettingRow& r) {
         case SettingKind::ms:
             return "milliseconds between " + low + " and " + high + " (or 90s, 5m, …)";
         case SettingKind::seconds:
-            return "a duration such as 604800 (seconds), 12h or 7d; 0 or empty: none";
+            return r.low == 0 ? "a duration such as 604800 (seconds), 12h or 7d; 0 or empty: none"
+                              : "a duration of at least " + std::to_string(r.low / 1000) +
+                                    " s, such as 300 (seconds), 90s or 1h";
         case SettingKind::path:
             return "a path";
         case SettingKind::text:

@@ -143,9 +143,13 @@ struct Config {
     std::chrono::milliseconds remote_timeout{3000};  // KCACHE_REMOTE_TIMEOUT_MS: one request
     std::chrono::milliseconds remote_connect_timeout{1000};  // KCACHE_REMOTE_CONNECT_TIMEOUT_MS
     std::filesystem::path remote_token_file;  // KCACHE_REMOTE_TOKEN_FILE: bearer token
-    bool remote_netrc = false;                // KCACHE_REMOTE_NETRC: credentials from ~/.netrc
-    std::filesystem::path remote_ca;          // KCACHE_REMOTE_CA: CA file (default: system CAs)
-    bool remote_required = false;             // KCACHE_REMOTE_REQUIRED: remote errors are errors
+    // KCACHE_REMOTE_TOKEN_COMMAND: a shell command printing the bearer token
+    // (not with remote_token_file), its answer kept KCACHE_REMOTE_TOKEN_LIFETIME.
+    std::string remote_token_command;
+    std::chrono::milliseconds remote_token_lifetime{300'000};
+    bool remote_netrc = false;        // KCACHE_REMOTE_NETRC: credentials from ~/.netrc
+    std::filesystem::path remote_ca;  // KCACHE_REMOTE_CA: CA file (default: system CAs)
+    bool remote_required = false;     // KCACHE_REMOTE_REQUIRED: remote errors are errors
     std::chrono::milliseconds remote_breaker_window{30'000};  // KCACHE_REMOTE_BREAKER_MS
     bool remote_allow_http_token = false;  // KCACHE_REMOTE_ALLOW_HTTP_TOKEN: token over http
     // KCACHE_REMOTE_REQUIRE_SIGNED: use only remote objects signed by a
@@ -157,6 +161,11 @@ struct Config {
     // KCACHE_REMOTE_TTL: Redis objects expire this long after their upload;
     // 0: never (other backends ignore it).
     std::chrono::milliseconds remote_ttl{0};
+    // KCACHE_REMOTE_NAMESPACE: namespaces, comma-separated ("team-a,platform"):
+    // uploads go to the first, reads try each in order, each namespace
+    // trusting only the keys of its own trusted.d/namespaces/<name>/; empty:
+    // the default layout (docs/remote.md, "Namespaces").
+    std::string remote_namespace;
     // S3 (s3://bucket/prefix among `remote_urls`; docs/remote.md, "S3"):
     // KCACHE_REMOTE_S3_ENDPOINT: http(s)://host[:port]; empty: AWS's, by region.
     std::string remote_s3_endpoint;

@@ -47,6 +47,14 @@ struct Failure {
 // message may name, and the default server of a URL.
 std::string server_name(const std::string& url);
 
+// One object of a listing (Backend::list): its name below the listed
+// directory ("<2 hex>/<64 hex>"; other names are not objects) and how long
+// ago it was written (Redis: last used).
+struct ListedObject {
+    std::string name;
+    std::chrono::seconds age{0};
+};
+
 // One object of a put_many.
 struct PutItem {
     std::string url;
@@ -90,6 +98,11 @@ class Backend {
         (void)stop;
         return true;
     }
+    // The objects below the directory `dir` (a base URL followed by a
+    // namespace's directory, ending in '/'), each with its age, for `kcache
+    // remote gc` (listing.hpp); a failure naming why when the server cannot
+    // list (by default: this backend has no listing).
+    virtual Result<std::vector<ListedObject>, Failure> list(const std::string& dir);
 };
 
 // Calls the request `op` of `backend` (`body` is put's object).
@@ -101,12 +114,14 @@ Result<Reply, Failure> request(Backend& backend, Op op, const std::string& url,
 // when nothing came back (the failure's message says why). For the doctor.
 std::optional<Reply> answered(const Result<Reply, Failure>& r);
 
-// Makes a backend for the settings' URLs of its schemes; `token` is the
-// bearer token read from Settings::token_file ("" for none); a config error
-// when the settings do not describe a usable store (a bad bucket name, no
-// credentials).
-using MakeBackend = Result<std::unique_ptr<Backend>, RemoteError> (*)(const Settings& settings,
-                                                                      const std::string& token);
+class Credential;  // credential.hpp
+
+// Makes a backend for the settings' URLs of its schemes; `credential` gives
+// the bearer token (Settings::token_file or token_command; none configured:
+// no token); a config error when the settings do not describe a usable
+// store (a bad bucket name, no credentials).
+using MakeBackend = Result<std::unique_ptr<Backend>, RemoteError> (*)(
+    const Settings& settings, const std::shared_ptr<Credential>& credential);
 
 // The backends of one client: one per row of the table that its base URLs
 // use (rows sharing a maker share one backend: http and https).
@@ -115,7 +130,8 @@ class Backends {
     // Makes the backends of the settings' URLs, which have supported schemes
     // (check_schemes); the first maker's error otherwise. `settings`
     // outlives this.
-    Status<RemoteError> open(const Settings& settings, const std::string& token);
+    Status<RemoteError> open(const Settings& settings,
+                             const std::shared_ptr<Credential>& credential);
     // The backend for `url`, whose scheme is one of the base URLs' (after open).
     Backend& of(const std::string& url);
 
@@ -127,16 +143,16 @@ class Backends {
 Status<RemoteError> check_schemes(const std::vector<std::string>& urls);
 
 // The backend over HTTP and HTTPS (http_backend.cpp).
-Result<std::unique_ptr<Backend>, RemoteError> make_http(const Settings& settings,
-                                                        const std::string& token);
+Result<std::unique_ptr<Backend>, RemoteError> make_http(
+    const Settings& settings, const std::shared_ptr<Credential>& credential);
 // The backend for S3 buckets, s3://bucket/prefix (s3_backend.cpp).
-Result<std::unique_ptr<Backend>, RemoteError> make_s3(const Settings& settings,
-                                                      const std::string& token);
-// The backend of redis:// and redis+cluster:// (redis_backend.cpp); `token`
-// is the password when a URL names none. A config error for a URL it cannot
+Result<std::unique_ptr<Backend>, RemoteError> make_s3(
+    const Settings& settings, const std::shared_ptr<Credential>& credential);
+// The backend of redis:// and redis+cluster:// (redis_backend.cpp); the
+// credential gives the password when a URL names none. A config error for a URL it cannot
 // serve (rediss://: this hiredis has no TLS) or a password it would send in
 // clear that the settings do not allow.
-Result<std::unique_ptr<Backend>, RemoteError> make_redis(const Settings& settings,
-                                                         const std::string& token);
+Result<std::unique_ptr<Backend>, RemoteError> make_redis(
+    const Settings& settings, const std::shared_ptr<Credential>& credential);
 
 }  // namespace kcache::remote

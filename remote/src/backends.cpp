@@ -68,13 +68,14 @@ Status<RemoteError> check_schemes(const std::vector<std::string>& urls) {
     return Ok{};
 }
 
-Status<RemoteError> Backends::open(const Settings& settings, const std::string& token) {
+Status<RemoteError> Backends::open(const Settings& settings,
+                                   const std::shared_ptr<Credential>& credential) {
     for (const std::string& url : settings.base_urls) {
         const Row* row = row_of(url);
         const bool made = std::any_of(made_.begin(), made_.end(),
                                       [&](const auto& m) { return m.first == row->make; });
         if (!made) {
-            auto backend = row->make(settings, token);
+            auto backend = row->make(settings, credential);
             if (!backend) {
                 return fail(backend.error());
             }

@@ -88,12 +88,14 @@ std::pair<std::vector<store::Key>, std::vector<std::string>> keys_and_urls(
 
 std::vector<Result<Fetched, RemoteError>> Client::fetch_many(
     const std::vector<store::KeyFields>& fields) {
-    const auto [keys, urls] = keys_and_urls(impl_->settings, fields);
+    std::vector<store::Key> keys;
+    for (const store::KeyFields& f : fields) {
+        keys.push_back(store::make_key(f));
+    }
     const auto start = std::chrono::steady_clock::now();
-    auto answers = impl_->send_many(Op::get, urls);
+    auto envs = impl_->fetch_objects(keys);  // namespaces.cpp: each namespace in order
     std::vector<Result<Fetched, RemoteError>> out;
-    for (std::size_t i = 0; i < answers.size(); ++i) {
-        auto env = impl_->decode_object(keys[i], urls[i], std::move(answers[i]));
+    for (auto& env : envs) {
         if (impl_->settings.observe) {
             impl_->settings.observe(RemoteOp::get, start, env.ok());
         }

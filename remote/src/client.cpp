@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "client_impl.hpp"
+#include "credential.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/remote/envelope.hpp"
@@ -27,34 +28,12 @@ bool starts_with(const std::string& s, std::string_view prefix) {
     return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// The longest token file read: a bearer token is a line, not a document.
-constexpr std::size_t kMaxTokenFileBytes = 64 * 1024;
-
-// The token from `file` (first line, surrounding whitespace dropped), read
-// through the bounded reader: a FIFO or a device is refused without waiting.
-Result<std::string, RemoteError> read_token(const std::filesystem::path& file) {
-    if (file.empty()) {
-        return std::string();
-    }
-    auto text = read_regular_file(file, kMaxTokenFileBytes);
-    if (!text) {
-        return error(RemoteErrc::config, "cannot read the token file: " + text.error().message);
-    }
-    std::string token = text->substr(0, text->find('\n'));
-    const auto b = token.find_first_not_of(" \t\r");
-    const auto e = token.find_last_not_of(" \t\r");
-    token = b == std::string::npos ? "" : token.substr(b, e - b + 1);
-    if (token.empty() || token.find('\r') != std::string::npos) {
-        return error(RemoteErrc::config, "the token file " + file.string() + " holds no token");
-    }
-    return token;
-}
-
 }  // namespace
 
 Client::Impl::Impl(Settings s)
     : settings(std::move(s)),
-      breakers(settings.state_dir, settings.breaker_window, settings.timeout) {}
+      breakers(settings.state_dir, settings.breaker_window, settings.timeout),
+      ns(namespace_states(settings)) {}
 
 Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (settings.base_urls.empty()) {
@@ -63,13 +42,16 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (auto schemes = check_schemes(settings.base_urls); !schemes) {
         return fail(schemes.error());
     }
+    if (auto names = check_namespaces(settings); !names) {
+        return fail(names.error());
+    }
     bool plain = false;
     for (const std::string& url : settings.base_urls) {
         plain = plain || starts_with(url, "http://");
     }
-    auto token = read_token(settings.token_file);
-    if (!token) {
-        return fail(token.error());
+    auto credential = Credential::open(settings);
+    if (!credential) {
+        return fail(credential.error());
     }
     // libcurl reads the CA file itself, as given: a FIFO would block it.
     if (!settings.ca_file.empty()) {
@@ -82,13 +64,14 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (auto creds = check_url_credentials(settings); !creds || !signing_key) {
         return fail(!creds ? creds.error() : signing_key.error());
     }
-    if (!token->empty() && plain && settings.plain_http_token == PlainHttpToken::refuse) {
+    if ((*credential)->configured() && plain &&
+        settings.plain_http_token == PlainHttpToken::refuse) {
         return error(RemoteErrc::config,
                      "a bearer token is never sent over plain http: use https:// URLs, or "
                      "allow it explicitly (KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1)");
     }
     auto impl = std::make_unique<Impl>(std::move(settings));
-    if (auto opened = impl->backends.open(impl->settings, *token); !opened) {
+    if (auto opened = impl->backends.open(impl->settings, *credential); !opened) {
         return fail(opened.error());
     }
     impl->signing_key = std::move(*signing_key);
@@ -116,7 +99,7 @@ Client::~Client() {
         impl_->warming.join();
     }
     impl_->stop_worker(2 * impl_->settings.timeout);
-    (void)add_to_stats_file(impl_->settings.state_dir, counters());
+    (void)add_to_stats_file(impl_->settings.state_dir, counters(), namespace_counters());
 }
 
 Result<Reply, Failure> Client::Impl::send(Op op, const std::string& url,
@@ -191,11 +174,12 @@ Result<Envelope, RemoteError> Client::Impl::get_object(const store::Key& key,
 
 Result<Envelope, RemoteError> Client::Impl::decode_object(const store::Key& key,
                                                           const std::string& url,
-                                                          Result<Reply, Failure> answer) {
+                                                          Result<Reply, Failure> answer,
+                                                          std::size_t in) {
     if (!answer) {
         return fail(std::move(answer.error().error));
     }
-    auto env = decode_envelope(answer->body, key, settings.max_object_bytes, trust());
+    auto env = decode_envelope(answer->body, key, settings.max_object_bytes, trust(in));
     if (!env) {
         const RemoteErrc code = env.error().code == EnvelopeErrc::wrong_key ? RemoteErrc::wrong_key
                                 : env.error().code == EnvelopeErrc::too_large
@@ -224,7 +208,7 @@ Result<Fetched, RemoteError> Client::Impl::fetched(Result<Envelope, RemoteError>
 Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
     const store::Key key = store::make_key(fields);
     const auto start = std::chrono::steady_clock::now();
-    auto env = impl_->get_object(key, object_url(key));
+    auto env = impl_->fetch_object(key);
     if (impl_->settings.observe) {
         impl_->settings.observe(RemoteOp::get, start, env.ok());
     }
@@ -331,9 +315,7 @@ Status<RemoteError> Client::Impl::uploaded(Result<Reply, Failure> r) {
 }
 
 Counters Client::counters() const {
-    const AtomicCounters& a = impl_->counters;
-    return {a.hits,    a.misses,  a.errors,          a.timeouts,
-            a.corrupt, a.uploads, a.upload_failures, a.builder_hits};
+    return snapshot(impl_->counters);
 }
 
 const Settings& Client::settings() const {

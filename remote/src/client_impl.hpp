@@ -21,6 +21,12 @@ struct AtomicCounters {
     std::atomic<std::uint64_t> builder_hits{0};
 };
 
+// The counters of `a`, each read once.
+inline Counters snapshot(const AtomicCounters& a) {
+    return {a.hits,    a.misses,  a.errors,          a.timeouts,
+            a.corrupt, a.uploads, a.upload_failures, a.builder_hits};
+}
+
 // Client::upload_notes: one note per kind of skipped or failed upload
 // (upload_notes.cpp).
 class UploadNotes {
@@ -36,6 +42,20 @@ class UploadNotes {
     std::vector<std::pair<std::string, UploadNote>> notes_;  // (kind, note)
 };
 
+// One namespace of Settings::namespaces, as this client reads it
+// (namespaces.cpp): its lookups' counters, and the trusted builders that are
+// builders there (those also trusted for the namespace).
+struct NamespaceState {
+    AtomicCounters counters;
+    store::TrustedKeys builders;
+};
+
+// A config error unless each of `settings.namespaces` has a valid name,
+// given once.
+Status<RemoteError> check_namespaces(const Settings& settings);
+// The state of each of `settings.namespaces`, in order.
+std::vector<NamespaceState> namespace_states(const Settings& settings);
+
 struct Upload {
     store::KeyFields fields;
     store::Bytes bytes;
@@ -47,6 +67,7 @@ struct Client::Impl {
     Backends backends;  // by URL scheme (backends.cpp), opened by Client::open
     Breakers breakers;  // one per server (Backend::server_of)
     AtomicCounters counters;
+    std::vector<NamespaceState> ns;  // one per Settings::namespaces
     UploadNotes upload_notes;
     std::optional<store::SecretKey> signing_key;  // signs uploads (signing.cpp)
 
@@ -93,9 +114,19 @@ struct Client::Impl {
     // `ticket` let through) says it is failing; else closes its mark.
     void judge(Breaker& breaker, Breaker::Ticket& ticket, const std::string& server,
                std::span<const Result<Reply, Failure>> answers);
-    // `env`, the answer to a GET of `url` for `key`, decoded and verified.
+    // `env`, the answer to a GET of `url` for `key`, decoded and verified
+    // against the trust of namespace `in` (trust()).
     Result<Envelope, RemoteError> decode_object(const store::Key& key, const std::string& url,
-                                                Result<Reply, Failure> answer);
+                                                Result<Reply, Failure> answer, std::size_t in = 0);
+    // The object of `key` for fetch(): from the default layout, or from the
+    // first namespace in order that holds it verified (each namespace asked
+    // counts its outcome); else the error of the first namespace that held
+    // something else than nothing, else not_found (namespaces.cpp).
+    Result<Envelope, RemoteError> fetch_object(const store::Key& key);
+    // fetch_object() of each of `keys`, each namespace asked in one batch.
+    std::vector<Result<Envelope, RemoteError>> fetch_objects(const std::vector<store::Key>& keys);
+    // Counts `env`, the outcome of a lookup in namespace `in`, there.
+    void count_in(std::size_t in, const Result<Envelope, RemoteError>& env);
     // Counts a fetch's outcome and turns it into fetch()'s answer.
     Result<Fetched, RemoteError> fetched(Result<Envelope, RemoteError> env);
     // Counts a held()'s outcome and turns it into its answer.
@@ -116,8 +147,9 @@ struct Client::Impl {
     Status<RemoteError> upload_unobserved(const store::KeyFields& fields,
                                           std::span<const std::uint8_t> bytes,
                                           const store::Provenance& provenance);
-    // What downloads are checked against: the policy and the trusted keys.
-    ObjectTrust trust() const;
+    // What downloads are checked against: the policy and the trusted keys
+    // (with namespaces: those of namespace `in`).
+    ObjectTrust trust(std::size_t in = 0) const;
     // The envelope to PUT for an entry, signed with `signing_key`; a config
     // error when signatures are required and there is no key.
     Result<store::Bytes, RemoteError> object_for_upload(const store::KeyFields& fields,
@@ -150,8 +182,11 @@ Result<std::optional<store::SecretKey>, RemoteError> load_signing_key(const Sett
 
 // The object URL of `key` under the base URL `base`.
 std::string url_under(std::string base, const store::Key& key);
-// The object URL of `key` on the base URL that rendezvous hashing picks.
+// The object URL of `key` on the base URL that rendezvous hashing picks, in
+// the own namespace (the default layout without namespaces).
 std::string url_of(const Settings& settings, const store::Key& key);
+// The same in namespace `in` of Settings::namespaces (none: the default layout).
+std::string url_in(const Settings& settings, std::size_t in, const store::Key& key);
 // The base URL of `urls` that owns `key`.
 const std::string& shard_of(const std::vector<std::string>& urls, const store::Key& key);
 

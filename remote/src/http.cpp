@@ -64,12 +64,14 @@ const char* method_name(Method m) {
             return "DELETE";
         case Method::mkcol:
             return "MKCOL";
+        case Method::propfind:
+            return "PROPFIND";
     }
     return "?";
 }
 
-Http::Http(const Settings& settings, std::string token)
-    : settings_(settings), token_(std::move(token)) {}
+Http::Http(const Settings& settings, std::shared_ptr<Credential> credential)
+    : settings_(settings), credential_(std::move(credential)) {}
 
 Http::~Http() {
     std::lock_guard g(mu_);
@@ -124,11 +126,11 @@ void apply_sigv4(CURL* handle, const SigV4& sig) {
     curl.easy_setopt(handle, CURLOPT_PASSWORD, sig.secret.c_str());
 }
 
-Slist Http::headers(Method method, const RequestAuth& auth) const {
+Slist Http::headers(Method method, const RequestAuth& auth, const std::string& token) const {
     const CurlApi& curl = *curl_api();
     curl_slist* list = nullptr;
-    if (!token_.empty() && auth.sigv4 == nullptr) {
-        list = curl.slist_append(list, ("Authorization: Bearer " + token_).c_str());
+    if (!token.empty()) {
+        list = curl.slist_append(list, ("Authorization: Bearer " + token).c_str());
     }
     for (const std::string& h : auth.headers) {
         list = curl.slist_append(list, h.c_str());
@@ -207,7 +209,7 @@ void set_transfer(CURL* c, const Settings& s, bool https_only, Method method,
         curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
         curl.easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
         curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-    } else if (method == Method::del || method == Method::mkcol) {
+    } else if (method == Method::del || method == Method::mkcol || method == Method::propfind) {
         curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method_name(method));
     }
 }
@@ -221,23 +223,44 @@ bool Http::preconnect(const std::string& url, const std::atomic<bool>& stop) {
 Result<Response, RemoteError> Http::perform(Method method, const std::string& url,
                                             std::span<const std::uint8_t> body,
                                             const RequestAuth& auth) {
+    const bool bearer = auth.sigv4 == nullptr && credential_ && credential_->configured();
+    if (!bearer) {
+        return perform_as(method, url, body, auth, "");
+    }
+    auto token = credential_->current();
+    if (!token) {
+        return fail(RemoteError{token.error().code, std::string(method_name(method)) + " " + url +
+                                                        ": " + token.error().message});
+    }
+    auto r = perform_as(method, url, body, auth, *token);
+    if (r && (r->status == 401 || r->status == 403) && credential_->refresh(*token)) {
+        if (auto rotated = credential_->current()) {
+            return perform_as(method, url, body, auth, *rotated);
+        }
+    }
+    return r;
+}
+
+Result<Response, RemoteError> Http::perform_as(Method method, const std::string& url,
+                                               std::span<const std::uint8_t> body,
+                                               const RequestAuth& auth, const std::string& token) {
     Handoff handoff{parked_.any() ? &parked_ : nullptr};
     CURLcode rc = CURLE_OK;
-    auto r = perform_once(method, url, body, auth, handoff, rc);
+    auto r = perform_once(method, url, body, auth, token, handoff, rc);
     if (!r && handoff.fd != CURL_SOCKET_BAD && lost_connection(rc)) {
         // The server closed the connection opened ahead just as the request
         // went out (an idle limit): not a failure of the server. Once more,
         // on a connection of the request's own.
         Handoff none;
-        return perform_once(method, url, body, auth, none, rc);
+        return perform_once(method, url, body, auth, token, none, rc);
     }
     return r;
 }
 
 Result<Response, RemoteError> Http::perform_once(Method method, const std::string& url,
                                                  std::span<const std::uint8_t> body,
-                                                 const RequestAuth& auth, Handoff& handoff,
-                                                 CURLcode& rc) {
+                                                 const RequestAuth& auth, const std::string& token,
+                                                 Handoff& handoff, CURLcode& rc) {
     EasyHandle h = take();
     if (!h) {
         std::string why = "curl_easy_init failed";
@@ -248,8 +271,8 @@ Result<Response, RemoteError> Http::perform_once(Method method, const std::strin
     CURL* c = h.get();
     Response resp;
     Sink sink{&resp.body, settings_.max_object_bytes};
-    const bool https_only = !token_.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
-    Slist hdrs = headers(method, auth);
+    const bool https_only = !token.empty() && settings_.plain_http_token == PlainHttpToken::refuse;
+    Slist hdrs = headers(method, auth, token);
     set_transfer(c, settings_, https_only, method, url, body);
     curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs.get());
     curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);

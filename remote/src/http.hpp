@@ -17,15 +17,16 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "credential.hpp"
 #include "curl_api.hpp"
 #include "kcache/remote/remote.hpp"
 #include "preconnect.hpp"
 
 namespace kcache::remote {
 
-enum class Method { get, head, put, del, mkcol };
+enum class Method { get, head, put, del, mkcol, propfind };
 
-// "GET", "HEAD", "PUT", "DELETE" or "MKCOL".
+// "GET", "HEAD", "PUT", "DELETE", "MKCOL" or "PROPFIND".
 const char* method_name(Method m);
 
 struct Response {
@@ -68,8 +69,9 @@ struct RequestAuth {
 
 class Http {
   public:
-    // `token` is sent as a bearer token (the caller checked the scheme).
-    Http(const Settings& settings, std::string token);
+    // The credential's secret is sent as a bearer token (the caller checked
+    // the scheme); nullptr or none configured: no token.
+    Http(const Settings& settings, std::shared_ptr<Credential> credential);
     ~Http();
     Http(const Http&) = delete;
     Http& operator=(const Http&) = delete;
@@ -77,7 +79,9 @@ class Http {
     // Performs one request on `url`; a response of any status, or a typed
     // transport error (timeout, unreachable, tls, redirects, too_large, transport).
     // A connection opened by preconnect() that the server closed as the
-    // request went out is no error: the request is sent once more.
+    // request went out is no error: the request is sent once more. So is a
+    // request whose bearer token was refused (401, 403) when the
+    // credential then gives another (a rotated token).
     Result<Response, RemoteError> perform(Method method, const std::string& url,
                                           std::span<const std::uint8_t> body = {},
                                           const RequestAuth& auth = {});
@@ -89,16 +93,20 @@ class Http {
     struct Handoff;  // a parked connection offered to one request (http.cpp)
 
   private:
+    // perform() with `token` (none: ""), on a parked connection if any.
+    Result<Response, RemoteError> perform_as(Method method, const std::string& url,
+                                             std::span<const std::uint8_t> body,
+                                             const RequestAuth& auth, const std::string& token);
     Result<Response, RemoteError> perform_once(Method method, const std::string& url,
                                                std::span<const std::uint8_t> body,
-                                               const RequestAuth& auth, Handoff& handoff,
-                                               CURLcode& rc);
+                                               const RequestAuth& auth, const std::string& token,
+                                               Handoff& handoff, CURLcode& rc);
     EasyHandle take();
     void give_back(EasyHandle h);
-    Slist headers(Method method, const RequestAuth& auth) const;
+    Slist headers(Method method, const RequestAuth& auth, const std::string& token) const;
 
     const Settings& settings_;
-    std::string token_;
+    std::shared_ptr<Credential> credential_;  // nullptr: no token
     // Forgets idle handles a forked child inherited (under mu_): each holds
     // a connection of its parent's, which the child must not share.
     void drop_if_forked();

@@ -9,10 +9,14 @@
 // down (201, or 405 "already there": another writer may have made it
 // meanwhile; rclone answers 201 for one that exists; a MKCOL refused
 // otherwise is sent once more, as one that lost that race can be), and the
-// PUT is tried once more.
+// PUT is tried once more. nginx without create_full_put_path answers such a
+// PUT 500 (its rename into the missing directory fails): a PUT answered 500
+// into collections not known to exist makes them too, and is sent again
+// only when a MKCOL made one (201); otherwise the 500 was the server's own.
 // Collections known to exist are remembered for the process, so a new
 // `<2 hex>/` costs one MKCOL and an upload into a known one a single PUT.
-// Servers that make the path themselves (nginx) never see a MKCOL.
+// Servers that make the path themselves (nginx with create_full_put_path)
+// never see a MKCOL.
 
 #include <algorithm>
 #include <initializer_list>
@@ -21,6 +25,7 @@
 
 #include "backend.hpp"
 #include "http.hpp"
+#include "listing.hpp"
 
 namespace kcache::remote {
 namespace {
@@ -43,7 +48,8 @@ std::vector<std::string> parents_of(const std::string& url) {
 
 class HttpBackend final : public Backend {
   public:
-    HttpBackend(const Settings& settings, const std::string& token) : http_(settings, token) {}
+    HttpBackend(const Settings& settings, std::shared_ptr<Credential> credential)
+        : http_(settings, std::move(credential)) {}
 
     Result<Reply, Failure> get(const std::string& url) override {
         return send(Method::get, url, {}, {200});
@@ -54,15 +60,28 @@ class HttpBackend final : public Backend {
     Result<Reply, Failure> put(const std::string& url,
                                std::span<const std::uint8_t> object) override {
         auto r = send(Method::put, url, object, {200, 201, 204});
-        if (r || !missing_collection(r.error())) {
+        const bool maybe = !r && r.error().status == 500;  // nginx: see the top of this file
+        if (r || !(missing_collection(r.error()) || maybe)) {
             return r;
         }
-        if (auto made = make_parents(url, r.error()); !made) {
+        auto made = make_parents(url, r.error());
+        if (!made) {
             return fail(made.error());
+        }
+        if (maybe && *made == 0) {
+            Failure f = r.error();
+            f.error.message += " (MKCOL of its collections made none: not a missing collection)";
+            return fail(std::move(f));
         }
         r = send(Method::put, url, object, {200, 201, 204});
         if (!r && missing_collection(r.error())) {
             forget_parents(url);  // gone from the server since: made again next time
+            Failure f = r.error();
+            f.error.message +=
+                " again after MKCOL of its collections: the server makes neither the path for "
+                "a PUT nor the collections asked for (enable MKCOL, or nginx's "
+                "create_full_put_path)";
+            return fail(std::move(f));
         }
         return r;
     }
@@ -71,6 +90,9 @@ class HttpBackend final : public Backend {
     }
     bool warm_up(const std::string& url, const std::atomic<bool>& stop) override {
         return http_.preconnect(url, stop);
+    }
+    Result<std::vector<ListedObject>, Failure> list(const std::string& dir) override {
+        return webdav_list(http_, dir);  // webdav_list.cpp
     }
 
   private:
@@ -84,9 +106,11 @@ class HttpBackend final : public Backend {
         return reply_of(m, url, http_.perform(m, url, body), ok);
     }
 
-    // Makes the collections above `url` that are not known to exist; the
-    // failure of the first MKCOL refused, after `conflict` (the PUT's 409).
-    Status<Failure> make_parents(const std::string& url, const Failure& conflict) {
+    // Makes the collections above `url` that are not known to exist; how
+    // many a MKCOL made (201), or the failure of the first MKCOL refused,
+    // after `conflict` (the PUT's 409).
+    Result<std::size_t, Failure> make_parents(const std::string& url, const Failure& conflict) {
+        std::size_t created = 0;
         for (const std::string& dir : parents_of(url)) {
             if (known(dir)) {
                 continue;
@@ -105,10 +129,11 @@ class HttpBackend final : public Backend {
                                   " (a missing collection); creating it: " + f.error.message;
                 return fail(std::move(f));
             }
+            created += made->status == 201 ? 1 : 0;
             std::lock_guard g(mu_);
             collections_.insert(dir);
         }
-        return Ok{};
+        return created;
     }
 
     bool known(const std::string& dir) {
@@ -144,9 +169,9 @@ Result<Reply, Failure> reply_of(Method m, const std::string& url, Result<Respons
                         r->status, r->retry_after});
 }
 
-Result<std::unique_ptr<Backend>, RemoteError> make_http(const Settings& settings,
-                                                        const std::string& token) {
-    return std::unique_ptr<Backend>(std::make_unique<HttpBackend>(settings, token));
+Result<std::unique_ptr<Backend>, RemoteError> make_http(
+    const Settings& settings, const std::shared_ptr<Credential>& credential) {
+    return std::unique_ptr<Backend>(std::make_unique<HttpBackend>(settings, credential));
 }
 
 }  // namespace kcache::remote

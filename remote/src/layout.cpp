@@ -4,6 +4,7 @@
 // Stats file, <state_dir>/remote-stats, replaced by rename under a flock of
 // <state_dir>/remote-stats.lock:
 //   line  := name ' ' decimal '\n'      ; names as in Counters; unknown ones ignored
+//          | "ns." namespace '.' name ' ' decimal '\n'   ; one namespace's counter
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,6 +17,7 @@
 #include "client_impl.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/remote/namespaces.hpp"
 
 namespace kcache::remote {
 namespace {
@@ -81,8 +83,19 @@ std::string url_under(std::string base, const store::Key& key) {
     return base + object_path(key);
 }
 
+std::string url_in(const Settings& settings, std::size_t in, const store::Key& key) {
+    std::string base = shard_of(settings.base_urls, key);
+    if (settings.namespaces.empty()) {
+        return url_under(std::move(base), key);
+    }
+    if (base.empty() || base.back() != '/') {
+        base += '/';
+    }
+    return base + object_path_in(settings.namespaces[in].name, key);
+}
+
 std::string url_of(const Settings& settings, const store::Key& key) {
-    return url_under(shard_of(settings.base_urls, key), key);
+    return url_in(settings, 0, key);
 }
 
 const std::string& Client::shard_for(const store::Key& key) const {
@@ -108,24 +121,61 @@ bool trips_breaker(RemoteErrc code, long status, bool retry_after) {
     }
 }
 
-Counters read_stats_file(const std::filesystem::path& state_dir) {
+namespace {
+
+// The counters of the stats file's text `text`: the totals, and into
+// `by_namespace` (when given) each namespace's.
+Counters parse_stats(const std::string& text, NamespaceCounters* by_namespace) {
     Counters c;
-    // Through the bounded reader: a FIFO or a device in its place reads as no counters.
-    auto text = read_regular_file(state_dir / "remote-stats", kMaxStateFileBytes);
-    std::istringstream in(text ? std::move(*text) : std::string());
+    std::istringstream in(text);
     std::string name;
     std::uint64_t value = 0;
     while (in >> name >> value) {
+        Counters* into = &c;
+        if (name.rfind("ns.", 0) == 0) {
+            const auto dot = name.rfind('.');
+            if (by_namespace == nullptr || dot <= 3) {
+                continue;
+            }
+            into = &(*by_namespace)[name.substr(3, dot - 3)];
+            name.erase(0, dot + 1);
+        }
         for (const auto& [n, member] : kFields) {
             if (name == n) {
-                c.*member = value;
+                into->*member = value;
             }
         }
     }
     return c;
 }
 
-bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta) {
+std::string stats_text(const std::filesystem::path& state_dir) {
+    // Through the bounded reader: a FIFO or a device in its place reads as no counters.
+    auto text = read_regular_file(state_dir / "remote-stats", kMaxStateFileBytes);
+    return text ? std::move(*text) : std::string();
+}
+
+void write_counters(std::ostream& out, const std::string& prefix, const Counters& a,
+                    const Counters& b) {
+    for (const auto& [n, member] : kFields) {
+        out << prefix << n << " " << (a.*member + b.*member) << "\n";
+    }
+}
+
+}  // namespace
+
+Counters read_stats_file(const std::filesystem::path& state_dir) {
+    return parse_stats(stats_text(state_dir), nullptr);
+}
+
+NamespaceCounters read_namespace_stats(const std::filesystem::path& state_dir) {
+    NamespaceCounters out;
+    (void)parse_stats(stats_text(state_dir), &out);
+    return out;
+}
+
+bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta,
+                       const NamespaceCounters& by_namespace) {
     if (state_dir.empty()) {
         return false;
     }
@@ -134,14 +184,21 @@ bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& d
     if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) {
         return false;
     }
-    Counters sum = read_stats_file(state_dir);
+    NamespaceCounters sums;
+    const Counters sum = parse_stats(stats_text(state_dir), &sums);
+    for (const auto& [name, counters] : by_namespace) {
+        (void)sums[name];  // a namespace of this delta only
+    }
     const auto path = state_dir / "remote-stats";
     auto tmp = path;
     tmp += ".tmp." + std::to_string(::getpid());
     {
         std::ofstream out(tmp, std::ios::trunc);
-        for (const auto& [n, member] : kFields) {
-            out << n << " " << (sum.*member + delta.*member) << "\n";
+        write_counters(out, "", sum, delta);
+        for (const auto& [name, counters] : sums) {
+            const auto it = by_namespace.find(name);
+            write_counters(out, "ns." + name + ".", counters,
+                           it == by_namespace.end() ? Counters{} : it->second);
         }
         if (!out.flush()) {
             return false;

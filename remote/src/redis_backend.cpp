@@ -24,6 +24,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kcache/common/log.hpp"
+
 namespace kcache::remote {
 namespace {
 
@@ -158,8 +160,28 @@ Result<RedisUrl, Failure> RedisBackend::target(const std::string& url) const {
 }
 
 RedisLogin RedisBackend::login(const RedisUrl& u) const {
-    return RedisLogin{u.user, u.has_password ? u.password : token_, u.db, settings_.connect_timeout,
+    std::string password = u.password;
+    if (!u.has_password && credential_->configured()) {
+        auto secret = credential_->current();
+        if (secret) {
+            password = std::move(*secret);
+        } else {
+            logging::warning(secret.error().message);  // the server will answer NOAUTH
+        }
+    }
+    return RedisLogin{u.user, std::move(password), u.db, settings_.connect_timeout,
                       settings_.timeout};
+}
+
+Result<RedisReplies, Failure> RedisBackend::exchange(const RedisNode& node, const RedisUrl& u,
+                                                     const std::vector<RedisCommand>& commands) {
+    const RedisLogin l = login(u);
+    auto r = redis_exchange(pool_, node, l, u.server, commands);
+    if (!r && r.error().status == 401 && !u.has_password && credential_->configured() &&
+        credential_->refresh(l.password)) {
+        return redis_exchange(pool_, node, login(u), u.server, commands);
+    }
+    return r;
 }
 
 std::optional<Failure> RedisBackend::error_reply(std::span<const RedisReplyPtr> replies,
@@ -206,9 +228,8 @@ Result<Reply, Failure> RedisBackend::on_key(const std::string& url, const char* 
 
 Result<RedisReplies, Failure> RedisBackend::run(const RedisUrl& u, const char* what,
                                                 const std::vector<RedisCommand>& commands) {
-    auto r = u.mode == RedisMode::cluster
-                 ? run_cluster(u, commands)
-                 : redis_exchange(pool_, u.nodes.front(), login(u), u.server, commands);
+    auto r = u.mode == RedisMode::cluster ? run_cluster(u, commands)
+                                          : exchange(u.nodes.front(), u, commands);
     if (!r) {
         Failure f = r.error();
         f.error.message = std::string(what) + " " + name(u) + ": " + f.error.message;
@@ -231,15 +252,16 @@ Status<RemoteError> check_redis_url(const std::string& url, const Settings& sett
     if (u->tls) {
         return fail(RemoteError{RemoteErrc::config, kNoRedisTls});
     }
-    const bool password = u->has_password || !settings.token_file.empty();
+    const bool password =
+        u->has_password || !settings.token_file.empty() || !settings.token_command.empty();
     if (password && settings.plain_http_token == PlainHttpToken::refuse) {
-        return fail(RemoteError{
-            RemoteErrc::config,
-            "a password (in the URL or KCACHE_REMOTE_TOKEN_FILE) is never sent over a link "
-            "without TLS such as " +
-                u->server +
-                ": reach Redis through a TLS tunnel, or allow it explicitly "
-                "(KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1)"});
+        return fail(RemoteError{RemoteErrc::config,
+                                "a password (in the URL, KCACHE_REMOTE_TOKEN_FILE or "
+                                "KCACHE_REMOTE_TOKEN_COMMAND) is never sent over a link "
+                                "without TLS such as " +
+                                    u->server +
+                                    ": reach Redis through a TLS tunnel, or allow it explicitly "
+                                    "(KCACHE_REMOTE_ALLOW_HTTP_TOKEN=1)"});
     }
     return Ok{};
 }
@@ -257,17 +279,20 @@ Result<std::string, RemoteError> redis_origin(const std::string& url, const Sett
     out += u.key.empty() ? ", no key prefix" : ", key prefix \"" + u.key + "/\"";
     out += ", user " + (u.user.empty() ? std::string("default") : u.user);
     out += u.has_password ? ", password from the URL"
-           : settings.token_file.empty()
-               ? ", no password (no AUTH)"
-               : ", password from " + settings.token_file.string() + " (KCACHE_REMOTE_TOKEN_FILE)";
+           : !settings.token_file.empty()
+               ? ", password from " + settings.token_file.string() +
+                     " (KCACHE_REMOTE_TOKEN_FILE, read again when it changes)"
+           : !settings.token_command.empty()
+               ? ", password from the token command (KCACHE_REMOTE_TOKEN_COMMAND)"
+               : ", no password (no AUTH)";
     out += settings.ttl.count() == 0 ? "; objects never expire"
                                      : "; objects expire " + std::to_string(settings.ttl.count()) +
                                            " ms after upload (KCACHE_REMOTE_TTL)";
     return out;
 }
 
-Result<std::unique_ptr<Backend>, RemoteError> make_redis(const Settings& settings,
-                                                         const std::string& token) {
+Result<std::unique_ptr<Backend>, RemoteError> make_redis(
+    const Settings& settings, const std::shared_ptr<Credential>& credential) {
     for (const std::string& url : settings.base_urls) {
         if (url.rfind("redis", 0) == 0) {
             if (auto ok = check_redis_url(url, settings); !ok) {
@@ -275,7 +300,7 @@ Result<std::unique_ptr<Backend>, RemoteError> make_redis(const Settings& setting
             }
         }
     }
-    return std::unique_ptr<Backend>(std::make_unique<RedisBackend>(settings, token));
+    return std::unique_ptr<Backend>(std::make_unique<RedisBackend>(settings, credential));
 }
 
 }  // namespace kcache::remote

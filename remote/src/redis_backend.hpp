@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "credential.hpp"
 #include "redis_cluster.hpp"
 #include "redis_conn.hpp"
 
@@ -24,8 +25,8 @@ inline Failure redis_failure(RemoteErrc code, std::string message, long status =
 
 class RedisBackend final : public Backend {
   public:
-    RedisBackend(const Settings& settings, std::string token)
-        : settings_(settings), token_(std::move(token)) {}
+    RedisBackend(const Settings& settings, std::shared_ptr<Credential> credential)
+        : settings_(settings), credential_(std::move(credential)) {}
 
     Result<Reply, Failure> get(const std::string& url) override;
     Result<Reply, Failure> head(const std::string& url) override;
@@ -41,12 +42,21 @@ class RedisBackend final : public Backend {
     // A logged-in connection to the server (a cluster: the slot map and one
     // connection to each master), kept in the pool for the first request.
     bool warm_up(const std::string& url, const std::atomic<bool>& stop) override;
+    // SCAN of the keys below `dir`, OBJECT IDLETIME as their age (redis_scan.cpp).
+    Result<std::vector<ListedObject>, Failure> list(const std::string& dir) override;
 
   private:
     // The parsed object URL; a config failure when it is not one this backend serves.
     Result<RedisUrl, Failure> target(const std::string& url) const;
     static std::string name(const RedisUrl& u) { return u.server + "/" + u.key; }
+    // Who logs in for `u`: its user, and its password or the credential's
+    // current secret.
     RedisLogin login(const RedisUrl& u) const;
+    // redis_exchange() on `node` as login(u); a log-in refused (401) with
+    // the credential's secret is tried once more when refresh() gives
+    // another (a rotated password).
+    Result<RedisReplies, Failure> exchange(const RedisNode& node, const RedisUrl& u,
+                                           const std::vector<RedisCommand>& commands);
     // The first error reply of `replies` as a failure with its status; nullopt when none.
     static std::optional<Failure> error_reply(std::span<const RedisReplyPtr> replies,
                                               const RedisUrl& u, const char* what);
@@ -91,7 +101,7 @@ class RedisBackend final : public Backend {
     void send_group(Batch& batch, const BatchGroup& g, BatchAnswers& out);
 
     const Settings& settings_;
-    std::string token_;  // the password when a URL names none
+    std::shared_ptr<Credential> credential_;  // the password when a URL names none
     RedisPool pool_;
     std::mutex mu_;                                         // guards maps_
     std::map<std::string, std::unique_ptr<SlotMap>> maps_;  // by cluster (server and user)

@@ -41,7 +41,7 @@ SlotMap& RedisBackend::map_of(const RedisUrl& u) {
 Status<Failure> RedisBackend::load_map(SlotMap& map, const RedisUrl& u) {
     std::optional<Failure> last;
     for (const RedisNode& node : map.candidates()) {
-        auto r = redis_exchange(pool_, node, login(u), u.server, {{"CLUSTER", "SLOTS"}});
+        auto r = exchange(node, u, {{"CLUSTER", "SLOTS"}});
         if (r && (*r)[0]->type == REDIS_REPLY_ERROR) {
             const std::string text((*r)[0]->str, (*r)[0]->len);
             return fail(redis_failure(RemoteErrc::http_status,
@@ -93,7 +93,7 @@ Result<RedisReplies, Failure> RedisBackend::run_cluster(const RedisUrl& u,
             }
             sent.push_back(c);
         }
-        auto r = redis_exchange(pool_, *node, login(u), u.server, sent);
+        auto r = exchange(*node, u, sent);
         if (!r) {
             map.failed(*node);
             return fail(r.error());
@@ -200,7 +200,7 @@ void RedisBackend::send_group(Batch& batch, const BatchGroup& g, BatchAnswers& o
             commands.push_back(std::move(c));
         }
     }
-    auto r = redis_exchange(pool_, g.node, login(g.first), g.first.server, commands);
+    auto r = exchange(g.node, g.first, commands);
     if (!r && g.first.mode == RedisMode::cluster) {
         map_of(g.first).failed(g.node);
     }

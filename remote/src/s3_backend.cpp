@@ -15,6 +15,7 @@
 
 #include "http.hpp"
 #include "kcache/common/sha256.hpp"
+#include "listing.hpp"
 #include "s3.hpp"
 
 namespace kcache::remote {
@@ -70,10 +71,9 @@ std::string error_code(const store::Bytes& body) {
 class S3Backend final : public Backend {
   public:
     S3Backend(const Settings& settings, S3Target target, S3Credentials credentials)
-        : http_(settings, ""),
+        : http_(settings, nullptr),
           target_(std::move(target)),
-          sig_{s3_region(settings.s3), "s3", credentials.access_key_id, credentials.secret},
-          session_token_(std::move(credentials.session_token)) {}
+          keys_(settings.s3, std::move(credentials)) {}
 
     Result<Reply, Failure> get(const std::string& url) override {
         return send(Method::get, url, {}, {200});
@@ -97,18 +97,40 @@ class S3Backend final : public Backend {
         (void)EVP_Digest("", 0, digest, &size, EVP_sha256(), nullptr);
         return http_.preconnect(s3_http_url(target_, url), stop);
     }
+    Result<std::vector<ListedObject>, Failure> list(const std::string& dir) override {
+        return s3_list(*this, dir);  // s3_list.cpp: signed GETs of the bucket
+    }
 
   private:
-    // One signed request for the object `url` (s3://…).
+    // One signed request for the object `url` (s3://…); sent once more when
+    // the keys were refused and their file now holds others (rotated).
     Result<Reply, Failure> send(Method m, const std::string& url,
                                 std::span<const std::uint8_t> body,
                                 std::initializer_list<long> ok) {
+        const S3Keys::Now keys = keys_.current();
+        auto reply = send_as(m, url, body, ok, keys);
+        if (!reply && refused(reply.error()) && keys_.refresh(keys)) {
+            return send_as(m, url, body, ok, keys_.current());
+        }
+        return reply;
+    }
+
+    // Whether `f` is S3's refusal of the keys that signed (a wrong or
+    // rotated-out key: 403; expired temporary credentials: 400 ExpiredToken).
+    static bool refused(const Failure& f) {
+        return f.status == 403 ||
+               (f.status == 400 && f.error.message.find("(ExpiredToken)") != std::string::npos);
+    }
+
+    Result<Reply, Failure> send_as(Method m, const std::string& url,
+                                   std::span<const std::uint8_t> body,
+                                   std::initializer_list<long> ok, const S3Keys::Now& keys) {
         const std::string http_url = s3_http_url(target_, url);
-        RequestAuth auth{&sig_, {}};
+        RequestAuth auth{&keys.sig, {}};
         const std::string_view payload(reinterpret_cast<const char*>(body.data()), body.size());
         auth.headers.push_back("x-amz-content-sha256: " + sha256_hex(payload));
-        if (!session_token_.empty()) {
-            auth.headers.push_back("x-amz-security-token: " + session_token_);
+        if (!keys.session_token.empty()) {
+            auth.headers.push_back("x-amz-security-token: " + keys.session_token);
         }
         auto r = http_.perform(m, http_url, body, auth);
         const std::string code = r && r->status != 0 ? error_code(r->body) : "";
@@ -123,8 +145,7 @@ class S3Backend final : public Backend {
 
     Http http_;
     S3Target target_;
-    SigV4 sig_;
-    std::string session_token_;
+    S3Keys keys_;
 };
 
 }  // namespace
@@ -182,11 +203,14 @@ std::string s3_http_url(const S3Target& target, const std::string& url) {
     if (target.virtual_hosted) {
         return target.scheme + "://" + bucket + "." + target.authority + "/" + path;
     }
-    return target.scheme + "://" + target.authority + "/" + bucket + "/" + path;
+    // A bucket's own query (a listing: "?list-type=2…") follows its name
+    // without a slash, the path that S3 servers sign for it.
+    const bool query = !path.empty() && path[0] == '?';
+    return target.scheme + "://" + target.authority + "/" + bucket + (query ? "" : "/") + path;
 }
 
-Result<std::unique_ptr<Backend>, RemoteError> make_s3(const Settings& settings,
-                                                      const std::string& /*token*/) {
+Result<std::unique_ptr<Backend>, RemoteError> make_s3(
+    const Settings& settings, const std::shared_ptr<Credential>& /*credential*/) {
     // A bearer token is for the http(s) servers among the base URLs; S3
     // requests carry a signature instead.
     for (const std::string& url : settings.base_urls) {

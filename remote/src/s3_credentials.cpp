@@ -95,6 +95,7 @@ Result<S3Credentials, RemoteError> from_file(const std::filesystem::path& file,
         return config_error("S3 credentials file " + file.string() + ", profile [" + profile +
                             "]: expected aws_access_key_id and aws_secret_access_key");
     }
+    c.file = file;
     c.origin = c.access_key_id + " from " + file.string() + " [" + profile + "]" +
                (c.session_token.empty() ? "" : " with a session token");
     return c;
@@ -159,7 +160,7 @@ Result<S3Credentials, RemoteError> look_up(const S3Settings& settings) {
                                             : "AWS_ACCESS_KEY_ID is set without "
                                               "AWS_SECRET_ACCESS_KEY"));
         }
-        S3Credentials c{id, secret, env("AWS_SESSION_TOKEN"), ""};
+        S3Credentials c{id, secret, env("AWS_SESSION_TOKEN"), "", {}};
         c.origin = id + " from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY" +
                    (c.session_token.empty() ? "" : ", AWS_SESSION_TOKEN") + ")";
         return c;

@@ -67,8 +67,12 @@ Result<std::optional<store::SecretKey>, RemoteError> load_signing_key(const Sett
     return std::optional<store::SecretKey>(std::move(*key));
 }
 
-ObjectTrust Client::Impl::trust() const {
-    return ObjectTrust{settings.signatures, &settings.trusted_keys, &settings.trusted_builders};
+ObjectTrust Client::Impl::trust(std::size_t in) const {
+    if (settings.namespaces.empty()) {
+        return ObjectTrust{settings.signatures, &settings.trusted_keys, &settings.trusted_builders};
+    }
+    return ObjectTrust{settings.signatures, &settings.namespaces[in].trusted_keys,
+                       &ns[in].builders};
 }
 
 Result<store::Bytes, RemoteError> Client::Impl::object_for_upload(

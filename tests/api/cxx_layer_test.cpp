@@ -32,6 +32,8 @@ Config unusual(const std::filesystem::path& dir) {
     c.remote_timeout = std::chrono::milliseconds(1234);
     c.remote_connect_timeout = std::chrono::milliseconds(567);
     c.remote_token_file = dir / "token";
+    c.remote_token_command = "print-token --audience kcache";
+    c.remote_token_lifetime = std::chrono::milliseconds(61'000);
     c.remote_netrc = true;
     c.remote_ca = dir / "ca.pem";
     c.remote_required = true;
@@ -40,6 +42,7 @@ Config unusual(const std::filesystem::path& dir) {
     c.remote_require_signed = false;
     c.remote_signing_key = dir / "key";
     c.remote_ttl = std::chrono::milliseconds(90'500);
+    c.remote_namespace = "team-a,platform";
     c.remote_s3_endpoint = "http://127.0.0.1:9000";
     c.remote_s3_region = "eu-west-3";
     c.remote_s3_url_style = "path";
@@ -86,7 +89,7 @@ TEST_F(CxxLayer, EveryConfigFieldCrossesTheCApiUnchanged) {
         EXPECT_EQ(got, want) << key;
         EXPECT_NE(want, plain) << key << " is not away from its default in this test";
     });
-    EXPECT_EQ(n, 41u);
+    EXPECT_EQ(n, 44u);
     // Each was set: its origin says so.
     EXPECT_EQ(back.origins.at("max_programs").second, Source::api);
     EXPECT_EQ(back.origins.at("max_programs").first, "17");

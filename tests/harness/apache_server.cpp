@@ -20,7 +20,8 @@ void write_conf(const std::filesystem::path& dir, int port, const ApacheOptions&
     std::ofstream conf(dir / "httpd.conf", std::ios::trunc);
     conf << "ServerRoot " << d << "\nServerName 127.0.0.1\nListen 127.0.0.1:" << port << "\n"
          << "PidFile " << d << "/httpd.pid\nErrorLog " << d << "/error.log\n";
-    for (const char* m : {"mpm_event", "authz_core", "dav", "dav_fs"}) {
+    for (const char* m : {"mpm_event", "authz_core", "dav", "dav_fs", "auth_basic", "authn_core",
+                          "authn_file", "authz_user"}) {
         conf << "LoadModule " << m << "_module " << kModules << "mod_" << m << ".so\n";
     }
     if (::geteuid() == 0) {
@@ -28,10 +29,17 @@ void write_conf(const std::filesystem::path& dir, int port, const ApacheOptions&
     }
     conf << "LogFormat \"%m %U %>s\" kcache\nCustomLog " << d << "/access.log kcache\n"
          << "DocumentRoot " << d << "/root\nDavLockDB " << d << "/lock/DavLock\n"
-         << "<Directory " << d << "/root>\n  Dav On\n"
-         << (options.read_only ? "  Require method GET HEAD OPTIONS PROPFIND\n"
-                               : "  Require all granted\n")
-         << "</Directory>\n";
+         << "<Directory " << d << "/root>\n  Dav On\n";
+    if (options.writers_file) {
+        conf << "  AuthType Basic\n  AuthName \"kcache writers\"\n  AuthBasicProvider file\n"
+             << "  AuthUserFile " << options.writers_file->string() << "\n"
+             << "  <RequireAny>\n    Require method GET HEAD OPTIONS PROPFIND\n"
+             << "    Require valid-user\n  </RequireAny>\n";
+    } else {
+        conf << (options.read_only ? "  Require method GET HEAD OPTIONS PROPFIND\n"
+                                   : "  Require all granted\n");
+    }
+    conf << "</Directory>\n";
 }
 
 // Lets the workers (nobody, when started as root) reach and write the tree.

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "kcache/common/result.hpp"
@@ -16,6 +17,10 @@ struct ApacheOptions {
     // Only GET, HEAD, OPTIONS and PROPFIND allowed: PUT, MKCOL and DELETE
     // are refused with 403 (a location for readers).
     bool read_only = false;
+    // Anonymous reads, authenticated writes: GET, HEAD, OPTIONS and PROPFIND
+    // for anyone, every other method only for a user of this htpasswd file
+    // (Basic authentication; 401 otherwise). Read at each request.
+    std::optional<std::filesystem::path> writers_file;
 };
 
 class ApacheServer {

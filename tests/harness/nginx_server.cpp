@@ -56,9 +56,21 @@ void stop_process(pid_t& pid) {
 
 namespace {
 
+// The token check NginxOptions::bearer_token asks for, in its own file.
+void write_token_conf(const std::filesystem::path& dir, const std::string& token) {
+    std::ofstream(dir / "token.conf", std::ios::trunc)
+        << "if ($http_authorization != \"Bearer " << token << "\") { return 401; }\n";
+}
+
 void write_conf(const std::filesystem::path& dir, int port, const NginxOptions& o) {
     const std::string d = dir.string();
+    if (o.bearer_token) {
+        write_token_conf(dir, *o.bearer_token);
+    }
     std::ofstream conf(dir / "nginx.conf", std::ios::trunc);
+    if (o.propfind) {
+        conf << "load_module /usr/lib/nginx/modules/ngx_http_dav_ext_module.so;\n";
+    }
     conf << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
          << "pid " << d << "/nginx.pid;\nerror_log " << d << "/error.log info;\n"
          << "events { worker_connections 1024; }\nhttp {\n"
@@ -74,11 +86,17 @@ void write_conf(const std::filesystem::path& dir, int port, const NginxOptions& 
     }
     conf << "    root " << d << "/root;\n"
          << "    location /kcache/ {\n"
-         << "      dav_methods PUT DELETE;\n"
-         << "      create_full_put_path on;\n"
+         << "      dav_methods PUT DELETE" << (o.mkcol ? " MKCOL" : "") << ";\n"
+         << (o.propfind ? "      dav_ext_methods PROPFIND OPTIONS;\n" : "")
+         << "      create_full_put_path " << (o.create_full_put_path ? "on" : "off") << ";\n"
          << "      dav_access user:rw;\n"
          << "      client_max_body_size " << o.max_body << ";\n"
-         << (o.read_only ? "      limit_except GET HEAD { deny all; }\n" : "") << "    }\n"
+         << (o.read_only ? "      limit_except GET HEAD { deny all; }\n" : "")
+         << (o.writers_file ? "      limit_except GET HEAD { auth_basic \"kcache writers\";\n"
+                              "        auth_basic_user_file " +
+                                  o.writers_file->string() + "; }\n"
+                            : "")
+         << (o.bearer_token ? "      include " + d + "/token.conf;\n" : "") << "    }\n"
          << "    location /broken/ { return 500; }\n"
          << "    location /loop/ { return 302 $scheme://$host:$server_port$request_uri; }\n"
          // Hostile servers: a page for every path, a HEAD that says yes to
@@ -180,6 +198,12 @@ void NginxServer::stop() {
 
 bool NginxServer::restart() {
     return pid_ <= 0 && launch();
+}
+
+bool NginxServer::accept_only_token(const std::string& token) {
+    write_token_conf(dir_, token);
+    stop();
+    return restart();
 }
 
 std::string NginxServer::url() const {

@@ -26,6 +26,20 @@ struct NginxOptions {
     std::optional<std::filesystem::path> tls_cert;  // serve https with this cert…
     std::optional<std::filesystem::path> tls_key;   // …and key
     std::string max_body = "64m";                   // client_max_body_size
+    // Requests under /kcache/ without "Authorization: Bearer <this>" are
+    // refused 401 (accept_only_token() changes it).
+    std::optional<std::string> bearer_token;
+    // Anonymous reads, authenticated writes: PUT and DELETE only for a user
+    // of this htpasswd file (Basic authentication; 401 otherwise). nginx
+    // reads the file at each request.
+    std::optional<std::filesystem::path> writers_file;
+    // Loads the dav-ext module (Debian's libnginx-mod-http-dav-ext) for
+    // PROPFIND and OPTIONS under /kcache/: listings, for `kcache remote gc`.
+    bool propfind = false;
+    // nginx's create_full_put_path: a PUT makes the directories above it.
+    // Off, a PUT into a missing one gets 409, as on strict WebDAV servers.
+    bool create_full_put_path = true;
+    bool mkcol = false;  // MKCOL among dav_methods (else it is answered 405)
 };
 
 class NginxServer {
@@ -66,6 +80,10 @@ class NginxServer {
     void stop();
     // Starts it again on the same port and root (after stop()).
     bool restart();
+    // Started with NginxOptions::bearer_token: from now on only `token` is
+    // accepted (the server is restarted on its port to read it); false when
+    // it did not come back.
+    bool accept_only_token(const std::string& token);
     pid_t pid() const { return pid_; }
 
   private:

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "credential.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/remote/schemes.hpp"
 #include "remote_support.hpp"
@@ -46,7 +47,7 @@ TEST(RemoteBackends, AnUnknownSchemeIsAConfigErrorNamingTheSupportedOnes) {
 
 // The HTTP backend for `s` (it cannot fail to be made).
 std::unique_ptr<remote::Backend> http_backend(const remote::Settings& s) {
-    auto made = remote::make_http(s, "");
+    auto made = remote::make_http(s, *remote::Credential::open(s));
     return made ? std::move(*made) : nullptr;
 }
 

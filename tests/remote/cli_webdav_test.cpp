@@ -118,7 +118,7 @@ TEST_F(RemoteWebDav, FleetWarmerUploadsAColdNodeBuildsNothingItsNextProcessHitsL
 }
 
 TEST_F(RemoteWebDav, AReadOnlyLocationRefusesPutsClearlyAndNothingStoredIsLost) {
-    start({.read_only = true});
+    start({.read_only = true, .writers_file = std::nullopt});
     const CliRun warm = kcache({"warm", "--kernels", "dot", "--dtypes", "f32", "--json"});
     ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
     const int built = warm.json()["built"];

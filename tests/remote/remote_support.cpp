@@ -152,4 +152,18 @@ long long elapsed_ms(std::chrono::steady_clock::time_point start) {
         .count();
 }
 
+std::string token_command_printing(const std::filesystem::path& token,
+                                   const std::filesystem::path& runs) {
+    return "echo run >> '" + runs.string() + "'; cat '" + token.string() + "'";
+}
+
+std::size_t line_count(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++n;
+    }
+    return n;
+}
+
 }  // namespace kcache::test

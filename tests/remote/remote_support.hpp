@@ -81,6 +81,12 @@ void flip_byte_from_end(const std::filesystem::path& file, std::size_t offset);
 // Flips one bit of the byte at `offset` from the start of `file`.
 void flip_byte(const std::filesystem::path& file, std::size_t offset);
 
+// A token command for tests: notes each run as a line of `runs`, prints `token`.
+std::string token_command_printing(const std::filesystem::path& token,
+                                   const std::filesystem::path& runs);
+// How many lines `file` has (0 when there is none).
+std::size_t line_count(const std::filesystem::path& file);
+
 using Millis = std::chrono::milliseconds;
 // Milliseconds since `start`.
 long long elapsed_ms(std::chrono::steady_clock::time_point start);

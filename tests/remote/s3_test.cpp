@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "backend.hpp"
+#include "credential.hpp"
 #include "kcache/store/key.hpp"
 #include "remote_support.hpp"
 #include "s3_server.hpp"
@@ -138,7 +139,7 @@ TEST_F(RemoteS3, AWrongSecretIsRefusedByTheServerAndCountedAsAnError) {
 TEST_F(RemoteS3, GarbageUnderAKeyIsACorruptMiss) {
     start();
     const remote::Settings s = settings();
-    auto backend = remote::make_s3(s, "");
+    auto backend = remote::make_s3(s, *remote::Credential::open(s));
     ASSERT_TRUE(backend) << backend.error().message;
     auto c = client(s);
     ASSERT_TRUE(c);

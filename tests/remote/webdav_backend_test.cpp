@@ -2,7 +2,8 @@
 // mod_dav started by each test: a PUT into a collection that does not exist
 // gets 409, so the backend makes the collections (MKCOL) top down, once per
 // process, and puts again; writers racing through the same new collections
-// all succeed.
+// all succeed. The same on nginx without create_full_put_path, and a clear
+// error where the server makes no collection at all.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 
 #include "apache_server.hpp"
 #include "backend.hpp"
+#include "credential.hpp"
 #include "kcache/remote/remote.hpp"
 #include "remote_support.hpp"
 
@@ -18,7 +20,7 @@ namespace {
 
 // The HTTP backend for `s` (it cannot fail to be made).
 std::unique_ptr<remote::Backend> http_backend(const remote::Settings& s) {
-    auto made = remote::make_http(s, "");
+    auto made = remote::make_http(s, *remote::Credential::open(s));
     return made ? std::move(*made) : nullptr;
 }
 
@@ -85,6 +87,59 @@ TEST_F(HttpBackendOnApache, WritersMakingTheSameCollectionsAtOnceAllSucceed) {
             EXPECT_TRUE(std::filesystem::exists(server->root() / tree / std::to_string(w)));
         }
     }
+}
+
+}  // namespace
+}  // namespace kcache::test
+
+namespace kcache::test {
+namespace {
+
+// nginx without create_full_put_path: a PUT into a missing directory gets
+// 500 (nginx 1.22 writes the body to a temporary file, and its rename into
+// the missing directory fails); with MKCOL enabled the backend makes the
+// collections, without it the upload fails with a message that says why.
+class HttpBackendOnNginx : public TempDirTest {
+  protected:
+    std::optional<NginxServer> start(bool mkcol) {
+        NginxOptions o;
+        o.create_full_put_path = false;
+        o.mkcol = mkcol;
+        return start_nginx(dir() / "nginx", o);
+    }
+};
+
+TEST_F(HttpBackendOnNginx, WithoutCreateFullPutPathTheCollectionsAreMadeWithMkcol) {
+    auto server = start(true);
+    ASSERT_TRUE(server);
+    auto c = remote::Client::open(test_settings(server->url(), dir() / "state"));
+    ASSERT_TRUE(c) << c.error().message;
+    for (int n = 0; n < 3; ++n) {
+        auto up = (*c)->upload(made_up_fields(n), made_up_bytes(n), made_up_provenance());
+        ASSERT_TRUE(up) << n << ": " << up.error().message;
+        EXPECT_TRUE(
+            std::filesystem::exists(server->object_file(store::make_key(made_up_fields(n)).hex())));
+    }
+    EXPECT_GE(server->count("MKCOL"), 3u);  // kcache/ (there: 405), v1/, and a <2 hex>/ each
+    for (int n = 0; n < 3; ++n) {
+        EXPECT_TRUE((*c)->fetch(made_up_fields(n))) << n;
+    }
+}
+
+TEST_F(HttpBackendOnNginx, AServerThatMakesNoCollectionIsAClearCountedError) {
+    auto server = start(false);
+    ASSERT_TRUE(server);
+    auto c = remote::Client::open(test_settings(server->url(), dir() / "state"));
+    ASSERT_TRUE(c) << c.error().message;
+    auto up = (*c)->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance());
+    ASSERT_FALSE(up);
+    const std::string& why = up.error().message;
+    EXPECT_EQ(up.error().code, remote::RemoteErrc::http_status);
+    EXPECT_NE(why.find(server->url() + "/kcache/v1/"), std::string::npos) << why;
+    EXPECT_NE(why.find("HTTP 500"), std::string::npos) << why;
+    EXPECT_NE(why.find("MKCOL of its collections made none"), std::string::npos) << why;
+    EXPECT_EQ((*c)->counters().upload_failures, 1u);
+    EXPECT_EQ(server->count("MKCOL"), 3u);  // each asked once, each answered 405
 }
 
 }  // namespace

@@ -150,6 +150,20 @@ TEST_F(CliContract, ControlCharactersFromFilesAreEscapedInEveryMessage) {
     EXPECT_EQ(kcache({"ls", "--json"}).json()[0]["kernel"], "dot\x1b[31m\x07");
 }
 
+// A namespace name that is not one is a usage error naming the setting, from
+// the environment and from the file.
+TEST_F(CliContract, ABadRemoteNamespaceNamesTheSetting) {
+    for (const std::string bad : {"Team-A", "a..b", "a,a", "team a"}) {
+        const CliRun e = kcache({"stats"}, {"KCACHE_REMOTE_NAMESPACE=" + bad});
+        EXPECT_EQ(e.code, 2) << bad;
+        EXPECT_NE(e.err.find("KCACHE_REMOTE_NAMESPACE=\""), std::string::npos) << e.err;
+        const CliRun f = kcache({"stats"}, {config("c", "remote_namespace = " + bad + "\n")});
+        EXPECT_EQ(f.code, 2) << bad;
+        EXPECT_NE(f.err.find("remote_namespace: namespace"), std::string::npos) << f.err;
+    }
+    EXPECT_EQ(kcache({"stats"}, {"KCACHE_REMOTE_NAMESPACE=team-a,platform"}).code, 0);
+}
+
 // Every boolean setting takes the same words, from the environment and the
 // file, and the message lists exactly those words.
 TEST_F(CliContract, EveryBooleanSettingTakesTheWordsItsMessageLists) {

@@ -20,11 +20,12 @@
 namespace kcache::cli {
 
 std::vector<Command> all_commands() {
-    return {devices_command(), warm_command(),    prebuild_command(), get_command(),
-            ls_command(),      stats_command(),   verify_command(),   explain_command(),
-            gc_command(),      export_command(),  import_command(),   doctor_command(),
-            push_command(),    pull_command(),    keygen_command(),   sign_command(),
-            run_command(),     capture_command(), canary_command(),   errata_command()};
+    return {devices_command(), warm_command(),   prebuild_command(), get_command(),
+            ls_command(),      stats_command(),  verify_command(),   explain_command(),
+            gc_command(),      export_command(), import_command(),   doctor_command(),
+            push_command(),    pull_command(),   remote_command(),   keygen_command(),
+            sign_command(),    run_command(),    capture_command(),  canary_command(),
+            errata_command()};
 }
 
 int report(Exit code, std::string_view command, std::string_view message) {

@@ -159,6 +159,12 @@ void print_stats(const store::Stats& stats, const json& j,
     for (const auto& [name, n] : j["remote"].items()) {
         std::cout << " " << name << " " << n.get<std::uint64_t>();
     }
+    for (const auto& [ns, counters] : j["remote_namespaces"].items()) {
+        std::cout << "\nremote ns " << ns << ":";
+        for (const auto& [name, n] : counters.items()) {
+            std::cout << " " << name << " " << n.get<std::uint64_t>();
+        }
+    }
     std::cout << "\nlayer       ";
     for (const auto& [name, n] : j["layer"].items()) {
         std::cout << " " << name << " " << n.get<std::uint64_t>();
@@ -205,6 +211,7 @@ int run_stats(const ParsedArgs& args) {
         j["tiers"].push_back(tier_json(t));
     }
     j["remote"] = remote_stats_json(store->path().parent_path());
+    j["remote_namespaces"] = remote_namespace_stats_json(store->path().parent_path());
     j["layer"] = layer_counters_json(store->path().parent_path());
     const auto canary_lines = canary_summary(store->path().parent_path());
     j["canary"] = json::array();
@@ -311,7 +318,9 @@ Command stats_command() {
              "show store size, entries and hit/miss counters",
              "The remote line counts, for every process of this node since the store was\n"
              "created: hits, misses, errors, timeouts, corrupt objects, uploads and upload\n"
-             "failures of the remote tier (KCACHE_REMOTE).\n"
+             "failures of the remote tier (KCACHE_REMOTE); a 'remote ns' line per namespace\n"
+             "(KCACHE_REMOTE_NAMESPACE) counts the lookups asked of it (a lookup counts in\n"
+             "each namespace it tried) and, for the own namespace, the uploads.\n"
              "The layer line counts the program builds of applications run under the\n"
              "OpenCL layer (kcache run): hits, compiles, failures, builds passed through.\n"
              "A canary line per driver sums the driver canary's stored verdicts\n"

@@ -10,12 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/remote/namespaces.hpp"
 #include "kcache/remote/remote.hpp"
 
 namespace kcache::cli {
 
 Command push_command();
 Command pull_command();
+// kcache remote gc (cmd_remote_gc.cpp).
+Command remote_command();
 
 // The configured remote client, nullptr when none is configured; on bad
 // settings prints why (prefixed by `command`), sets `exit_code` (usage) and
@@ -31,6 +34,9 @@ std::optional<std::string> no_signed_uploads(const Config& config);
 
 // The node's persisted remote counters as JSON (`kcache stats`).
 nlohmann::json remote_stats_json(const std::filesystem::path& store_dir);
+// The same counters of each namespace (KCACHE_REMOTE_NAMESPACE) by name; {}
+// when no namespace was used.
+nlohmann::json remote_namespace_stats_json(const std::filesystem::path& store_dir);
 
 // The effective value of remote setting `name` for `kcache doctor`.
 std::string remote_effective(const Config& config, const std::string& name);

@@ -10,8 +10,9 @@
 
 namespace kcache::cli {
 
-nlohmann::json remote_stats_json(const std::filesystem::path& store_dir) {
-    const remote::Counters c = remote::read_stats_file(store_dir);
+namespace {
+
+nlohmann::json counters_json(const remote::Counters& c) {
     return {{"hits", c.hits},
             {"misses", c.misses},
             {"errors", c.errors},
@@ -20,6 +21,20 @@ nlohmann::json remote_stats_json(const std::filesystem::path& store_dir) {
             {"uploads", c.uploads},
             {"upload_failures", c.upload_failures},
             {"builder_hits", c.builder_hits}};
+}
+
+}  // namespace
+
+nlohmann::json remote_stats_json(const std::filesystem::path& store_dir) {
+    return counters_json(remote::read_stats_file(store_dir));
+}
+
+nlohmann::json remote_namespace_stats_json(const std::filesystem::path& store_dir) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [name, counters] : remote::read_namespace_stats(store_dir)) {
+        out[name] = counters_json(counters);
+    }
+    return out;
 }
 
 std::string remote_effective(const Config& c, const std::string& name) {
@@ -45,11 +60,20 @@ std::string remote_effective(const Config& c, const std::string& name) {
     if (name == "remote_breaker_ms") {
         return ms(c.remote_breaker_window);
     }
+    if (name == "remote_namespace") {
+        return c.remote_namespace.empty()
+                   ? "(none: the default layout, kcache/v1/)"
+                   : c.remote_namespace + " (uploads to " +
+                         c.remote_namespace.substr(0, c.remote_namespace.find(',')) + ")";
+    }
     if (name == "remote_ttl") {
         return c.remote_ttl.count() == 0 ? "0 (objects never expire)" : ms(c.remote_ttl) + " ms";
     }
     if (name == "remote_token_file") {
         return c.remote_token_file.empty() ? "(none)" : c.remote_token_file.string();
+    }
+    if (name == "remote_token_command") {  // not shown: a command line may carry a secret
+        return c.remote_token_command.empty() ? "(none)" : "(set; not shown)";
     }
     if (name == "remote_ca") {
         return c.remote_ca.empty() ? "(system CAs)" : c.remote_ca.string();
@@ -118,6 +142,34 @@ RemoteCheck signature_check(const Config& config) {
             "KCACHE_TRUSTED_KEYS (or KCACHE_REMOTE_REQUIRE_SIGNED=0)";
     }
     return {"signatures", detail, ok};
+}
+
+// The namespaces and the keys each trusts (its trusted.d/namespaces/<name>/
+// directories): a problem when signatures are required and one trusts none
+// (its objects would all be misses). nullopt without namespaces.
+std::optional<RemoteCheck> namespace_check(const Config& config) {
+    const remote::Settings s = service::remote_settings(config);
+    if (s.namespaces.empty()) {
+        return std::nullopt;
+    }
+    const bool required = s.signatures == remote::ObjectSignatures::require;
+    std::string detail = "uploads to " + s.namespaces.front().name + "; reads";
+    bool ok = true;
+    for (const remote::Namespace& n : s.namespaces) {
+        const std::size_t keys = n.trusted_keys.keys().size();
+        detail += " " + n.name + " (" + std::to_string(keys) + " trusted key(s))";
+        ok = ok && (keys > 0 || !required);
+        for (const std::string& problem : n.trusted_keys.problems()) {
+            detail += "; " + n.name + " key left out: " + problem;
+            ok = false;
+        }
+    }
+    if (!ok) {
+        detail +=
+            ": a namespace's objects are used only when signed by a key of its own "
+            "trusted.d/namespaces/<name>/ directory";
+    }
+    return RemoteCheck{"namespaces", detail, ok};
 }
 
 // Where the S3 credentials come from (the access key id, never the secret);
@@ -207,6 +259,9 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
     const std::vector<RemoteCheck> breakers = open_breakers(config.dir);
     out.push_back(uploads_check(config, breakers));
     out.push_back(signature_check(config));
+    if (auto ns = namespace_check(config)) {
+        out.push_back(std::move(*ns));
+    }
     if (auto s3 = s3_credentials_check(config)) {
         out.push_back(std::move(*s3));
     }

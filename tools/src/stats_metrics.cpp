@@ -12,6 +12,40 @@
 #include "stats_metrics.hpp"
 
 namespace kcache::cli {
+namespace {
+
+// The remote counters of each namespace (KCACHE_REMOTE_NAMESPACE), families of
+// their own: a lookup counts in each namespace it asked, so these do not sum
+// to the totals above.
+void namespace_metrics(metrics::Exposition& out, const remote::NamespaceCounters& spaces) {
+    using metrics::label;
+    if (spaces.empty()) {
+        return;
+    }
+    out.counter("kcache_remote_namespace_lookups",
+                "Remote tier lookups asked of each namespace by every process of the node, by "
+                "result.");
+    for (const auto& [name, c] : spaces) {
+        out.sample(label("namespace", name) + "," + label("result", "hit"), c.hits);
+        out.sample(label("namespace", name) + "," + label("result", "miss"), c.misses);
+    }
+    out.counter("kcache_remote_namespace_failures",
+                "Lookups of each namespace that failed, by kind (a subset of its misses; "
+                "corrupt includes objects no key of the namespace signed).");
+    for (const auto& [name, c] : spaces) {
+        out.sample(label("namespace", name) + "," + label("kind", "error"), c.errors);
+        out.sample(label("namespace", name) + "," + label("kind", "timeout"), c.timeouts);
+        out.sample(label("namespace", name) + "," + label("kind", "corrupt"), c.corrupt);
+    }
+    out.counter("kcache_remote_namespace_uploads",
+                "Uploads to the remote tier by namespace (the uploader's own), by result.");
+    for (const auto& [name, c] : spaces) {
+        out.sample(label("namespace", name) + "," + label("result", "ok"), c.uploads);
+        out.sample(label("namespace", name) + "," + label("result", "failed"), c.upload_failures);
+    }
+}
+
+}  // namespace
 
 std::string node_metrics(store::Store& store, const store::Stats& stats,
                          const std::vector<store::EntryInfo>& entries, metrics::Format format) {
@@ -71,6 +105,7 @@ std::string node_metrics(store::Store& store, const store::Stats& stats,
     out.counter("kcache_remote_uploads", "Uploads to the remote tier, by result.");
     out.sample(label("result", "ok"), c.uploads);
     out.sample(label("result", "failed"), c.upload_failures);
+    namespace_metrics(out, remote::read_namespace_stats(store.path().parent_path()));
     return out.finish();
 }
 

@@ -4,13 +4,12 @@
 
 #include "errata_gate.hpp"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "kcache/common/file_stamp.hpp"
 #include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
 #include "stored_tiers.hpp"
@@ -19,24 +18,6 @@ namespace kcache::service {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// What identifies a version of the node's errata file.
-struct FileStamp {
-    bool exists = false;
-    ino_t ino = 0;
-    std::int64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    bool operator==(const FileStamp&) const = default;
-};
-
-FileStamp stamp_of(const std::filesystem::path& file) {
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0) {
-        return {};
-    }
-    return {true, st.st_ino, static_cast<std::int64_t>(st.st_size),
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
-}
 
 // One driver's errata in this process (under `mu`; a request for the driver
 // waits while another reads the file or asks the remote).

@@ -21,12 +21,15 @@ remote::Settings remote_settings(const Config& config) {
     s.timeout = config.remote_timeout;
     s.connect_timeout = config.remote_connect_timeout;
     s.token_file = config.remote_token_file;
+    s.token_command = config.remote_token_command;
+    s.token_lifetime = config.remote_token_lifetime;
     s.netrc = config.remote_netrc;
     s.ca_file = config.remote_ca;
     s.plain_http_token = config.remote_allow_http_token ? remote::PlainHttpToken::allow
                                                         : remote::PlainHttpToken::refuse;
     s.breaker_window = config.remote_breaker_window;
     s.ttl = config.remote_ttl;
+    s.namespaces = remote_namespaces(config);
     s.state_dir = config.dir;
     s.signatures = config.remote_require_signed ? remote::ObjectSignatures::require
                                                 : remote::ObjectSignatures::accept_unsigned;

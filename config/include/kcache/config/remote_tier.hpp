@@ -24,6 +24,11 @@ remote::Settings remote_settings(const Config& config);
 // when unset.
 std::vector<std::filesystem::path> trusted_builder_files(const Config& config);
 
+// The namespaces of `c` (KCACHE_REMOTE_NAMESPACE, checked when it was read),
+// each with the keys of its trusted.d/namespaces/<name>/ directories
+// (remote_config.cpp; docs/remote.md, "Namespaces"); empty when unset.
+std::vector<remote::Namespace> remote_namespaces(const Config& c);
+
 // The remote_s3_* settings (remote_config.cpp): the S3 part of
 // remote_settings(); the effective value of setting `name` for `kcache doctor`.
 remote::S3Settings remote_s3_settings(const Config& c);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -20,6 +21,7 @@
 
 #include "kcache/common/result.hpp"
 #include "kcache/remote/envelope.hpp"
+#include "kcache/remote/gc.hpp"
 #include "kcache/store/types.hpp"
 
 namespace kcache::remote {
@@ -48,6 +50,14 @@ struct S3Settings {
     std::string profile;  // the file's section; empty: AWS_PROFILE, else "default"
 };
 
+// A namespace this node reads (namespaces.hpp; docs/remote.md,
+// "Namespaces") and the keys trusted for the objects read from it: these
+// alone (the global trusted keys do not count for a namespace).
+struct Namespace {
+    std::string name;
+    store::TrustedKeys trusted_keys;
+};
+
 // A remote request, for RemoteObserver.
 enum class RemoteOp { get, put };
 // Told of each download (fetch) and upload: which, when it began, whether it
@@ -63,8 +73,13 @@ struct Settings {
     std::chrono::milliseconds timeout{3000};          // one whole request
     std::chrono::milliseconds connect_timeout{1000};  // TCP (and TLS) connect
     std::filesystem::path token_file;                 // bearer token; empty: none
-    bool netrc = false;                               // credentials from ~/.netrc
-    std::filesystem::path ca_file;                    // empty: the system CAs
+    // A shell command whose first line of output is the bearer token (an
+    // OIDC helper); its answer is kept for `token_lifetime`, and asked again
+    // sooner when a server refuses it. Not with `token_file`.
+    std::string token_command;
+    std::chrono::milliseconds token_lifetime{300'000};
+    bool netrc = false;             // credentials from ~/.netrc
+    std::filesystem::path ca_file;  // empty: the system CAs
     PlainHttpToken plain_http_token = PlainHttpToken::refuse;
     std::chrono::milliseconds breaker_window{30'000};  // how long a failed server is skipped
     std::chrono::milliseconds ttl{0};  // Redis: an object expires this long after upload; 0: never
@@ -84,6 +99,10 @@ struct Settings {
     // uploads go unsigned, and under ObjectSignatures::require none are sent.
     std::filesystem::path signing_key_file;
     S3Settings s3;  // for s3:// base URLs
+    // KCACHE_REMOTE_NAMESPACE: uploads go to the first, reads try each in
+    // order (the first verified object wins); empty: the default layout,
+    // checked against `trusted_keys`.
+    std::vector<Namespace> namespaces;
     // Told of each request (empty: none).
     RemoteObserver observe;
 };
@@ -119,6 +138,9 @@ struct Counters {
     std::uint64_t uploads = 0, upload_failures = 0;
     std::uint64_t builder_hits = 0;
 };
+
+// Counters by namespace name (Client::namespace_counters, the stats file).
+using NamespaceCounters = std::map<std::string, Counters>;
 
 // Why uploads were not sent or failed, by kind: how many, and the first
 // message of that kind (it names the URL and what the server said).
@@ -238,6 +260,14 @@ class Client {
 
     // This client's counters.
     Counters counters() const;
+    // Its counters of each namespace asked (empty without namespaces): a
+    // lookup counts in each namespace it asked, an upload in the own one.
+    NamespaceCounters namespace_counters() const;
+    // Lists the objects of namespace `request.name` on every server and
+    // removes those older than `request.older_than` (gc.hpp); a config
+    // error for a bad name, the first listing failure otherwise (nothing
+    // removed then).
+    Result<GcReport, RemoteError> gc(const GcRequest& request);
     // Why this client's uploads were skipped or failed so far, each kind once
     // (read-only, no signing key, queue full, not sent before closing, the
     // breaker open, the server's refusal, a timeout, …), in the order first seen.
@@ -255,11 +285,15 @@ class Client {
     std::unique_ptr<Impl> impl_;
 };
 
-// Adds `delta` to the counters kept in `state_dir` (a small file updated
-// under a lock, shared by the node's processes); false on an I/O error.
-bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta);
+// Adds `delta` (and each namespace's `by_namespace`) to the counters kept
+// in `state_dir` (a small file updated under a lock, shared by the node's
+// processes); false on an I/O error.
+bool add_to_stats_file(const std::filesystem::path& state_dir, const Counters& delta,
+                       const NamespaceCounters& by_namespace = {});
 // The counters kept in `state_dir` (zeros when there is no file yet).
 Counters read_stats_file(const std::filesystem::path& state_dir);
+// The namespaces' counters kept in `state_dir` (empty when none).
+NamespaceCounters read_namespace_stats(const std::filesystem::path& state_dir);
 
 // Where the S3 credentials of `settings` come from and the access key id
 // they carry (never the secret), e.g. "AKIA… from the environment
