@@ -20,6 +20,8 @@ constexpr const char* kRemoteVariables[] = {"KCACHE_REMOTE",
                                             "KCACHE_REMOTE_TIMEOUT_MS",
                                             "KCACHE_REMOTE_CONNECT_TIMEOUT_MS",
                                             "KCACHE_REMOTE_TOKEN_FILE",
+                                            "KCACHE_REMOTE_TOKEN_COMMAND",
+                                            "KCACHE_REMOTE_TOKEN_LIFETIME",
                                             "KCACHE_REMOTE_NETRC",
                                             "KCACHE_REMOTE_CA",
                                             "KCACHE_REMOTE_REQUIRED",
@@ -134,6 +136,32 @@ TEST_F(RemoteConfig, TokenOverPlainHttpRefusesToOpen) {
     EXPECT_NE(o.message.find("plain http"), std::string::npos) << o.message;
     c.remote_allow_http_token = true;
     EXPECT_NE(Cache::open(c, &o), nullptr) << o.message;
+}
+
+TEST_F(RemoteConfig, ATokenCommandIsASettingAndRefusesToOpenBesideATokenFile) {
+    std::filesystem::create_directories(dir() / "xdg/kcache");
+    std::ofstream(dir() / "xdg/kcache/config") << "remote_token_lifetime = 10m\n";
+    ::setenv("KCACHE_REMOTE_TOKEN_COMMAND", "print-token --audience kcache", 1);
+    Config c;
+    std::string err;
+    ASSERT_TRUE(load_config(c, err)) << err;
+    const remote::Settings s = service::remote_settings(c);
+    EXPECT_EQ(s.token_command, "print-token --audience kcache");
+    EXPECT_EQ(s.token_lifetime, std::chrono::minutes(10));
+
+    std::ofstream(dir() / "token") << "s3cret\n";
+    c.remote_urls = {"https://127.0.0.1:9"};
+    c.remote_token_file = dir() / "token";
+    Outcome o;
+    EXPECT_EQ(Cache::open(c, &o), nullptr);
+    EXPECT_EQ(o.status, StatusCode::config_error);
+    EXPECT_NE(o.message.find("not both"), std::string::npos) << o.message;
+    c.remote_token_file.clear();
+    c.remote_urls = {"http://127.0.0.1:9"};  // a command's token is a token: not over http
+    EXPECT_EQ(Cache::open(c, &o), nullptr);
+    EXPECT_NE(o.message.find("plain http"), std::string::npos) << o.message;
+    expect_each_refused_naming_its_variable(
+        {{"KCACHE_REMOTE_TOKEN_LIFETIME", "0"}, {"KCACHE_REMOTE_TOKEN_LIFETIME", "soon"}});
 }
 
 TEST_F(RemoteConfig, S3SettingsFromTheFileAndTheEnvironment) {
