@@ -59,8 +59,7 @@ Credential::Credential(const Settings& s, Source source)
     : source_(source),
       file_(s.token_file),
       command_(s.token_command),
-      lifetime_(s.token_lifetime),
-      command_limit_(kCommandLimit) {}
+      lifetime_(s.token_lifetime) {}
 
 Result<std::shared_ptr<Credential>, RemoteError> Credential::open(const Settings& settings) {
     if (!settings.token_file.empty() && !settings.token_command.empty()) {
@@ -110,7 +109,7 @@ Status<RemoteError> Credential::run_command_locked() {
     spec.stderr_limit = 4096;
     last_run_ = Clock::now();
     ++counts_.command_runs;
-    const compiler::RunResult r = compiler::run(spec, last_run_ + command_limit_);
+    const compiler::RunResult r = compiler::run(spec, last_run_ + kCommandLimit);
     const auto token = r.outcome == compiler::ChildExit::exited && r.exit_code == 0
                            ? first_line(r.out)
                            : std::nullopt;

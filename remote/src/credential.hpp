@@ -70,7 +70,6 @@ class Credential {
     const std::filesystem::path file_;
     const std::string command_;
     const std::chrono::milliseconds lifetime_;
-    const std::chrono::milliseconds command_limit_;
 
     mutable std::mutex mu_;
     std::string secret_;                 // the last one read; "" before the first
