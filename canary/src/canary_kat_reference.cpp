@@ -17,6 +17,7 @@
 #include "canary_kat.hpp"
 #include "kcache/common/fd_io.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/common/work.hpp"
 
 namespace kcache::service {
 namespace {
@@ -83,6 +84,7 @@ Result<std::string, std::string> kat_with_reference(const std::string& kat_text,
     std::vector<std::vector<float>> inputs, expected;
     std::vector<std::size_t> counts;
     try {
+        work::add(work::Item::json_parsed);
         kat = json::parse(kat_text);
         if (!kat.is_object() || !kat.contains("args") || !kat["args"].is_array()) {
             return fail(std::string("kat.args: expected an array"));

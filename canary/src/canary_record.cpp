@@ -17,6 +17,7 @@
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/common/work.hpp"
 #include "kcache/service/keys.hpp"
 
 namespace kcache::canary {
@@ -197,6 +198,7 @@ std::string to_json(const Record& r) {
 
 Result<Record, std::string> record_from_json(const std::string& text) {
     try {
+        work::add(work::Item::json_parsed);
         const json j = json::parse(text);
         if (json_field<int>(j, "format") != kFormat) {
             return fail(std::string("unknown format"));

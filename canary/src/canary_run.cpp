@@ -12,6 +12,7 @@
 
 #include "kcache/canary/canary.hpp"
 #include "kcache/cl/kat.hpp"
+#include "kcache/common/work.hpp"
 #include "kcache/compiler/subprocess.hpp"
 
 namespace kcache::canary {
@@ -281,6 +282,7 @@ Verdict run_caller_kat(const device_db::DeviceIdentity& device, const std::strin
 
 std::uint32_t fresh_seed() {
     std::random_device entropy;
+    work::add(work::Item::random_draws);
     return static_cast<std::uint32_t>(entropy());
 }
 

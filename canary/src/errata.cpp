@@ -11,6 +11,7 @@
 
 #include "json_field.hpp"
 #include "kcache/common/sha256.hpp"
+#include "kcache/common/work.hpp"
 
 namespace kcache::errata {
 namespace {
@@ -177,6 +178,7 @@ std::string to_json(const std::vector<Erratum>& errata, const FeedStamp& stamp) 
 
 Result<std::vector<Erratum>, std::string> from_json(std::string_view text) {
     json doc;
+    work::add(work::Item::json_parsed);
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "kcache/canary/errata.hpp"
 #include "kcache/common/read_file.hpp"
+#include "kcache/common/work.hpp"
 #include "kcache/sign/signature.hpp"
 
 namespace kcache::errata {
@@ -77,6 +78,7 @@ std::string format_utc(std::time_t t) {
 }
 
 Result<FeedStamp, std::string> feed_stamp(std::string_view document) {
+    work::add(work::Item::json_parsed);
     const json doc = json::parse(document, nullptr, false);
     if (!doc.is_object()) {
         return fail(std::string("not a JSON object"));
@@ -109,6 +111,7 @@ Result<std::vector<FeedInForce>, std::string> feeds_in_force(const fs::path& sto
     }
     std::vector<FeedInForce> out;
     try {
+        work::add(work::Item::json_parsed);
         const json doc = json::parse(*text);  // alive through the loop below
         for (const auto& [feed, f] : doc.at("feeds").items()) {
             FeedInForce in{feed, f.at("version").get<std::uint64_t>(), std::nullopt,

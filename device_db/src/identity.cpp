@@ -21,9 +21,26 @@ DeviceDbError cl_error(const char* what, cl_int status) {
         DeviceDbErrc::opencl, std::string(what) + " failed (" + cl_error_name(status) + ")", {}};
 }
 
+// Removes the string's terminating zeros and trailing blanks.
+std::string trimmed(std::string text) {
+    while (!text.empty() && (text.back() == '\0' || text.back() == ' ')) {
+        text.pop_back();
+    }
+    return text;
+}
+
+// A string query in one call when it fits a buffer of this size (a hit's
+// identity probe asks for several); a longer one (an extension list) is
+// asked for its size, then its value.
+constexpr std::size_t kOneCallString = 2048;
+
 template <class Getter>
 Result<std::string, DeviceDbError> query_string(Getter get, const char* what) {
+    char few[kOneCallString];
     std::size_t size = 0;
+    if (get(sizeof few, few, &size) == CL_SUCCESS && size <= sizeof few) {
+        return trimmed(std::string(few, size));
+    }
     cl_int status = get(0, nullptr, &size);
     if (status != CL_SUCCESS) {
         return fail(cl_error(what, status));
@@ -33,10 +50,7 @@ Result<std::string, DeviceDbError> query_string(Getter get, const char* what) {
     if (status != CL_SUCCESS) {
         return fail(cl_error(what, status));
     }
-    while (!text.empty() && (text.back() == '\0' || text.back() == ' ')) {
-        text.pop_back();
-    }
-    return text;
+    return trimmed(std::move(text));
 }
 
 Result<std::string, DeviceDbError> device_string(cl_device_id device, cl_device_info param,

@@ -4,6 +4,8 @@
 #include <deque>
 #include <iterator>
 
+#include "kcache/common/work.hpp"
+
 namespace kcache::device_db::detail {
 namespace {
 
@@ -225,6 +227,7 @@ std::string child_pointer(const std::string& parent, std::size_t index) {
 
 Result<LocatedJson, std::vector<Diagnostic>> parse_located_json(std::string_view text,
                                                                 const std::string& file) {
+    work::add(work::Item::json_parsed);
     LocatedJson doc;
     std::size_t consumed = 0;
     Builder builder(text, file, &consumed, doc);

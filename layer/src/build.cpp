@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,14 +15,17 @@
 #include <string_view>
 #include <vector>
 
+#include "build.hpp"
 #include "include_scan.hpp"
-#include "layer.hpp"
-#include "service.hpp"
+#include "include_text.hpp"
 
 namespace kcache::layer {
 namespace {
 
 using Notify = void(CL_CALLBACK*)(cl_program, void*);
+
+}  // namespace
+
 std::vector<cl_device_id> program_devices(cl_program source) {
     cl_uint n = 0;
     if (target().clGetProgramInfo(source, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) !=
@@ -35,6 +39,15 @@ std::vector<cl_device_id> program_devices(cl_program source) {
     }
     return devices;
 }
+
+bool kernels_attached(const LayerProgram& w) {
+    cl_uint driver_count = 0;
+    target().clGetProgramInfo(w.active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
+                              &driver_count, nullptr);
+    return driver_count != w.app_references;
+}
+
+namespace {
 
 // The directories the driver searches by default. The user names them in
 // KCACHE_LAYER_INCLUDE_DIRS (':'-separated; set, even empty, it is all of
@@ -68,6 +81,23 @@ DefaultDirs default_include_dirs(const std::vector<cl_device_id>& devices) {
     return d;
 }
 
+// Whether an option includes a file before the source (-include, -imacros;
+// a path that only contains the word does not count). Options the layer
+// does not split count when the word is anywhere in them.
+bool includes_files(std::string_view options) {
+    const auto includes = [](std::string_view word) {
+        return word.find("-include") != std::string_view::npos ||
+               word.find("-imacros") != std::string_view::npos;
+    };
+    const auto words = split_options(options);
+    if (!words) {
+        return includes(options);
+    }
+    return std::any_of(words->begin(), words->end(), [&](const std::string& word) {
+        return word.rfind("-include", 0) == 0 || word.rfind("-imacros", 0) == 0;
+    });
+}
+
 // Keys the files the compiler would read: the digest of every file the
 // source's includes may name goes into the source the cache keys (as a
 // comment at its end, which the compile ignores). Returns why the layer
@@ -75,8 +105,7 @@ DefaultDirs default_include_dirs(const std::vector<cl_device_id>& devices) {
 std::string key_includes(LayerProgram& w, const std::vector<cl_device_id>& devices,
                          std::string_view options) {
     w.request.source.resize(w.source_size);
-    if (options.find("-include") != std::string_view::npos ||
-        options.find("-imacros") != std::string_view::npos) {
+    if (includes_files(options)) {
         return "the options include files";
     }
     if (!may_include(w.request.source)) {
@@ -144,6 +173,8 @@ cl_program combined(cl_context context, const std::vector<cl_device_id>& devices
     return p;
 }
 
+}  // namespace
+
 std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadline) {
     const bool timed_out = outcome.status == StatusCode::timeout;
     std::string log = timed_out ? "kcache: the compile was stopped at its deadline of " +
@@ -162,36 +193,37 @@ std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadli
     return log + "kcache: " + outcome.message + "\n";
 }
 
+namespace {
+
 // The build the layer hands to the driver, with the application's callback
 // called with the layer's handle: on the source program, unless kernels hold
 // the active one (the driver refuses that build, as it would without the
 // layer, and the program stays as it is).
-enum class On { source, active };
 cl_int driver_build(LayerProgram& w, On on, cl_uint num_devices, const cl_device_id* devices,
                     const char* options, Notify notify, void* user_data) {
-    if (on == On::source) {
-        set_active(w, w.source);
-        w.failed = false;
-    }
-    HandleCall* call =
-        notify ? new (std::nothrow) HandleCall{notify, user_data, as_handle(&w)} : nullptr;
-    if (notify != nullptr && call == nullptr) {
+    HandleCall* call = nullptr;
+    if (!to_driver(w, on, notify, user_data, call)) {
         return CL_OUT_OF_HOST_MEMORY;
     }
-    // A build refused before it starts calls no callback: its record is
-    // left (a few bytes) rather than risk freeing one a driver still calls.
     return target().clBuildProgram(w.active(), num_devices, devices, options,
                                    call ? on_handle_call : nullptr, call);
 }
 
-struct Answer {
-    Verdict verdict = Verdict::pass;
-    Outcome outcome;
-    cl_program program = nullptr;  // ok: one reference, the layer's
-};
+}  // namespace
 
-// Asks the cache for every device; the first that is not ok decides. The
-// program's request is kept with it, so that no build copies its source.
+bool to_driver(LayerProgram& w, On on, void(CL_CALLBACK* notify)(cl_program, void*),
+               void* user_data, HandleCall*& call) {
+    if (on == On::source) {
+        set_active(w, w.source);
+        w.failed = false;
+    }
+    // A build refused before it starts calls no callback: its record is
+    // left (a few bytes) rather than risk freeing one a driver still calls.
+    call = notify ? new (std::nothrow) HandleCall{notify, user_data, as_handle(&w)} : nullptr;
+    return notify == nullptr || call != nullptr;
+}
+
+// The program's request is kept with it, so that no build copies its source.
 Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices,
                  const char* options) {
     w.request.options = options ? options : "";
@@ -219,8 +251,6 @@ Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>&
     return a;
 }
 
-// Why the layer leaves this build to the driver ("" when the cache may
-// answer it).
 std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& devices,
                         cl_uint num_devices, const cl_device_id* device_list, const char* options,
                         bool kernels_attached) {
@@ -234,15 +264,12 @@ std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& device
                               : key_includes(w, devices, options ? options : "");
 }
 
-// The trace line's note of the driver's part of an answered build: its
-// loads of the answered binary in this process.
+// The driver's loads of the answered binary in this process.
 std::string load_detail(double driver_ms) {
     char text[40];
     std::snprintf(text, sizeof text, "(load %.2f)", driver_ms);
     return text;
 }
-
-}  // namespace
 
 cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
                                  const cl_device_id* device_list, const char* options,
@@ -262,15 +289,13 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
     std::unique_lock lock(w->mutex);
     const CacheUse use;
     Cache* cache = use.get();
-    cl_uint driver_count = 0;
-    target().clGetProgramInfo(w->active(), CL_PROGRAM_REFERENCE_COUNT, sizeof driver_count,
-                              &driver_count, nullptr);
-    const bool kernels_attached = driver_count != w->app_references;
+    drop_compiled(*w);  // a build supersedes a compile kcache answered
+    const bool attached = kernels_attached(*w);
     const std::vector<cl_device_id> devices =
         cache == nullptr ? std::vector<cl_device_id>() : program_devices(w->source);
-    std::string why = cache == nullptr ? "the cache is not open"
-                                       : pass_reason(*w, devices, num_devices, device_list, options,
-                                                     kernels_attached);
+    std::string why = cache == nullptr
+                          ? "the cache is not open"
+                          : pass_reason(*w, devices, num_devices, device_list, options, attached);
     Answer a;
     double driver_ms = 0;
     if (why.empty()) {
@@ -280,7 +305,7 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
         why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
     }
     if (!why.empty()) {
-        const On on = kernels_attached ? On::active : On::source;
+        const On on = attached ? On::active : On::source;
         const cl_int err =
             driver_build(*w, on, num_devices, device_list, options, notify, user_data);
         note(Verdict::pass, a.outcome.key.empty() ? nullptr : &a.outcome, ms_since(start), why);

@@ -48,9 +48,28 @@ struct LayerProgram {
     bool failed = false;          // the last build was stopped by kcache (below)
     std::string failure_log;      // what CL_PROGRAM_BUILD_LOG says then
     std::string failure_options;  // and CL_PROGRAM_BUILD_OPTIONS
+    // clCompileProgram answered by the cache (separate.cpp): the driver's
+    // source program stays uncompiled, the compiled object is `compiled`, the
+    // executable of (source, `compile_options`), one reference of the
+    // layer's until a link takes it (null then, `compiled_by_kcache` still
+    // set); the link answers from it.
+    bool compiled_by_kcache = false;
+    cl_program compiled = nullptr;
+    std::string compile_options;  // the application's
+    std::string cache_options;    // those the cache keyed (input headers' -I first)
+    std::string compile_log;      // the driver's log of loading `compiled`
 
     cl_program active() const noexcept { return built ? built : source; }
 };
+
+// Forgets a compile the cache answered (its program too). Caller holds
+// `w.mutex`.
+void drop_compiled(LayerProgram& w);
+// Makes a compile the cache answered the driver's own: compiles the source
+// program with the recorded options, for what only the driver's compiled
+// object answers (its binary, a link the cache cannot answer). Caller holds
+// `w.mutex`.
+cl_int compile_in_driver(LayerProgram& w);
 
 // The layer's program behind `p`, or null for a driver object (or null).
 inline LayerProgram* as_layer(cl_program p) noexcept {

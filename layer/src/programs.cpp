@@ -146,6 +146,7 @@ void set_active(LayerProgram& w, cl_program next) {
 // program goes too (its release callbacks, the application's, run then).
 void finish(LayerProgram* w, cl_program active) {
     forget_active(active);
+    drop_compiled(*w);
     if (w->built != nullptr) {
         release_in_driver(w->source);
     }

@@ -1,7 +1,8 @@
 // Queries on the layer's programs, answered by the driver's program that
 // holds the answer: the source program for what the source defines, the
-// active one for what the build made; and the pass-through entry points that
-// only need a program unwrapped (compile, link, specialization constants).
+// active one for what the build made, the compile kcache answered for what
+// the compile made; and specialization constants, which only need a
+// program unwrapped.
 
 #include <cstring>
 #include <new>
@@ -32,6 +33,29 @@ cl_int answer_text(const std::string& text, size_t size, void* value, size_t* si
     return answer(text.c_str(), text.size() + 1, size, value, size_ret);
 }
 
+// What a compile kcache answered says of itself: it succeeded, with its
+// options, the driver's log of loading its answer, and a compiled object.
+// The rest is the driver's source program's.
+cl_int answer_compiled(const LayerProgram& w, cl_device_id device, cl_program_build_info name,
+                       size_t size, void* value, size_t* size_ret) {
+    switch (name) {
+        case CL_PROGRAM_BUILD_STATUS: {
+            const cl_build_status ok = CL_BUILD_SUCCESS;
+            return answer(&ok, sizeof ok, size, value, size_ret);
+        }
+        case CL_PROGRAM_BUILD_LOG:
+            return answer_text(w.compile_log, size, value, size_ret);
+        case CL_PROGRAM_BUILD_OPTIONS:
+            return answer_text(w.compile_options, size, value, size_ret);
+        case CL_PROGRAM_BINARY_TYPE: {
+            const cl_program_binary_type object = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT;
+            return answer(&object, sizeof object, size, value, size_ret);
+        }
+        default:
+            return target().clGetProgramBuildInfo(w.source, device, name, size, value, size_ret);
+    }
+}
+
 bool defined_by_source(cl_program_info name) {
     return name == CL_PROGRAM_SOURCE || name == CL_PROGRAM_IL || name == CL_PROGRAM_CONTEXT ||
            name == CL_PROGRAM_NUM_DEVICES || name == CL_PROGRAM_DEVICES;
@@ -48,6 +72,9 @@ cl_int CL_API_CALL get_program_info(cl_program program, cl_program_info name, si
     cl_program answering = nullptr;
     {
         std::lock_guard lock(w->mutex);
+        if (name == CL_PROGRAM_BINARY_SIZES || name == CL_PROGRAM_BINARIES) {
+            compile_in_driver(*w);  // the compiled object's bytes are the driver's
+        }
         answering = defined_by_source(name) ? w->source : w->active();
     }
     return target().clGetProgramInfo(answering, name, size, value, size_ret);
@@ -61,18 +88,22 @@ cl_int CL_API_CALL get_program_build_info(cl_program program, cl_device_id devic
         return target().clGetProgramBuildInfo(program, device, name, size, value, size_ret);
     }
     std::unique_lock lock(w->mutex);
-    if (!w->failed) {
+    if (!w->failed && !w->compiled_by_kcache) {
         const cl_program active = w->active();
         lock.unlock();
         return target().clGetProgramBuildInfo(active, device, name, size, value, size_ret);
     }
-    // A build kcache stopped: the driver's source program was never built.
-    // Its answer for the device checks `device` and `name`.
+    // A build kcache stopped or a compile it answered: the driver's source
+    // program was never built. Its answer for the device checks `device`
+    // and `name`.
     cl_build_status status = CL_BUILD_NONE;
     const cl_int checked = target().clGetProgramBuildInfo(
         w->source, device, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr);
     if (checked != CL_SUCCESS) {
         return checked;
+    }
+    if (w->compiled_by_kcache) {
+        return answer_compiled(*w, device, name, size, value, size_ret);
     }
     switch (name) {
         case CL_PROGRAM_BUILD_STATUS: {
@@ -115,50 +146,6 @@ cl_int CL_API_CALL set_program_release_callback(cl_program program,
 cl_int CL_API_CALL set_program_specialization_constant(cl_program program, cl_uint id, size_t size,
                                                        const void* value) {
     return target().clSetProgramSpecializationConstant(unwrap(program), id, size, value);
-}
-
-// Separate compilation (headers, then a link) is the driver's: the layer
-// only unwraps the programs and counts the call.
-cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
-                                   const cl_device_id* devices, const char* options,
-                                   cl_uint num_headers, const cl_program* headers,
-                                   const char** header_names,
-                                   void(CL_CALLBACK* notify)(cl_program, void*), void* user_data) {
-    LayerProgram* w = as_layer(program);
-    cl_program source = program;
-    HandleCall* call = nullptr;
-    if (w != nullptr) {
-        std::lock_guard lock(w->mutex);
-        set_active(*w, w->source);
-        w->failed = false;
-        source = w->source;
-        if (notify != nullptr) {
-            call = new (std::nothrow) HandleCall{notify, user_data, program};
-            if (call == nullptr) {
-                return CL_OUT_OF_HOST_MEMORY;
-            }
-        }
-    }
-    if (!inside_cache()) {
-        note_pass("clCompileProgram: separate compilation is the driver's");
-    }
-    std::vector<cl_program> inner = unwrapped(headers, num_headers);
-    return target().clCompileProgram(source, num_devices, devices, options, num_headers,
-                                     headers ? inner.data() : nullptr, header_names,
-                                     call ? on_handle_call : notify, call ? call : user_data);
-}
-
-cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices,
-                                    const cl_device_id* devices, const char* options,
-                                    cl_uint num_inputs, const cl_program* inputs,
-                                    void(CL_CALLBACK* notify)(cl_program, void*), void* user_data,
-                                    cl_int* errcode_ret) {
-    if (!inside_cache()) {
-        note_pass("clLinkProgram: linking is the driver's");
-    }
-    std::vector<cl_program> inner = unwrapped(inputs, num_inputs);
-    return target().clLinkProgram(context, num_devices, devices, options, num_inputs,
-                                  inputs ? inner.data() : nullptr, notify, user_data, errcode_ret);
 }
 
 }  // namespace kcache::layer

@@ -171,6 +171,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
     }
     plan.aot_target = facts->aot_target;
     plan.platform = facts->platform;  // null: the in-process rung asks again
+    plan.root_device = facts->root;
     return failed(StatusCode::ok, "");
 }
 
@@ -267,7 +268,8 @@ KCACHE_HOT_PATH cl_program answer(Cache::Impl& impl, cl_context context, cl_devi
     service::Ask ask(context, device, signature, out, make_plan);
     cl_program program = impl.ladder.walk(ask);
     if (owned) {
-        impl.plans.keep(device, signature, std::move(owned), memoized);
+        const bool root = memoized || owned->root_device;
+        impl.plans.keep(device, signature, std::move(owned), root);
     }
     return program;
 }

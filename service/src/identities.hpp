@@ -29,6 +29,7 @@ struct DeviceFacts {
     std::optional<std::string> aot_target;
     cl_platform_id platform = nullptr;  // null: the query failed (asked again where needed)
     store::KeyFields jit_fields;
+    bool root = false;  // a root device: these facts are kept, and so can its plans be
 };
 using FactsRef = std::shared_ptr<const DeviceFacts>;
 

@@ -19,6 +19,7 @@
 #include "kcache/common/read_file.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/common/work.hpp"
 #include "kcache/sign/signature.hpp"
 #include "schema.hpp"
 
@@ -81,6 +82,7 @@ bool get_or_make_secret(const fs::path& dir, Secret& secret) {
         return true;
     }
     Secret fresh{};
+    work::add(work::Item::random_draws);
     if (RAND_bytes(fresh.data(), static_cast<int>(fresh.size())) != 1) {
         return false;
     }
@@ -302,6 +304,7 @@ Found read(const fs::path& dir, const Secret& secret, const Key& key, std::strin
         return {};
     }
     const std::string path = dir.native() + '/' + key.hex();
+    work::add(work::Item::files_opened);
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "kcache/common/work.hpp"
 #include "sqlite.hpp"
 
 namespace kcache::store::pinned {
@@ -53,6 +54,7 @@ int read_file(sqlite3_file* f, void* out, int amount, sqlite3_int64 offset) {
             std::memset(p, 0, left);
             return SQLITE_IOERR_SHORT_READ;
         }
+        work::add(work::Item::bytes_read, static_cast<std::uint64_t>(n));
         p += n;
         offset += n;
         left -= static_cast<std::size_t>(n);

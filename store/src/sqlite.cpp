@@ -3,6 +3,7 @@
 #include <random>
 
 #include "kcache/common/hex.hpp"
+#include "kcache/common/work.hpp"
 
 namespace kcache::store::sql {
 
@@ -243,7 +244,10 @@ Stat Transaction::commit() {
 }
 
 void backoff_sleep(const RetryPolicy& policy, int attempt) {
-    thread_local std::minstd_rand rng(std::random_device{}());
+    thread_local std::minstd_rand rng([] {
+        work::add(work::Item::random_draws);
+        return std::random_device{}();
+    }());
     int base = policy.backoff_ms << std::min(attempt, 10);
     std::uniform_int_distribution<int> jitter(0, std::max(1, base / 2));
     std::this_thread::sleep_for(std::chrono::milliseconds(base + jitter(rng)));

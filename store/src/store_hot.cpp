@@ -90,6 +90,28 @@ sql::Stat drop_unbacked(Store::Impl& s, const std::filesystem::path& dir,
     return Ok{};
 }
 
+// Lock held, inside a write transaction: removes the copy of `key_hex` that
+// answered (checksum `read`) or failed its check (`read` empty) before the
+// connection opened, unless its entry exists, may have a copy and holds the
+// bytes read.
+sql::Stat confirm_copy(Store::Impl& s, const std::string& key_hex,
+                       const std::optional<Checksum>& read) {
+    auto mark = entry_mark_locked(s, key_hex);
+    if (!mark.ok()) {
+        return fail(mark.error());
+    }
+    const char* problem = !mark.value()            ? "has no entry"
+                          : !mark.value()->trusted ? "belongs to an imported entry not checked here"
+                          : !read                  ? "is damaged"
+                          : !same_checksum(mark.value()->checksum, *read) ? "differs from its entry"
+                                                                          : nullptr;
+    if (problem != nullptr && hot::exists(s.hot_dir, key_hex)) {
+        log_unbacked(s, key_hex, problem);
+        hot::forget(s.hot_dir, key_hex);
+    }
+    return Ok{};
+}
+
 }  // namespace
 
 void Store::Impl::drop_unbacked_copy_locked(const std::filesystem::path& copies,
@@ -167,7 +189,8 @@ std::optional<HotBytes> Store::read_hot(const Key& key, std::string_view seriali
     if (!mark && (found.copy || found.damaged)) {
         // Checked against its entry, and a damaged copy removed, at the
         // next write-back: no write lock is taken on a first hit.
-        s.unconfirmed.emplace(key_hex, std::string(serialized));
+        s.unconfirmed.emplace(
+            key_hex, found.copy ? std::optional<Checksum>(found.copy->checksum) : std::nullopt);
     }
     if (!found.copy) {
         return std::nullopt;
@@ -211,8 +234,8 @@ Result<Store::HotCheck, StoreError> Store::check_hot_copies() {
 }
 
 sql::Stat Store::Impl::confirm_hot_locked() {
-    for (const auto& [key_hex, serialized] : unconfirmed) {
-        if (auto st = drop_unbacked(*this, hot_dir, key_hex, serialized); !st.ok()) {
+    for (const auto& [key_hex, read] : unconfirmed) {
+        if (auto st = confirm_copy(*this, key_hex, read); !st.ok()) {
             return st;
         }
     }

@@ -41,10 +41,12 @@ struct Store::Impl {
     hot::Secret hot_secret{};          // tags the copies of hot_dir
     std::set<std::string> to_promote;  // key hex of entries hit in SQLite, for hot copies
     hot::Tally hot_tally;
-    // Key hex → serialized key fields of copies that answered (or failed
-    // their check) before the connection opened, checked against their
-    // entries, and removed when unbacked or damaged, at the next write-back.
-    std::unordered_map<std::string, std::string> unconfirmed;
+    // Key hex → the checksum of the bytes of copies that answered before
+    // the connection opened (none: the copy failed its check), compared with
+    // their entries' at the next write-back, where a copy unbacked, damaged
+    // or of other bytes is removed. The copy was checked whole when read, so
+    // the write-back does not read it again.
+    std::unordered_map<std::string, std::optional<Checksum>> unconfirmed;
     // Store::open_in_background(): the thread opening the deferred
     // connection, and what it opened, read once it is joined. The thread
     // touches nothing else of the Impl.

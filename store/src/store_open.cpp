@@ -13,6 +13,7 @@
 #include "hot_copies.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/common/work.hpp"
 #include "store_impl.hpp"
 
 namespace kcache::store {
@@ -29,6 +30,7 @@ Result<sql::Db, StoreError> open_read_only(const fs::path& db_path, const Policy
     // mode=ro needs the WAL index (-shm) to exist or be creatable; in a
     // read-only directory fall back to immutable=1 (no locks, no WAL).
     for (const char* query : {"mode=ro", "immutable=1"}) {
+        work::add(work::Item::files_opened);
         auto db = sql::Db::open(sql::file_uri(path, query),
                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, policy.busy_timeout_ms);
         if (!db.ok()) {
@@ -59,6 +61,7 @@ Result<sql::Db, StoreError> open_writable_once(const fs::path& db_path, const Po
     // without SQLITE_OPEN_CREATE, so one moved away since it was seen is a
     // failure, never an empty database left where the store belongs.
     const int create = mode == Creating::yes ? SQLITE_OPEN_CREATE : 0;
+    work::add(work::Item::files_opened);
     auto opened =
         sql::Db::open(sql::file_uri(path, ""), SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
                       policy.busy_timeout_ms);
@@ -314,7 +317,11 @@ Status<StoreError> Store::Impl::attach_hot_copies() {
     if (mode == OpenMode::read_only) {
         return Ok{};
     }
-    hot_dir = hot::set_up(dir, db_path, hot_secret);
+    // A store file stamped at a deferred open has its copies' folder and
+    // secret already, read then: only a store opened at once sets them up.
+    if (hot_dir.empty()) {
+        hot_dir = hot::set_up(dir, db_path, hot_secret);
+    }
     hot_tally = {};
     // DIRECTONLY: callable from this connection's TEMP trigger, never from
     // anything stored in the database file.

@@ -34,11 +34,11 @@
 #include <vector>
 
 #include "fault_reads.hpp"
+#include "test_layer.hpp"
 
 namespace {
 
-cl_icd_dispatch g_target{};
-cl_icd_dispatch g_layer{};
+cl_icd_dispatch& g_target = kcache::test::g_next;  // the next calls
 
 std::string env(const char* name) {
     const char* v = std::getenv(name);
@@ -190,44 +190,11 @@ cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem mem, cl_bool block
 
 }  // namespace
 
-// The loader finds the layer by these two names (the build hides everything else).
-extern "C" {
-#pragma GCC visibility push(default)
-
-CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info name, size_t size, void* value,
-                                               size_t* size_ret) {
-    if (name != CL_LAYER_API_VERSION) {
-        return CL_INVALID_VALUE;
-    }
-    const cl_layer_api_version version = CL_LAYER_API_VERSION_100;
-    if (size_ret) {
-        *size_ret = sizeof version;
-    }
-    if (value) {
-        if (size < sizeof version) {
-            return CL_INVALID_VALUE;
-        }
-        std::memcpy(value, &version, sizeof version);
-    }
-    return CL_SUCCESS;
+void kcache::test::take_calls(cl_icd_dispatch& layer) {
+    layer.clGetDeviceInfo = get_device_info;
+    layer.clCreateProgramWithSource = create_with_source;
+    layer.clBuildProgram = build;
+    layer.clGetProgramInfo = get_program_info;
+    layer.clEnqueueNDRangeKernel = enqueue_nd_range;
+    layer.clEnqueueReadBuffer = read_buffer;
 }
-
-CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint entries, const cl_icd_dispatch* target,
-                                            cl_uint* entries_ret,
-                                            const cl_icd_dispatch** layer_ret) {
-    const std::size_t have = entries * sizeof(void*);
-    std::memcpy(&g_target, target, std::min(have, sizeof g_target));
-    g_layer = g_target;
-    g_layer.clGetDeviceInfo = get_device_info;
-    g_layer.clCreateProgramWithSource = create_with_source;
-    g_layer.clBuildProgram = build;
-    g_layer.clGetProgramInfo = get_program_info;
-    g_layer.clEnqueueNDRangeKernel = enqueue_nd_range;
-    g_layer.clEnqueueReadBuffer = read_buffer;
-    *entries_ret = static_cast<cl_uint>(sizeof g_layer / sizeof(void*));
-    *layer_ret = &g_layer;
-    return CL_SUCCESS;
-}
-
-#pragma GCC visibility pop
-}  // extern "C"

@@ -88,7 +88,7 @@ TEST_F(LayerHotCopies, ACopyHoldingAnotherProgramsBytesIsRefusedAndTheEntryAnswe
         const auto traced = trace_lines(second.err);
         EXPECT_EQ(std::count_if(traced.begin(), traced.end(),
                                 [](const std::string& l) { return l.rfind("HIT ", 0) == 0; }),
-                  3)
+                  4)
             << second.err;
         // The refused copies were replaced with their entries' at the write-back.
         for (std::size_t i = 0; i < copies.size(); ++i) {

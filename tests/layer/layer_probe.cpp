@@ -2,7 +2,8 @@
 // tests run with and without the layer. `entry` prints one `name=value` line
 // per answer of every program and kernel entry point the layer handles, for
 // the test to compare; `slow` builds a kernel whose compile takes minutes and
-// prints the status, the milliseconds and the build log; `il` creates a
+// prints the status, the milliseconds and the build log (`slow-compile`
+// compiles it with clCompileProgram); `il` creates a
 // program from IL and prints the driver's answers; `context`, `exit`
 // and `fork` create a context and then build nothing, exit from another
 // thread, or fork before building.
@@ -247,10 +248,14 @@ int unbuilt() {
     return 0;
 }
 
-int slow() {
+enum class Separately { no, yes };
+int slow(Separately separately) {
     cl_program p = from_source(kcache::test::nested_macro_kernel(17));
     const auto start = std::chrono::steady_clock::now();
-    const cl_int err = clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr);
+    const cl_int err =
+        separately == Separately::yes
+            ? clCompileProgram(p, 0, nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr)
+            : clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - start)
                         .count();
@@ -345,20 +350,22 @@ bool open_context() {
 int main(int argc, char** argv) {
     g_fork = argc == 2 && std::string(argv[1]) == "fork";
     if (argc != 2 || !open_context()) {
-        std::fprintf(stderr,
-                     "usage: layer_probe entry|unbuilt|slow|il|context|exit|fork (needs an OpenCL "
-                     "device)\n");
+        std::fprintf(
+            stderr,
+            "usage: layer_probe entry|unbuilt|slow|slow-compile|il|context|exit|fork (needs an "
+            "OpenCL device)\n");
         return 2;
     }
     const std::string mode = argv[1];
-    const int rc = mode == "entry"     ? entry()
-                   : mode == "unbuilt" ? unbuilt()
-                   : mode == "slow"    ? slow()
-                   : mode == "context" ? context_only()
-                   : mode == "exit"    ? exit_from_thread()
-                   : mode == "fork"    ? fork_then_build()
-                   : mode == "il"      ? from_il()
-                                       : 2;
+    const int rc = mode == "entry"          ? entry()
+                   : mode == "unbuilt"      ? unbuilt()
+                   : mode == "slow"         ? slow(Separately::no)
+                   : mode == "slow-compile" ? slow(Separately::yes)
+                   : mode == "context"      ? context_only()
+                   : mode == "exit"         ? exit_from_thread()
+                   : mode == "fork"         ? fork_then_build()
+                   : mode == "il"           ? from_il()
+                                            : 2;
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);
     return rc;

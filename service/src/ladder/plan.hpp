@@ -21,6 +21,7 @@ struct Plan {
     store::Key key;
     std::optional<std::string> aot_target;
     cl_platform_id platform = nullptr;  // the device's
+    bool root_device = false;           // known a root device (PlanMemo::keep need not ask)
     std::size_t warmup_local_size = 0;
     SteadyClock::time_point deadline;
     std::chrono::milliseconds budget{0};                  // what `deadline` was made from

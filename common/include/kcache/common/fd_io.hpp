@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "kcache/common/work.hpp"
+
 namespace kcache {
 
 // Writes all `n` bytes of `data` to `fd`; false on an error (errno set) or
@@ -49,6 +51,7 @@ inline bool preadv_all(int fd, struct iovec* iov, int count, off_t at) {
         if (got <= 0) {
             return false;
         }
+        work::add(work::Item::bytes_read, static_cast<std::uint64_t>(got));
         at += got;
         for (auto left = static_cast<std::size_t>(got); left > 0 && count > 0;) {
             const std::size_t step = left < iov->iov_len ? left : iov->iov_len;

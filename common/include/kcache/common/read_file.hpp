@@ -19,6 +19,7 @@
 
 #include "kcache/common/result.hpp"
 #include "kcache/common/unique_fd.hpp"
+#include "kcache/common/work.hpp"
 
 namespace kcache {
 
@@ -43,6 +44,7 @@ struct ReadError {
 inline Result<UniqueFd, ReadError> open_regular_file(const std::filesystem::path& path,
                                                      struct stat* st = nullptr) {
     const std::string name = path.string();
+    work::add(work::Item::files_opened);
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (!fd.valid()) {
         const int err = errno;
@@ -76,6 +78,7 @@ inline Result<std::size_t, ReadError> read_block(int fd, char* buf, std::size_t 
     for (;;) {
         const ssize_t n = ::read(fd, buf, size);
         if (n >= 0) {
+            work::add(work::Item::bytes_read, static_cast<std::uint64_t>(n));
             return static_cast<std::size_t>(n);
         }
         if (errno != EINTR) {
