@@ -19,6 +19,7 @@
 //     decode + checksum alone, checksum alone, the two driver calls.
 //  3. the first hit of a fresh process (Cache::open + probe + hit) vs the
 //     floor's first load in a fresh process (this executable as children).
+//  3b. that first hit split into its steps, from its own trace (hit_steps.cpp).
 //  4. resident memory per 1,000 contexts: create, get, release both; kcache
 //     vs the floor's loop without kcache, a second after the last round, and
 //     the peak on the way (hit_loops.cpp).
@@ -177,31 +178,6 @@ void steps(const Device& d, const std::filesystem::path& dir) {
     }
 }
 
-std::string self_path() {
-    char buf[4096] = {};
-    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
-
-// Runs this executable with `args`; returns the first number it printed
-// (µs), or -1; a second number, when printed, goes to `part`.
-double child_us(const std::string& args, double* part = nullptr) {
-    const std::string cmd = "'" + self_path() + "' " + args;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (f == nullptr) {
-        return -1;
-    }
-    double us = -1, second = -1;
-    const int got = std::fscanf(f, "%lf %lf", &us, &second);
-    if (got < 1) {
-        us = -1;
-    }
-    if (part != nullptr) {
-        *part = got == 2 ? second : -1;
-    }
-    return ::pclose(f) == 0 ? us : -1;
-}
-
 // The parts of a fresh process's first hit, each the first of its kind in a
 // child (so each pays its own cold start): the device data, the store's
 // open, the device probe, then Cache::open and the hit with those warm.
@@ -246,10 +222,7 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
         if (bytes.empty()) {
             continue;
         }
-        const auto file = dir / (k.name + ".bin");
-        std::ofstream(file, std::ios::binary)
-            .write(reinterpret_cast<const char*>(bytes.data()),
-                   static_cast<std::streamsize>(bytes.size()));
+        const auto file = bytes_file(dir, k.name, bytes);
         std::vector<double> hit, open, floor, paired;
         for (int i = 0; i < kRounds; ++i) {
             double opened = -1;
@@ -289,6 +262,9 @@ int long_lived(const Device& d, const std::filesystem::path& root) {
     }
     if (want("3")) {
         first_in_process(d, dir);
+    }
+    if (want("3b")) {
+        first_hit_steps(d, dir);
     }
     loops(d, dir, want("4"), want("5"));
     return 0;

@@ -48,11 +48,23 @@ double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::
 // The stored bytes of `kernel` on `d` (JIT-built into `dir` first when needed).
 Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel);
 
+// `bytes` written to `dir`/`kernel`.bin, for the floor's fresh process (its path).
+std::filesystem::path bytes_file(const std::filesystem::path& dir, const std::string& kernel,
+                                 const Bytes& bytes);
+
+// This executable's path; runs it with `args` and returns the first number
+// it printed (µs), or -1; a second number, when printed, goes to `part`.
+std::string self_path();
+double child_us(const std::string& args, double* part = nullptr);
+
 // kSamples rounds of `n` arms, each round starting one arm later than the last.
 void rotate(const std::function<void()>* arms, int n);
 
 // Section 1b (hit_parts.cpp): a resident hit split along its driver calls.
 void hit_parts(const Device& d, const std::filesystem::path& dir);
+
+// Section 3b (hit_steps.cpp): a fresh process's first hit split into its steps.
+void first_hit_steps(const Device& d, const std::filesystem::path& dir);
 
 // Sections 4 (`memory`) and 5 (`time`) (hit_loops.cpp): a caller's loop of
 // context, request and release.

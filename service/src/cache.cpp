@@ -251,6 +251,7 @@ KCACHE_HOT_PATH cl_program answer(Cache::Impl& impl, cl_context context, cl_devi
             return nullptr;
         }
         if (!memoized) {
+            trace::Span span("plan", "plan");  // the gates are spans inside it
             owned = std::make_unique<Plan>();
             if (Outcome ok = resolve(*owned); ok.status != StatusCode::ok) {
                 owned.reset();

@@ -2,7 +2,8 @@
 // and a repeat hit land in the histograms (Cache::stats() and the C API's
 // appended fields; a caller with an older, shorter kcache_stats gets none of
 // them), a cache with metrics off adds nothing, a traced request's record
-// has its spans, and a trace location that cannot be written is reported
+// has its spans (a first hit's: its steps; a repeat hit's: none of them),
+// and a trace location that cannot be written is reported
 // once while every request is answered as without a trace.
 
 #include <gtest/gtest.h>
@@ -12,9 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "cache_fixture.hpp"
+#include "kcache/canary/canary.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/device_db/identity.hpp"
 #include "kcache/kcache.h"
 #include "kcache/observe/trace.hpp"
 
@@ -119,6 +123,56 @@ TEST_F(MetricsLadder, ATracedRequestsRecordHasItsSpans) {
     EXPECT_EQ(requests, 2);
     for (const char* span : {"compile", "load", "source"}) {
         EXPECT_TRUE(names.count(span)) << span << " missing from " << text.str();
+    }
+}
+
+// The spans inside the request event `r` of `events` (same thread, within its time).
+std::set<std::string> spans_of(const json& events, const json& r) {
+    std::set<std::string> names;
+    const double from = r["ts"].get<double>(), to = from + r["dur"].get<double>();
+    for (const json& e : events) {
+        if (e.value("ph", "") == "X" && e["name"] != "request" && e["tid"] == r["tid"] &&
+            e["pid"] == r["pid"] && e["ts"].get<double>() >= from &&
+            e["ts"].get<double>() + e["dur"].get<double>() <= to) {
+            names.insert(e["name"].get<std::string>());
+        }
+    }
+    return names;
+}
+
+TEST_F(MetricsLadder, AFirstHitsRecordSplitsItIntoItsStepsAndARepeatHitHasNone) {
+    ASSERT_TRUE(dot(*open(), context_).ok());  // compiled and stored, untraced
+    Config c = config();
+    c.trace = (dir() / "trace.json").string();
+    c.canary = CanaryPolicy::warn;  // the gates run on the record the canary left
+    auto identity = device_db::probe(device_);
+    ASSERT_TRUE(identity.ok()) << identity.error().message;
+    canary::Record record;  // as `kcache warm` leaves it: the canary has run
+    record.identity = canary::driver_identity(identity.value());
+    ASSERT_TRUE(canary::save_record(canary::canary_dir(c.dir), record).ok());
+    auto cache = open(c);
+    ASSERT_EQ(dot(*cache, context_).outcome().rung, Rung::user_store);
+    ASSERT_EQ(dot(*cache, context_).outcome().rung, Rung::in_process);
+    cache->drain(std::chrono::seconds(10));
+    std::ifstream in(dir() / "trace.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    const json events = json::parse(text.str() + "]");
+    std::vector<json> requests;
+    for (const json& e : events) {
+        if (e["name"] == "request") {
+            requests.push_back(e);
+        }
+    }
+    ASSERT_EQ(requests.size(), 2u) << text.str();
+    const std::set<std::string> first = spans_of(events, requests[0]);
+    for (const char* step :
+         {"plan", "canary gate", "errata gate", "tier read", "load", "publish"}) {
+        EXPECT_TRUE(first.count(step)) << step << " missing from the first hit in " << text.str();
+    }
+    const std::set<std::string> repeat = spans_of(events, requests[1]);
+    for (const char* step : {"plan", "canary gate", "errata gate", "tier read", "load"}) {
+        EXPECT_FALSE(repeat.count(step)) << step << " in the repeat hit in " << text.str();
     }
 }
 

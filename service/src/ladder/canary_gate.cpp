@@ -10,6 +10,7 @@
 #include "kcache/cl/kat.hpp"
 #include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/observe/trace.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache::service {
@@ -54,14 +55,16 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         known = slot;
     }
     std::shared_ptr<const canary::Record> record;
+    const canary::Verdict* v = nullptr;
     if (cl::has_kat(variant.kernel)) {
+        trace::Span span("canary gate", "gate");  // the errata's gate is a span of its own
         // Suspect findings are published for other nodes to apply as errata.
         const CanaryParts parts{
             sources.stored != nullptr ? sources.stored->user() : nullptr, background,
             [remote = sources.remote](const canary::Record& r) { publish_findings(r, remote); }};
         record = driver_verdicts(config, device, parts);
+        v = record ? canary::verdict_for(*record, variant) : nullptr;
     }
-    const canary::Verdict* v = record ? canary::verdict_for(*record, variant) : nullptr;
     std::string what;
     if (v != nullptr && v->state == canary::VerdictState::suspect) {
         what = "the driver canary found " + identity.describe() + " suspect for " + variant.id() +

@@ -12,6 +12,7 @@
 #include "kcache/common/file_stamp.hpp"
 #include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
+#include "kcache/observe/trace.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache::service {
@@ -92,6 +93,7 @@ std::optional<errata::Erratum> erratum_for(const Config& config,
                                            const canary::DriverIdentity& driver,
                                            const kernels::Variant& variant,
                                            const ErrataSources& sources) {
+    trace::Span span("errata gate", "gate");
     const std::shared_ptr<DriverErrata> known = slot_for(config, driver);
     std::lock_guard g(known->mu);
     if (sources.remote != nullptr) {

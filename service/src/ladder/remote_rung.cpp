@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "binary_vouch.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/config/remote_tier.hpp"
 #include "observe.hpp"
@@ -126,15 +125,8 @@ Step RemoteRung::attempt(Ask& ask) {
     // copy is the node's verdict, so no vouched/ record is kept), unless a
     // builder the operator trusts signed it (docs/design.md, "Binaries built
     // elsewhere").
-    if (got->load_check == remote::LoadCheck::required) {
-        if (auto bad = vouch_for_binary(verify_helper_beside(parts_.config.jit_helper), {},
-                                        plan.fields, got->bytes, plan.input.options)) {
-            ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver, *bad);
-            return Step::miss();
-        }
-    }
-    auto prog = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
-                              got->bytes, plan.input.options);
+    auto prog =
+        load_checked(parts_, ask, got->bytes, {got->load_check == remote::LoadCheck::required, {}});
     if (!prog) {
         ask.out.misses.emplace_back(Rung::remote, MissCause::rejected_by_driver,
                                     "driver rejected the remote binary: " + prog.error());

@@ -2,9 +2,28 @@
 // The rungs of the ladder, in the order ladder.cpp lists them; each is
 // defined in the file named.
 
+#include <filesystem>
+#include <span>
+#include <string>
+
 #include "ladder.hpp"
 
 namespace kcache::service {
+
+// Whether a rung's bytes are checked in kcache-verify before this process
+// loads them: bytes built elsewhere are (docs/design.md, "Binaries built
+// elsewhere"); `kept`: where the node keeps its verdicts (empty: none kept).
+struct Vouch {
+    bool first = false;
+    std::filesystem::path kept;
+};
+
+// The one way a rung loads bytes for the planned request: vouched for first
+// when `vouch.first`, then loaded on the request's context and observed (the
+// load's histogram and span). The error says what refused them.
+Result<ProgramRef, std::string> load_checked(const RungParts& parts, Ask& ask,
+                                             std::span<const std::uint8_t> bytes,
+                                             const Vouch& vouch = {});
 
 // A program kept for (context, device): by the request's signature (a
 // repeat hit: nothing is planned), else, when the pair has programs here, by

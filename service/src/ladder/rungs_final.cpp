@@ -2,7 +2,6 @@
 // compile under the deadline, shared with every request for the key
 // (flight.hpp), loaded by the driver.
 
-#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -83,8 +82,7 @@ Step JitRung::attempt(Ask& ask) {
     if (c.status != StatusCode::ok) {
         return fails(out, c.status, c.message);
     }
-    auto built = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
-                               c.bytes, plan.input.options);
+    auto built = load_checked(parts_, ask, c.bytes);
     if (!built) {
         return fails(out, StatusCode::device_error,
                      "the compiled binary did not load: " + built.error());

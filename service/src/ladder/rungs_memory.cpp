@@ -3,7 +3,6 @@
 // process already loaded, over ResidentBytes).
 
 #include "kcache/common/hot_path.hpp"
-#include "observe.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
@@ -49,8 +48,7 @@ KCACHE_HOT_PATH Step ResidentRung::attempt(Ask& ask) {
     if (!hit) {
         return Step::miss();
     }
-    auto prog = observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
-                              *hit->bytes, plan.input.options);
+    auto prog = load_checked(parts_, ask, *hit->bytes);
     if (!prog) {
         parts_.resident.erase(plan.key);  // the stored rung records the rejection
         return Step::miss();

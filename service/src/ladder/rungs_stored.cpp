@@ -4,6 +4,7 @@
 // kcache-verify helper before this process loads it (binary_vouch.hpp).
 
 #include "binary_vouch.hpp"
+#include "kcache/observe/trace.hpp"
 #include "observe.hpp"
 #include "rungs.hpp"
 
@@ -47,17 +48,8 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
                                 "missed (a pack had the entry)");
     }
     // Not compiled here (a pack's, an imported entry): checked in the helper first.
-    auto prog = [&]() -> Result<ProgramRef, std::string> {
-        if (built_elsewhere(hit.tier, hit.entry.info)) {
-            if (auto bad = vouch_for_binary(verify_helper_beside(parts.config.jit_helper),
-                                            parts.stored.vouched_dir(), plan.fields, bytes,
-                                            plan.input.options)) {
-                return fail(std::move(*bad));
-            }
-        }
-        return observed_load(parts.loader, parts.config.metrics, ask.context, ask.device, bytes,
-                             plan.input.options);
-    }();
+    auto prog = load_checked(
+        parts, ask, bytes, {built_elsewhere(hit.tier, hit.entry.info), parts.stored.vouched_dir()});
     if (prog) {
         out.rung = rung_of(hit.tier);
         parts.counters.bump(out.rung == Rung::user_store ? Counter::store_hits
@@ -87,8 +79,12 @@ std::optional<ProgramRef> from_hot_copy(const RungParts& parts, Ask& ask) {
     // Read into memory the resident bytes will keep, when they keep any;
     // else into memory the thread reuses, which the driver loads from.
     using Memory = store::HotBytes::Memory;
-    auto read = user->read_hot(plan.key, plan.key_record,
-                               parts.resident.keeps_any() ? Memory::kept : Memory::reused);
+    std::optional<store::HotBytes> read;
+    {
+        trace::Span span("tier read", "read");  // the read, its checksum and its tag
+        read = user->read_hot(plan.key, plan.key_record,
+                              parts.resident.keeps_any() ? Memory::kept : Memory::reused);
+    }
     if (!read) {
         return std::nullopt;
     }
@@ -140,7 +136,10 @@ Step StoredRung::attempt(Ask& ask) {
     if (auto prog = from_hot_copy(parts_, ask)) {
         return Step::loaded(std::move(*prog));
     }
-    auto hit = parts_.stored.with_packs().get(plan.fields);
+    auto hit = [&] {
+        trace::Span span("tier read", "read");  // SQLite, then the packs
+        return parts_.stored.with_packs().get(plan.fields);
+    }();
     ask.entry_stored = hit.ok();
     if (hit && plan.verified_only && hit->entry.info.verification != store::Verification::passed) {
         ask.out.misses.emplace_back(rung_of(hit->tier), MissCause::not_verified,
@@ -172,15 +171,7 @@ Step AotRung::attempt(Ask& ask) {
         return Step::miss();
     }
     // Built elsewhere (a prebuild's pack): loaded in the helper first.
-    auto prog = [&]() -> Result<ProgramRef, std::string> {
-        if (auto bad = vouch_for_binary(verify_helper_beside(parts_.config.jit_helper),
-                                        parts_.stored.vouched_dir(), plan.fields, aot->entry.bytes,
-                                        plan.input.options)) {
-            return fail(std::move(*bad));
-        }
-        return observed_load(parts_.loader, parts_.config.metrics, ask.context, ask.device,
-                             aot->entry.bytes, plan.input.options);
-    }();
+    auto prog = load_checked(parts_, ask, aot->entry.bytes, {true, parts_.stored.vouched_dir()});
     if (!prog) {
         ask.out.misses.emplace_back(
             Rung::aot, MissCause::rejected_by_driver,

@@ -112,7 +112,8 @@ class Request {
                      const Args&) noexcept;
 };
 
-// Records a span of `category` ("rung", "load", "compile", "remote", "publish", …)
+// Records a span of `category` ("rung", "plan", "gate", "read", "load",
+// "compile", "remote", "publish", …)
 // from `start` to `end`: inside the thread's open request, or as a record of
 // its own when none is open (work of a thread that answers no request).
 void span(std::string_view name, std::string_view category, Clock::time_point start,
