@@ -120,35 +120,38 @@ KCACHE_API kcache_status kcache_open(kcache_cache** out);
 /* Closes `cache` (NULL is ignored); waits briefly for background compiles. */
 KCACHE_API void kcache_close(kcache_cache* cache);
 
-/* The entry points of 0.2, kept: each is kcache_get_kernel_program,
+/* The entry points of 0.2, kept for the ABI and deprecated (a call warns;
+ * KCACHE_DEPRECATED): each is kcache_get_kernel_program,
  * kcache_get_source_program or kcache_get_kernel_binary with a request of
- * its parameters.
+ * its parameters, which new code calls instead.
  *
  * A built program for registry kernel `kernel` (name or alias) with variant
  * parameters `params` ("dtype=f16,act=relu"; NULL or "" for defaults).
  * `deadline_ms` 0 means the configured default. On KCACHE_OK `*out` holds a
  * program reference the caller releases with clReleaseProgram. `info` may be
  * NULL; otherwise its `struct_size` must be set (KCACHE_INVALID_ARGUMENT if 0). */
-KCACHE_API kcache_status kcache_get_program(kcache_cache* cache, cl_context context,
-                                            cl_device_id device, const char* kernel,
-                                            const char* params, uint32_t deadline_ms,
-                                            kcache_mode mode, cl_program* out, kcache_info* info);
+KCACHE_API KCACHE_DEPRECATED("kcache_get_kernel_program") kcache_status
+    kcache_get_program(kcache_cache* cache, cl_context context, cl_device_id device,
+                       const char* kernel, const char* params, uint32_t deadline_ms,
+                       kcache_mode mode, cl_program* out, kcache_info* info);
 
 /* The same for the caller's own kernel: `source`, build `options` (may be
  * NULL), `entry_points` (`n_entry_points` names; 0 for all). */
-KCACHE_API kcache_status kcache_get_program_source(
-    kcache_cache* cache, cl_context context, cl_device_id device, const char* source,
-    const char* options, const char* const* entry_points, size_t n_entry_points,
-    uint32_t deadline_ms, kcache_mode mode, cl_program* out, kcache_info* info);
+KCACHE_API KCACHE_DEPRECATED("kcache_get_source_program") kcache_status
+    kcache_get_program_source(kcache_cache* cache, cl_context context, cl_device_id device,
+                              const char* source, const char* options,
+                              const char* const* entry_points, size_t n_entry_points,
+                              uint32_t deadline_ms, kcache_mode mode, cl_program* out,
+                              kcache_info* info);
 
 /* Binary bytes for a registry kernel. `*out` is freed with kcache_free()
  * (or free(): it is malloc memory), `*size` its length. The request goes through the same
  * ladder as kcache_get_program, so a miss compiles (within `deadline_ms`) and
  * the program is built in `context` on the way. */
-KCACHE_API kcache_status kcache_get_binary(kcache_cache* cache, cl_context context,
-                                           cl_device_id device, const char* kernel,
-                                           const char* params, uint32_t deadline_ms,
-                                           kcache_mode mode, unsigned char** out, size_t* size);
+KCACHE_API KCACHE_DEPRECATED("kcache_get_kernel_binary") kcache_status
+    kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
+                      const char* kernel, const char* params, uint32_t deadline_ms,
+                      kcache_mode mode, unsigned char** out, size_t* size);
 
 /* A request for a registry kernel (KCACHE_KERNEL_REQUEST_INIT, then set
  * `kernel`). */

@@ -15,8 +15,10 @@ namespace kcache::test {
 inline void get_and_release_program(kcache_cache* cache, cl_context context, cl_device_id device,
                                     const char* kernel) {
     cl_program program = nullptr;
-    ASSERT_EQ(kcache_get_program(cache, context, device, kernel, nullptr, 0, KCACHE_MODE_BLOCKING,
-                                 &program, nullptr),
+    kcache_kernel_request request = KCACHE_KERNEL_REQUEST_INIT;
+    request.kernel = kernel;
+    request.mode = KCACHE_MODE_BLOCKING;
+    ASSERT_EQ(kcache_get_kernel_program(cache, context, device, &request, &program, nullptr),
               KCACHE_OK)
         << kcache_last_error();
     clReleaseProgram(program);

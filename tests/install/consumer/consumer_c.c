@@ -17,8 +17,10 @@ int main(void) {
     kcache_status s = kcache_open(&cache);
     cl_program program = NULL;
     if (s == KCACHE_OK) {
-        s = kcache_get_program(cache, ctx, device, "dot", NULL, 0, KCACHE_MODE_FAIL_FAST, &program,
-                               NULL);
+        kcache_kernel_request request = KCACHE_KERNEL_REQUEST_INIT;
+        request.kernel = "dot";
+        request.mode = KCACHE_MODE_FAIL_FAST;
+        s = kcache_get_kernel_program(cache, ctx, device, &request, &program, NULL);
     }
     printf("%s %d\n", kcache_status_name(s), program != NULL);
     if (program != NULL) {
