@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "kcache/common/cl_error.hpp"
+#include "kcache/device_db/compiler_files.hpp"
 
 namespace kcache::device_db {
 namespace {
@@ -167,8 +168,10 @@ Status<DeviceDbError> probe_core(cl_device_id device, DeviceIdentity& id) {
     return Ok{};
 }
 
-// Fills the string fields of the device and of its platform.
-Status<DeviceDbError> probe_strings(cl_device_id device, DeviceIdentity& id) {
+// Fills the string fields of the device and of its platform; `platform`
+// gets the device's platform.
+Status<DeviceDbError> probe_strings(cl_device_id device, DeviceIdentity& id,
+                                    cl_platform_id& platform_out) {
     struct Field {
         std::string* out;
         cl_device_info param;
@@ -201,6 +204,7 @@ Status<DeviceDbError> probe_strings(cl_device_id device, DeviceIdentity& id) {
     }
     id.platform_name = std::move(*pname);
     id.platform_version = std::move(*pversion);
+    platform_out = *platform;
     return Ok{};
 }
 
@@ -251,7 +255,17 @@ std::vector<std::pair<std::string, std::string>> key_fields(const DeviceIdentity
         {"address_bits", std::to_string(id.address_bits)},
         {"device_uuid", uuid_or_empty(id.device_uuid)},
         {"driver_uuid", uuid_or_empty(id.driver_uuid)},
+        {"compiler_files", id.compiler_files},
     };
+}
+
+std::string jit_compiler_id(const DeviceIdentity& id) {
+    std::string out = "jit:" + id.driver_version + ":" +
+                      (id.driver_uuid ? to_hex(*id.driver_uuid) : std::string());
+    if (!id.compiler_files.empty()) {
+        out += ":" + id.compiler_files;
+    }
+    return out;
 }
 
 std::string uuid_to_string(const Uuid& uuid) {
@@ -267,9 +281,11 @@ Result<DeviceIdentity, DeviceDbError> probe(cl_device_id device) {
     if (auto s = probe_core(device, id); !s) {
         return fail(s.error());
     }
-    if (auto s = probe_strings(device, id); !s) {
+    cl_platform_id platform = nullptr;
+    if (auto s = probe_strings(device, id, platform); !s) {
         return fail(s.error());
     }
+    id.compiler_files = compiler_files_digest(compiler_files(platform));
     id.fp16 = id.has_extension("cl_khr_fp16");
     id.fp64 = id.has_extension("cl_khr_fp64");
     probe_extensions(device, id);

@@ -31,7 +31,7 @@ store::KeyFields jit_device_fields(const device_db::DeviceIdentity& device) {
     f.address_bits = device.address_bits;
     f.device_uuid = uuid_hex(device.device_uuid);
     f.driver_uuid = uuid_hex(device.driver_uuid);
-    f.compiler_id = "jit:" + device.driver_version + ":" + f.driver_uuid;
+    f.compiler_id = device_db::jit_compiler_id(device);
     return f;
 }
 

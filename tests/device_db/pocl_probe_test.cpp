@@ -118,7 +118,8 @@ TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {
     EXPECT_EQ(names, (std::vector<std::string>{
                          "vendor_id", "device_name", "device_type", "pci_device_id", "ip_version",
                          "driver_version", "device_version", "platform_name", "platform_version",
-                         "opencl_c_version", "address_bits", "device_uuid", "driver_uuid"}));
+                         "opencl_c_version", "address_bits", "device_uuid", "driver_uuid",
+                         "compiler_files"}));
     EXPECT_EQ(fields[2].second, "cpu");
     EXPECT_EQ(fields[3].second, "");  // no cl_intel_device_attribute_query on PoCL
 }

@@ -59,7 +59,8 @@ json identity_to_json(const DeviceIdentity& id) {
               {"fp64", id.fp64},
               {"max_work_group_size", id.max_work_group_size},
               {"compute_units", id.compute_units},
-              {"max_mem_alloc", id.max_mem_alloc}};
+              {"max_mem_alloc", id.max_mem_alloc},
+              {"compiler_files", id.compiler_files}};
     j["pci_device_id"] = id.pci_device_id ? json(device_db::hex_id(*id.pci_device_id)) : json();
     j["ip_version"] =
         id.ip_version ? json(device_db::IpVersion::decode(*id.ip_version).to_string()) : json();
@@ -88,6 +89,7 @@ DeviceIdentity identity_from_json(const json& j) {
     id.max_work_group_size = j.at("max_work_group_size").get<std::size_t>();
     id.compute_units = j.at("compute_units").get<std::uint32_t>();
     id.max_mem_alloc = j.at("max_mem_alloc").get<std::uint64_t>();
+    id.compiler_files = j.at("compiler_files").get<std::string>();
     if (j.at("pci_device_id").is_string()) {
         id.pci_device_id = device_db::parse_hex_id(j["pci_device_id"].get<std::string>());
     }

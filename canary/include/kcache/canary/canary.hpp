@@ -50,7 +50,7 @@ struct DriverIdentity {
     std::string device;           // device name
     std::string platform;
     std::string driver;    // driver version
-    std::string compiler;  // the compiler identity of the JIT key ("jit:<driver>:<uuid>")
+    std::string compiler;  // the JIT key's compiler identity (device_db::jit_compiler_id)
 
     // 16 hex digits naming the identity (the record's file name).
     std::string id() const;

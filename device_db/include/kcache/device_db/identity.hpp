@@ -51,6 +51,10 @@ struct DeviceIdentity {
     std::optional<Uuid> device_uuid;    // cl_khr_device_uuid
     std::optional<Uuid> driver_uuid;    // cl_khr_device_uuid
     std::optional<PciAddress> pci_bus;  // cl_khr_pci_bus_info
+    // 16 hex digits naming the files of the driver's compiler as stat() sees
+    // them (compiler_files.hpp): its library, the compiler libraries it
+    // links, the data files its compiler reads; "" when its library is unknown.
+    std::string compiler_files;
 
     // Capabilities callers ask for; not part of the key by themselves.
     std::vector<std::string> extensions;
@@ -91,6 +95,12 @@ Result<OpenClListing, DeviceDbError> list_opencl_devices();
 // explaining a miss field by field. The PCI bus address and capabilities are left out:
 // they follow from these or do not change the code.
 std::vector<std::pair<std::string, std::string>> key_fields(const DeviceIdentity& identity);
+
+// The compiler identity of the JIT key and of the driver canary:
+// "jit:<driver version>:<driver UUID, hex>:<compiler_files>", without the
+// last part when `compiler_files` is "" (an identity made by hand, or a
+// driver whose library is not found).
+std::string jit_compiler_id(const DeviceIdentity& identity);
 
 // "cpu", "gpu", "accelerator", "other".
 const char* to_string(DeviceType type);

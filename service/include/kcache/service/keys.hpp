@@ -23,7 +23,8 @@ struct CompileInput {
 
 // Key fields of a native binary built by `device`'s own driver (JIT) from
 // `input`: every identity field that affects code generation, and the driver
-// (version and UUID) as the compiler identity.
+// (version, UUID and the files of its compiler: device_db::jit_compiler_id)
+// as the compiler identity.
 store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device, const CompileInput& input);
 // The same in two halves: the device's (every field but the input's, made
 // once per device) and then `input`'s, set into `f`.

@@ -1,0 +1,125 @@
+// The files of the driver's compiler in what kcache keys a binary and a
+// canary verdict by: with the test platform's library copied and offered to
+// the ICD loader alone, a binary stored before the copy was touched is not
+// served after it (the request goes to the JIT rung), nor does the canary's
+// record of the old files vouch for the new; with the old mtime back, both
+// are found again.
+#define KCACHE_TEST_INTERNAL_API
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "child_process.hpp"
+#include "driver_copy.hpp"
+#include "jit_support.hpp"
+#include "kcache/canary/canary.hpp"
+#include "kcache/device_db/compiler_files.hpp"
+#include "kcache/device_db/identity.hpp"
+#include "kcache/observe/names.hpp"
+#include "kcache/service/keys.hpp"
+#include "kcache/service/service_api.hpp"
+#include "temp_dir.hpp"
+#include "test_platform.hpp"
+
+namespace kcache::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CompilerKey, TheJitKeyAndTheCanaryNameTheCompilerFiles) {
+    auto id = device_db::probe(find_test_device());
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    ASSERT_EQ(id->compiler_files.size(), 16u);
+    const std::string compiler = device_db::jit_compiler_id(*id);
+    EXPECT_TRUE(compiler.ends_with(":" + id->compiler_files)) << compiler;
+    EXPECT_EQ(service::jit_key_fields(*id, {}).compiler_id, compiler);
+    EXPECT_EQ(canary::driver_identity(*id).compiler, compiler);
+}
+
+class CompilerKeyOfACopy : public TempDirTest {
+  protected:
+    static void SetUpTestSuite() { use_private_pocl_cache(); }
+
+    // Serves this test's child roles; true in a child.
+    static bool serve_roles() {
+        const std::string role = child_role();
+        if (role.empty()) {
+            return false;
+        }
+        wait_for_start_gate();
+        const fs::path store = child_env("STORE");
+        auto id = device_db::probe(find_test_device());
+        if (!id) {
+            report_line("error " + id.error().message);
+        } else if (role == "request") {
+            report_line(request_dot(store));
+        } else if (role == "record") {
+            canary::Record record;
+            record.identity = canary::driver_identity(*id);
+            auto saved = canary::save_record(canary::canary_dir(store), record);
+            report_line(saved ? "saved" : "error " + saved.error());
+        } else if (role == "lookup") {
+            const auto found =
+                canary::load_record(canary::canary_dir(store), canary::driver_identity(*id));
+            report_line(found ? "found" : "none");
+        }
+        return true;
+    }
+
+    // The rung that answered a request for `dot`, or what went wrong.
+    static std::string request_dot(const fs::path& store) {
+        Config c;
+        c.dir = store;
+        c.jit_helper = jit_helper_path();
+        c.jit_timeout = std::chrono::milliseconds(120'000);
+        c.canary = CanaryPolicy::off;
+        Outcome o;
+        auto cache = Cache::open(c, &o);
+        if (!cache) {
+            return "error " + o.message;
+        }
+        cl_device_id device = find_test_device();
+        cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, nullptr);
+        std::string answer;
+        {
+            Program p =
+                cache->program(context, device, KernelRequest{"dot", {}, {}, Mode::blocking});
+            answer = p.outcome().status == StatusCode::ok ? to_string(p.outcome().rung)
+                                                          : "error " + p.outcome().message;
+        }
+        cache.reset();
+        clReleaseContext(context);
+        return answer;
+    }
+
+    // What the child of `role` reported, with the copy offered alone.
+    std::string in_child(const std::string& role) {
+        const auto lines = run_child(role, copy_.icd_dir, {{"STORE", (dir() / "store").string()}});
+        return lines.size() == 1 ? lines[0] : "no single line from " + role;
+    }
+
+    DriverCopy copy_;
+};
+
+TEST_F(CompilerKeyOfACopy, ATouchedLibraryIsANewCompilerForTheStoreAndTheCanary) {
+    if (serve_roles()) {
+        return;
+    }
+    copy_ = copy_driver(device_db::icd_library_path(find_test_platform()), dir() / "driver");
+    ASSERT_EQ(in_child("request"), "jit");
+    ASSERT_EQ(in_child("request"), "user_store");
+    ASSERT_EQ(in_child("record"), "saved");
+    ASSERT_EQ(in_child("lookup"), "found");
+
+    shift_mtime(copy_.library, -3600);  // another build of the driver, same version
+    EXPECT_EQ(in_child("lookup"), "none");
+    EXPECT_EQ(in_child("request"), "jit");
+    EXPECT_EQ(canary::load_records(canary::canary_dir(dir() / "store")).size(), 1u);
+
+    shift_mtime(copy_.library, 3600);  // nothing changed after all: both found again
+    EXPECT_EQ(in_child("lookup"), "found");
+    EXPECT_EQ(in_child("request"), "user_store");
+}
+
+}  // namespace
+}  // namespace kcache::test
