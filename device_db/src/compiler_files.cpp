@@ -53,21 +53,16 @@ constexpr std::string_view kRusticlLibclc[] = {
 // Debian and Intel's packages, in the directory above the driver's.
 constexpr std::string_view kIntelCompilerLibraries[] = {"libigc.so.1", "libigdfcl.so.1"};
 
-// The directory part of `path` ("." for none) and its last component.
+// The directory part of `path` ("." for none).
 std::string_view dir_of(std::string_view path) {
     const auto slash = path.rfind('/');
     return slash == std::string_view::npos ? std::string_view(".") : path.substr(0, slash);
 }
 
-std::string_view file_name(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // A multiarch library directory (".../lib/x86_64-linux-gnu") sits one
 // level deeper below the prefix than ".../lib".
 bool multiarch(std::string_view libdir) {
-    return file_name(libdir).find("-linux-") != std::string_view::npos;
+    return path_file_name(libdir).find("-linux-") != std::string_view::npos;
 }
 
 // PoCL finds its data relative to its own library (a relocatable build, as
@@ -91,9 +86,14 @@ void pocl_files(std::string_view libdir, std::vector<std::string>& out) {
 
 }  // namespace
 
+std::string_view path_file_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::vector<std::string> driver_data_files(const std::string& library) {
     std::vector<std::string> out;
-    const std::string_view name = file_name(library);
+    const std::string_view name = path_file_name(library);
     const std::string_view libdir = dir_of(library);
     if (name.starts_with("libpocl")) {
         pocl_files(libdir, out);

@@ -41,11 +41,6 @@ int collect(dl_phdr_info* info, std::size_t, void* out) {
     return 0;
 }
 
-std::string_view file_name(std::string_view path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // The DT_NEEDED names of `object`, read from its dynamic section in memory.
 std::vector<std::string_view> needed_by(const LoadedObject& object) {
     const ElfW(Dyn)* dynamic = nullptr;
@@ -87,7 +82,7 @@ std::vector<std::string_view> needed_by(const LoadedObject& object) {
 const LoadedObject* resolve(const std::vector<LoadedObject>& objects, std::string_view needed) {
     const bool path = needed.find('/') != std::string_view::npos;
     for (const LoadedObject& o : objects) {
-        if (!o.name.empty() && (path ? o.name == needed : file_name(o.name) == needed)) {
+        if (!o.name.empty() && (path ? o.name == needed : path_file_name(o.name) == needed)) {
             return &o;
         }
     }
@@ -136,7 +131,7 @@ std::vector<std::string> linked_compiler_libraries(const std::string& library) {
         const LoadedObject* next = todo.back();
         todo.pop_back();
         for (std::string_view needed : needed_by(*next)) {
-            if (!is_compiler_library(file_name(needed))) {
+            if (!is_compiler_library(path_file_name(needed))) {
                 continue;
             }
             const LoadedObject* o = resolve(objects, needed);

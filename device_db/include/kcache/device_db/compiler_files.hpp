@@ -37,6 +37,9 @@ struct CompilerFile {
 // table every platform object starts with); "" when it is not a loaded object.
 std::string icd_library_path(cl_platform_id platform);
 
+// The last component of `path` (all of it when it has no '/').
+std::string_view path_file_name(std::string_view path);
+
 // True when a library called `file_name` (no directory) is part of a
 // compiler: LLVM (and SPIRV-LLVM-Translator's libLLVMSPIRVLib), clang, lld,
 // SPIRV-Tools, Intel's IGC and its front end, AMD's comgr, NVIDIA's PTX
