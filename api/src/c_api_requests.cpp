@@ -106,6 +106,38 @@ KatReference kat_reference_of(kcache_kat_reference reference, void* user) {
     };
 }
 
+// A source request's link units (none when it has none).
+std::string link_units_of(const kcache_source_request& r, std::vector<LinkUnit>& out) {
+    if (r.n_link_units > 0 && r.link_sources == nullptr) {
+        return "request->link_sources must not be NULL when n_link_units > 0";
+    } else if (r.n_link_units > 0 && r.options && std::strstr(r.options, "-create-library")) {
+        return "request->options: -create-library links a library, not a program kcache keeps";
+    }
+    size_t header = 0;  // the next unit's first header
+    for (size_t i = 0; i < r.n_link_units; ++i) {
+        if (r.link_sources[i] == nullptr || *r.link_sources[i] == '\0') {
+            return "request->link_sources[" + std::to_string(i) + "] is NULL or empty";
+        }
+        const char* options = r.link_options != nullptr ? r.link_options[i] : nullptr;
+        out.push_back({r.link_sources[i], options != nullptr ? options : ""});
+        const size_t count = r.link_header_counts != nullptr ? r.link_header_counts[i] : 0;
+        if (count > 0 && (r.link_header_names == nullptr || r.link_header_sources == nullptr)) {
+            return "request->link_header_names and link_header_sources must not be NULL";
+        }
+        for (size_t end = header + count; header < end; ++header) {
+            const char* name = r.link_header_names[header];
+            if (name == nullptr || *name == '\0' || r.link_header_sources[header] == nullptr) {
+                return "request->link_header_names[" + std::to_string(header) +
+                       "] is NULL or "
+                       "empty, or its link_header_sources[" +
+                       std::to_string(header) + "] NULL";
+            }
+            out.back().headers.emplace_back(name, r.link_header_sources[header]);
+        }
+    }
+    return {};
+}
+
 std::string to_source_request(const kcache_source_request* in, SourceRequest& out) {
     kcache_source_request r;
     if (auto e = read_request(in, KCACHE_END(kcache_source_request, source), r); !e.empty()) {
@@ -141,7 +173,7 @@ std::string to_source_request(const kcache_source_request* in, SourceRequest& ou
     }
     out.deadline = deadline_of(r.deadline_ms);
     out.mode = static_cast<Mode>(r.mode);
-    return {};
+    return link_units_of(r, out.link);
 }
 
 // The request of the 0.2 entry points' parameters.

@@ -191,6 +191,25 @@ bool built_elsewhere(const store::Tier& tier, const store::EntryInfo& entry) {
             entry.verification != store::Verification::passed);
 }
 
+namespace {
+
+// The name of the node's record that kcache put the entry under `key`:
+// <key hex>.<digest>, a verdict's form, so that gc drops it with the key.
+std::string stored_here_name(const store::Key& key) {
+    static const std::string digest = sha256_hex(std::string_view("stored here"));
+    return key.hex() + "." + digest;
+}
+
+}  // namespace
+
+bool stored_here(const std::filesystem::path& dir, const store::Key& key) {
+    return vouched_on_node(dir, stored_here_name(key), false);
+}
+
+bool record_stored_here(const std::filesystem::path& dir, const store::Key& key) {
+    return vouched_on_node(dir, stored_here_name(key), true);
+}
+
 std::optional<std::string> vouch_for_binary(const std::string& helper,
                                             const std::filesystem::path& vouched_dir,
                                             const store::KeyFields& fields,

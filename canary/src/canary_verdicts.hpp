@@ -17,7 +17,7 @@
 
 #include "kcache/canary/canary.hpp"
 #include "kcache/device_db/identity.hpp"
-#include "kcache/service/service_api.hpp"
+#include "kcache/kcache_types.hpp"
 
 namespace kcache::store {
 class Store;

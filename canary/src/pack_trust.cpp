@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "kcache/service/install_paths.hpp"
+#include "kcache/canary/install_paths.hpp"
 
 namespace kcache::service {
 namespace fs = std::filesystem;

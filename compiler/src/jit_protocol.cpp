@@ -1,5 +1,6 @@
 #include "kcache/compiler/jit_protocol.hpp"
 
+#include "kcache/compiler/binary_check.hpp"
 #include "wire.hpp"
 
 // Wire grammar (all integers little-endian). A one-shot helper reads one
@@ -9,7 +10,7 @@
 // the warmed binary, or why there is none):
 //
 //   session   := (request reply [reply])*                    (one pair: one-shot)
-//   frame     := magic:"KCJT" version:u32(=3) kind:u32 length:u64 payload[length]
+//   frame     := magic:"KCJT" version:u32(=5) kind:u32 length:u64 payload[length]
 //                kind 1 = request (length <= kMaxRequestPayload)
 //                kind 2 = reply   (length <= kMaxReplyPayload)
 //   str       := n:u32 byte[n]
@@ -17,9 +18,16 @@
 //   flag      := u8 (0 or 1)
 //
 //   request   := selector source:str options:str
+//                il:blob                 (empty: build source; else SPIR-V: n % 4 == 0,
+//                                         first word 0x07230203 little-endian)
 //                entry_count:u32 entry:str{entry_count}   (entry_count <= 4096, no empty names)
 //                address_space_cap:u64 build_stack_bytes:u64 (1 MiB .. 4 GiB)
 //                has_warmup:flag [warmup warm_after_reply:flag]
+//                unit_count:u32 unit{unit_count}           (unit_count <= 4096; 0: a build,
+//                                                           else a link of the units with
+//                                                           `options`, and il empty)
+//   unit      := source:str (not empty) options:str header_count:u32 (<= 4096)
+//                (name:str (not empty) header_source:str){header_count}
 //   selector  := platform_name:str device_name:str driver_version:str vendor_id:u32
 //                uuid_hex:str                              (empty or 32 hex digits)
 //   warmup    := work_dim:u32 (1..3) global:u64[3] local:u64[3] buffer_bytes:u64
@@ -40,6 +48,7 @@ constexpr char kMagic[4] = {'K', 'C', 'J', 'T'};
 constexpr std::uint32_t kKindRequest = 1;
 constexpr std::uint32_t kKindReply = 2;
 constexpr std::uint32_t kMaxEntryPoints = 4096;
+constexpr std::uint32_t kMaxUnits = 4096;
 
 std::string frame(std::uint32_t kind, const std::string& payload) {
     wire::Writer w;
@@ -152,10 +161,65 @@ bool read_warmup(wire::Reader& r, WarmupLaunch& w) {
     return true;
 }
 
+// An IL payload is empty or a SPIR-V module: whole 32-bit words after the
+// little-endian magic number.
+bool check_il(wire::Reader& r, const std::string& il) {
+    if (il.empty() || (il.size() % 4 == 0 && looks_like_spirv(il))) {
+        return true;
+    }
+    return r.fail("il", "is not a SPIR-V module (magic number, whole 32-bit words)");
+}
+
+// A count of a link's units or a unit's headers (at most kMaxUnits).
+bool read_count(wire::Reader& r, std::uint32_t& n, const char* field) {
+    return r.u32(n, field) && (n <= kMaxUnits || r.fail(field, "is too large"));
+}
+
+// A unit's input headers, each named.
+bool read_headers(wire::Reader& r, CompileUnit& u) {
+    std::uint32_t n = 0;
+    if (!read_count(r, n, "header_count")) {
+        return false;
+    }
+    u.headers.resize(n);
+    for (auto& [name, text] : u.headers) {
+        if (!(r.str(name, "header name") && r.str(text, "header source"))) {
+            return false;
+        }
+        if (name.empty()) {
+            return r.fail("header name", "is empty");
+        }
+    }
+    return true;
+}
+
+// The units of a link: none for a build; a link's have source and no IL.
+bool read_units(wire::Reader& r, JitRequest& q) {
+    std::uint32_t n = 0;
+    if (!read_count(r, n, "unit_count")) {
+        return false;
+    }
+    if (n > 0 && !q.il.empty()) {
+        return r.fail("unit_count", "is not 0 with an IL module (a link is of sources)");
+    }
+    q.units.resize(n);
+    for (auto& u : q.units) {
+        if (!(r.str(u.source, "unit source") && r.str(u.options, "unit options") &&
+              read_headers(r, u))) {
+            return false;
+        }
+        if (u.source.empty()) {
+            return r.fail("unit source", "is empty");
+        }
+    }
+    return true;
+}
+
 bool read_request(wire::Reader& r, JitRequest& q) {
     bool has_warmup = false;
     if (!(read_selector(r, q.device) && r.str(q.source, "source") && r.str(q.options, "options") &&
-          read_entry_points(r, q.entry_points) && r.u64(q.address_space_cap, "address_space_cap") &&
+          r.blob(q.il, "il") && check_il(r, q.il) && read_entry_points(r, q.entry_points) &&
+          r.u64(q.address_space_cap, "address_space_cap") &&
           r.u64(q.build_stack_bytes, "build_stack_bytes") && r.flag(has_warmup, "has_warmup"))) {
         return false;
     }
@@ -164,9 +228,11 @@ bool read_request(wire::Reader& r, JitRequest& q) {
     }
     if (has_warmup) {
         q.warmup.emplace();
-        return read_warmup(r, *q.warmup) && r.flag(q.warm_after_reply, "warm_after_reply");
+        if (!(read_warmup(r, *q.warmup) && r.flag(q.warm_after_reply, "warm_after_reply"))) {
+            return false;
+        }
     }
-    return true;
+    return read_units(r, q);
 }
 
 }  // namespace
@@ -180,6 +246,7 @@ std::string encode_request(const JitRequest& q) {
     w.str(q.device.uuid_hex);
     w.str(q.source);
     w.str(q.options);
+    w.blob(q.il);
     w.u32(static_cast<std::uint32_t>(q.entry_points.size()));
     for (const auto& e : q.entry_points) {
         w.str(e);
@@ -197,6 +264,16 @@ std::string encode_request(const JitRequest& q) {
         }
         w.u64(q.warmup->buffer_bytes);
         w.u8(q.warm_after_reply ? 1 : 0);
+    }
+    w.u32(static_cast<std::uint32_t>(q.units.size()));
+    for (const auto& u : q.units) {
+        w.str(u.source);
+        w.str(u.options);
+        w.u32(static_cast<std::uint32_t>(u.headers.size()));
+        for (const auto& [name, text] : u.headers) {
+            w.str(name);
+            w.str(text);
+        }
     }
     return frame(kKindRequest, w.take());
 }

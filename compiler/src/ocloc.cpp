@@ -170,14 +170,7 @@ OclocCompiler::OclocCompiler(OclocConfig config) : config_(std::move(config)) {
 
 RunResult OclocCompiler::run_ocloc(const std::vector<std::string>& args, const std::string& cwd,
                                    Clock::time_point deadline) const {
-    SpawnSpec spec;
-    spec.program = config_.guard_path;
-    spec.args = {"--exec-guard", "--", config_.ocloc_path};
-    spec.args.insert(spec.args.end(), args.begin(), args.end());
-    spec.working_dir = cwd;
-    spec.stdout_limit = 16u << 20;
-    spec.stderr_limit = 16u << 20;
-    return run(spec, deadline);
+    return run_guarded(config_.guard_path, config_.ocloc_path, args, cwd, deadline);
 }
 
 Result<AotBinary, OclocError> OclocCompiler::compile(const AotRequest& request,

@@ -41,4 +41,17 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::siz
     return std::move(*bytes);
 }
 
+RunResult run_guarded(const std::string& guard, const std::string& tool,
+                      const std::vector<std::string>& args, const std::string& cwd,
+                      Clock::time_point deadline) {
+    SpawnSpec spec;
+    spec.program = guard;
+    spec.args = {"--exec-guard", "--", tool};
+    spec.args.insert(spec.args.end(), args.begin(), args.end());
+    spec.working_dir = cwd;
+    spec.stdout_limit = 16u << 20;
+    spec.stderr_limit = 16u << 20;
+    return run(spec, deadline);
+}
+
 }  // namespace kcache::compiler

@@ -1,12 +1,14 @@
 #pragma once
-// A private temporary directory for one ocloc run, removed with everything
-// in it when the owner goes away. Move-only.
+// A private temporary directory for one run of an offline compiler (ocloc,
+// clang and llvm-spirv), removed with everything in it when the owner goes
+// away (move-only), and the run of such a tool under the exec guard.
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
 #include "kcache/compiler/jit_protocol.hpp"
+#include "kcache/compiler/subprocess.hpp"
 
 namespace kcache::compiler {
 
@@ -37,5 +39,12 @@ bool write_file(const std::filesystem::path& path, const std::string& bytes);
 // is refused without waiting) or is larger.
 std::optional<std::string> read_file(const std::filesystem::path& path,
                                      std::size_t max_bytes = kMaxReplyPayload);
+
+// Runs the offline tool `tool` with `args` in `cwd` through the exec guard
+// `guard` (`kcache-jit --exec-guard`: the tool dies with its parent) by
+// `deadline`, keeping up to 16 MiB of each output stream.
+RunResult run_guarded(const std::string& guard, const std::string& tool,
+                      const std::vector<std::string>& args, const std::string& cwd,
+                      Clock::time_point deadline);
 
 }  // namespace kcache::compiler

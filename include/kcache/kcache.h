@@ -206,6 +206,22 @@ typedef struct kcache_source_request {
      * file's "expected" lists. */
     kcache_kat_reference kat_reference;
     void* kat_reference_user;
+    /* Appended: a link instead of a build of `source` (0 units: none):
+     * `n_link_units` programs, each compiled from `link_sources[i]` with
+     * `link_options[i]` (NULL for none), then linked with `options` (the
+     * link's; `-create-library` is refused). The key holds `source`, every
+     * unit's source and options, and the link's options. */
+    const char* const* link_sources;
+    const char* const* link_options;
+    size_t n_link_units;
+    /* Each unit's input headers (clCompileProgram's; NULL counts: none):
+     * `link_header_counts[i]` for unit i, their names (relative paths, as
+     * the unit's #include names them) and sources one unit after another in
+     * `link_header_names` and `link_header_sources`. The key holds them by
+     * name and content. */
+    const size_t* link_header_counts;
+    const char* const* link_header_names;
+    const char* const* link_header_sources;
 } kcache_source_request;
 #define KCACHE_SOURCE_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_source_request)
 

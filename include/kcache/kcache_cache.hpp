@@ -157,6 +157,23 @@ inline Program Cache::program(cl_context context, cl_device_id device,
             r.kat_reference = &detail::call_kat_reference;
             r.kat_reference_user = const_cast<KatReference*>(&request.kat_reference);
         }
+        std::vector<const char*> unit_sources, unit_options, header_names, header_sources;
+        std::vector<size_t> header_counts;
+        for (const LinkUnit& u : request.link) {
+            unit_sources.push_back(u.source.c_str());
+            unit_options.push_back(u.options.c_str());
+            header_counts.push_back(u.headers.size());
+            for (const auto& [name, text] : u.headers) {
+                header_names.push_back(name.c_str());
+                header_sources.push_back(text.c_str());
+            }
+        }
+        r.link_sources = unit_sources.data();
+        r.link_options = unit_options.data();
+        r.n_link_units = unit_sources.size();
+        r.link_header_counts = header_counts.data();
+        r.link_header_names = header_names.data();
+        r.link_header_sources = header_sources.data();
         kcache_outcome* raw = nullptr;
         const auto status =
             kcache_get_source_program_v2(cache_, context, device, &r, &p.program_, &raw);

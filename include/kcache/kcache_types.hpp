@@ -250,6 +250,15 @@ struct KernelRequest {
 using KatReference = std::function<bool(const std::vector<std::vector<float>>& inputs,
                                         std::vector<std::vector<float>>& expected)>;
 
+// One compiled program of a link (SourceRequest::link): its source, compile
+// options and input headers (clCompileProgram's: name, source).
+struct LinkUnit {
+    std::string source;
+    std::string options;
+    std::vector<std::pair<std::string, std::string>> headers = {};
+    bool operator==(const LinkUnit&) const = default;
+};
+
 // The caller's own kernel, with the same ladder and watchdog.
 struct SourceRequest {
     std::string name;  // descriptive only; never part of the key
@@ -268,6 +277,11 @@ struct SourceRequest {
     // driver_suspect; warn: served, logged). Empty: none.
     std::filesystem::path kat;
     KatReference kat_reference;  // optional: computes the KAT's expected outputs
+    // Not empty: a link instead of a build of `source` (as clCompileProgram
+    // of each unit with its options, then clLinkProgram of them all with
+    // `options`, the link's); the key holds `source`, every unit and the
+    // link's options.
+    std::vector<LinkUnit> link = {};
 };
 
 // Raw binary bytes for a request instead of a program.

@@ -103,12 +103,15 @@ bool includes_files(std::string_view options) {
 // comment at its end, which the compile ignores). Returns why the layer
 // cannot key this build ("" when it can).
 std::string key_includes(LayerProgram& w, const std::vector<cl_device_id>& devices,
-                         std::string_view options) {
+                         std::string_view options, std::string_view also_scanned) {
     w.request.source.resize(w.source_size);
     if (includes_files(options)) {
         return "the options include files";
     }
-    if (!may_include(w.request.source)) {
+    const std::string scanned =
+        also_scanned.empty() ? std::string() : w.request.source + std::string(also_scanned);
+    const std::string& text = also_scanned.empty() ? w.request.source : scanned;
+    if (!may_include(text)) {
         return {};
     }
     char cwd[4096];
@@ -116,8 +119,8 @@ std::string key_includes(LayerProgram& w, const std::vector<cl_device_id>& devic
         return "the working directory is unknown";
     }
     std::string why;
-    const std::string digest = included_digest(w.request.source, options, cwd,
-                                               default_include_dirs(devices), includes_dir(), why);
+    const std::string digest =
+        included_digest(text, options, cwd, default_include_dirs(devices), includes_dir(), why);
     if (!digest.empty()) {
         w.request.source += "\n/* kcache: included files " + digest + " */\n";
     }
@@ -227,12 +230,17 @@ bool to_driver(LayerProgram& w, On on, void(CL_CALLBACK* notify)(cl_program, voi
 Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices,
                  const char* options) {
     w.request.options = options ? options : "";
-    const SourceRequest& request = w.request;
+    return ask_cache(cache, w.context, w.request, devices);
+}
+
+Answer ask_cache(Cache& cache, cl_context context, const SourceRequest& request,
+                 const std::vector<cl_device_id>& devices) {
+    const char* options = request.options.c_str();
     std::vector<Program> answers;
     Answer a;
     InsideCache inside;
     for (cl_device_id device : devices) {
-        answers.push_back(cache.program(w.context, device, request));
+        answers.push_back(cache.program(context, device, request));
         a.outcome = answers.back().outcome();
         if (!answers.back().ok()) {
             const StatusCode s = a.outcome.status;
@@ -243,7 +251,7 @@ Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>&
     }
     a.verdict = a.outcome.rung == Rung::jit ? Verdict::jit : Verdict::hit;
     a.program = devices.size() == 1 ? answers.front().release()
-                                    : combined(w.context, devices, answers, options);
+                                    : combined(context, devices, answers, options);
     if (a.program == nullptr) {
         a.verdict = Verdict::pass;
         a.outcome.status = StatusCode::device_error;  // the binaries did not load as one program
@@ -253,7 +261,7 @@ Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>&
 
 std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& devices,
                         cl_uint num_devices, const cl_device_id* device_list, const char* options,
-                        bool kernels_attached) {
+                        bool kernels_attached, std::string_view also_scanned) {
     const bool all_devices =
         (num_devices == 0 && device_list == nullptr) ||
         (device_list != nullptr &&
@@ -261,7 +269,7 @@ std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& device
     return devices.empty()    ? "the program's devices are unknown"
            : !all_devices     ? "a build for some of the program's devices"
            : kernels_attached ? "kernels are attached"
-                              : key_includes(w, devices, options ? options : "");
+                              : key_includes(w, devices, options ? options : "", also_scanned);
 }
 
 // The driver's loads of the answered binary in this process.
@@ -276,9 +284,9 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
                                  Notify notify, void* user_data) {
     const auto start = Clock::now();
     LayerProgram* w = as_layer(program);
-    if (w == nullptr) {
-        const cl_int err =
-            target().clBuildProgram(program, num_devices, device_list, options, notify, user_data);
+    if (w == nullptr || w->linked) {  // a linked program: the driver refuses it
+        const cl_int err = target().clBuildProgram(unwrap(program), num_devices, device_list,
+                                                   options, notify, user_data);
         if (inside_cache()) {
             add_driver_ms(ms_since(start));  // kcache loading a binary
         } else {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "layer.hpp"
@@ -20,10 +21,11 @@ std::vector<cl_device_id> program_devices(cl_program source);
 bool kernels_attached(const LayerProgram& w);
 
 // Why the layer leaves this build or compile to the driver ("" when the
-// cache may answer it); keys the program's includes into `w.request`.
+// cache may answer it); keys the program's includes into `w.request`, and
+// those of `also_scanned` (a compile's input headers) with them.
 std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& devices,
                         cl_uint num_devices, const cl_device_id* device_list, const char* options,
-                        bool kernels_attached);
+                        bool kernels_attached, std::string_view also_scanned = {});
 
 // Readies `w` for a build or compile the driver makes: on the source
 // program (`On::source`), or on the active one that kernels hold (the driver
@@ -44,13 +46,26 @@ struct Answer {
 // on every device; the first that is not ok decides.
 Answer ask_cache(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices,
                  const char* options);
+// The same for `request` in `context` (a link's).
+Answer ask_cache(Cache& cache, cl_context context, const SourceRequest& request,
+                 const std::vector<cl_device_id>& devices);
 
-// The directory that holds the `count` input headers of a compile as files
-// (input_headers.cpp), for `-I`; "" with `why` when the layer cannot key
-// them (a header not from source, a name that is not a relative path, no
-// store to keep them in).
-std::string input_headers_dir(cl_uint count, const cl_program* headers, const char** names,
-                              std::string& why);
+// The `count` input headers of a compile by name and source
+// (input_headers.cpp); `why` is set when the layer cannot key them (a
+// header not from source, one without a name).
+InputHeaders input_headers(cl_uint count, const cl_program* headers, const char** names,
+                           std::string& why);
+// The headers' texts one after another, for the scan of their includes.
+std::string headers_text(const InputHeaders& headers);
+
+// The cache's answer to `w`'s compile with `w.cache_options` and
+// `w.input_headers` (separate.cpp): the build of its keyed source, or with
+// input headers a link of it alone, whose unit holds them.
+Answer ask_compile(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices);
+
+// The source of a request whose `link` holds its units (link.cpp): named
+// for messages, and a text no compiler builds, should the units be lost.
+std::string link_source(const std::string& what);
 
 // What CL_PROGRAM_BUILD_LOG says of a compile kcache stopped.
 std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadline);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kcache::layer {
@@ -24,6 +25,9 @@ namespace kcache::layer {
 const _cl_icd_dispatch& target() noexcept;
 // The layer's own table (every entry filled); a LayerProgram points at it.
 const _cl_icd_dispatch* own_table() noexcept;
+
+// A compile's input headers: each one's name and source text.
+using InputHeaders = std::vector<std::pair<std::string, std::string>>;
 
 // A program the application created from source. Its first member is a
 // dispatch pointer like every ICD object's, so the layer tells its own
@@ -56,8 +60,20 @@ struct LayerProgram {
     bool compiled_by_kcache = false;
     cl_program compiled = nullptr;
     std::string compile_options;  // the application's
-    std::string cache_options;    // those the cache keyed (input headers' -I first)
+    std::string cache_options;    // those the cache keyed
+    InputHeaders input_headers;   // the compile's, which the cache keyed with it
     std::string compile_log;      // the driver's log of loading `compiled`
+    // The driver compiled the source program with `cache_options` (kcache's
+    // build of it failed: it calls a function another program defines, or
+    // it was compiled in the driver since): a link still keys it by its
+    // keyed source and those options.
+    bool link_keyed = false;
+    // A program clLinkProgram returned and the cache answered (link.cpp):
+    // `source` is a driver program of the first input's text, never built,
+    // `built` the executable; it reports `link_options` as its build options
+    // and is neither built nor compiled again.
+    bool linked = false;
+    std::string link_options;
 
     cl_program active() const noexcept { return built ? built : source; }
 };

@@ -75,7 +75,8 @@ cl_int CL_API_CALL get_program_info(cl_program program, cl_program_info name, si
         if (name == CL_PROGRAM_BINARY_SIZES || name == CL_PROGRAM_BINARIES) {
             compile_in_driver(*w);  // the compiled object's bytes are the driver's
         }
-        answering = defined_by_source(name) ? w->source : w->active();
+        // A linked program's source program only stands in for it.
+        answering = defined_by_source(name) && !w->linked ? w->source : w->active();
     }
     return target().clGetProgramInfo(answering, name, size, value, size_ret);
 }
@@ -88,6 +89,12 @@ cl_int CL_API_CALL get_program_build_info(cl_program program, cl_device_id devic
         return target().clGetProgramBuildInfo(program, device, name, size, value, size_ret);
     }
     std::unique_lock lock(w->mutex);
+    if (w->linked && !w->failed && name == CL_PROGRAM_BUILD_OPTIONS) {
+        const cl_int checked =
+            target().clGetProgramBuildInfo(w->active(), device, name, 0, nullptr, nullptr);
+        return checked != CL_SUCCESS ? checked
+                                     : answer_text(w->link_options, size, value, size_ret);
+    }
     if (!w->failed && !w->compiled_by_kcache) {
         const cl_program active = w->active();
         lock.unlock();

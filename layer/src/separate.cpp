@@ -1,14 +1,16 @@
 // Separate compilation: clCompileProgram of a program from source is
 // answered by the cache's ladder with the executable of (source, options),
-// which the JIT builds in kcache-jit under the watchdog and stores, and
-// clLinkProgram of one such program without link options answers with that
-// executable, as clBuildProgram is a compile and a link in one. The driver's
-// source program stays uncompiled until something only the driver's
-// compiled object answers asks for it (its binary, a link of several
-// programs or a library), which compiles it then. Input headers are keyed
-// by name and content (input_headers.cpp). What the layer cannot key (some
-// of the devices, programs not from source) goes to the driver, unchanged.
+// which the JIT builds in kcache-jit under the watchdog and stores; the
+// link answers from it (link.cpp). The driver's source program stays
+// uncompiled until something only the driver's compiled object answers asks
+// for it (its binary, a link the cache cannot answer), which compiles it
+// then. A compile with input headers is asked as a link of that one
+// program, whose unit holds the headers by name and content
+// (input_headers.cpp).
+// What the layer cannot key (some of the devices, programs not from source)
+// goes to the driver, unchanged.
 
+#include <algorithm>
 #include <chrono>
 #include <new>
 #include <string>
@@ -53,7 +55,8 @@ cl_int driver_compile(LayerProgram& w, cl_uint num_devices, const cl_device_id* 
 }
 
 // Why the cache may not answer this compile ("" when it may); sets
-// `cache_options` to the options it keys (input headers' directory first).
+// `cache_options` to the options it keys and `w.input_headers` to the
+// headers (the includes of both are keyed).
 std::string compile_pass_reason(Cache* cache, LayerProgram& w, cl_uint num_devices,
                                 const cl_device_id* device_list, const char* options,
                                 cl_uint num_headers, const cl_program* headers,
@@ -62,16 +65,44 @@ std::string compile_pass_reason(Cache* cache, LayerProgram& w, cl_uint num_devic
         return "the cache is not open";
     }
     cache_options = options ? options : "";
+    w.input_headers.clear();
     if (num_headers != 0) {
         std::string why;
-        const std::string dir = input_headers_dir(num_headers, headers, header_names, why);
-        if (dir.empty()) {
+        w.input_headers = input_headers(num_headers, headers, header_names, why);
+        if (!why.empty()) {
             return why;
         }
-        cache_options = "-I " + dir + " " + cache_options;
     }
     return pass_reason(w, program_devices(w.source), num_devices, device_list,
-                       cache_options.c_str(), kernels_attached(w));
+                       cache_options.c_str(), kernels_attached(w), headers_text(w.input_headers));
+}
+
+// The driver's compile of `w`'s source program with the options and input
+// headers the cache keyed (the headers as driver programs of their text).
+cl_int compile_keyed_in_driver(LayerProgram& w) {
+    std::vector<cl_program> headers;
+    std::vector<const char*> names;
+    for (const auto& [name, text] : w.input_headers) {
+        const char* strings = text.c_str();
+        const size_t length = text.size();
+        cl_int err = CL_SUCCESS;
+        headers.push_back(
+            target().clCreateProgramWithSource(w.context, 1, &strings, &length, &err));
+        names.push_back(name.c_str());
+    }
+    const bool made = std::find(headers.begin(), headers.end(), nullptr) == headers.end();
+    const cl_int err =
+        made ? target().clCompileProgram(w.source, 0, nullptr, w.cache_options.c_str(),
+                                         static_cast<cl_uint>(headers.size()),
+                                         headers.empty() ? nullptr : headers.data(),
+                                         names.empty() ? nullptr : names.data(), nullptr, nullptr)
+             : CL_OUT_OF_HOST_MEMORY;
+    for (cl_program h : headers) {
+        if (h != nullptr) {
+            target().clReleaseProgram(h);
+        }
+    }
+    return err;
 }
 
 // Keeps the cache's answer to a compile with the application's `options`
@@ -93,43 +124,6 @@ cl_int keep_answer(LayerProgram& w, const Answer& a, const char* options, std::s
     return CL_SUCCESS;
 }
 
-// The executable a link of `w` alone without options makes, one reference
-// the application's: the compile's answer, or the cache's again for a
-// second link; null when the cache cannot answer it (the link is then the
-// driver's). Link options go to the driver: it may refuse them on a
-// program it would build with them (PoCL refuses -cl-denorms-are-zero).
-cl_program linked(LayerProgram& w, const char* options) {
-    if (options != nullptr && options[0] != '\0') {
-        return nullptr;
-    }
-    if (w.compiled != nullptr) {
-        return std::exchange(w.compiled, nullptr);
-    }
-    const auto start = Clock::now();
-    const CacheUse use;
-    if (use.get() == nullptr) {
-        return nullptr;
-    }
-    take_driver_ms();
-    const Answer a = ask_cache(*use.get(), w, program_devices(w.source), w.cache_options.c_str());
-    const double driver_ms = take_driver_ms();
-    if (a.program != nullptr) {
-        note(a.verdict, &a.outcome, ms_since(start), load_detail(driver_ms) + " clLinkProgram");
-    }
-    return a.program;
-}
-
-// A link the cache may answer: one program whose compile it answered, in
-// its context, for all of its devices.
-bool answerable(LayerProgram& w, cl_context context, cl_uint num_devices,
-                const cl_device_id* devices) {
-    if (!w.compiled_by_kcache || context != w.context) {
-        return false;
-    }
-    const std::vector<cl_device_id> all = program_devices(w.source);
-    return devices == nullptr || std::vector<cl_device_id>(devices, devices + num_devices) == all;
-}
-
 }  // namespace
 
 void drop_compiled(LayerProgram& w) {
@@ -138,6 +132,7 @@ void drop_compiled(LayerProgram& w) {
     }
     w.compiled = nullptr;
     w.compiled_by_kcache = false;
+    w.link_keyed = false;
 }
 
 cl_int compile_in_driver(LayerProgram& w) {
@@ -145,9 +140,20 @@ cl_int compile_in_driver(LayerProgram& w) {
         return CL_SUCCESS;
     }
     drop_compiled(w);
-    // The input headers are files in the directory the options name first.
-    return target().clCompileProgram(w.source, 0, nullptr, w.cache_options.c_str(), 0, nullptr,
-                                     nullptr, nullptr, nullptr);
+    const cl_int err = compile_keyed_in_driver(w);
+    w.link_keyed = err == CL_SUCCESS;
+    return err;
+}
+
+Answer ask_compile(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices) {
+    if (w.input_headers.empty()) {
+        return ask_cache(cache, w, devices, w.cache_options.c_str());
+    }
+    SourceRequest request;
+    request.name = "clCompileProgram";
+    request.source = link_source("clCompileProgram with input headers");
+    request.link.push_back({w.request.source, w.cache_options, w.input_headers});
+    return ask_cache(cache, w.context, request, devices);
 }
 
 cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
@@ -156,7 +162,7 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
                                    const char** header_names, Notify notify, void* user_data) {
     const auto start = Clock::now();
     LayerProgram* w = as_layer(program);
-    if (w == nullptr || inside_cache()) {
+    if (w == nullptr || w->linked || inside_cache()) {
         if (!inside_cache()) {
             note_pass("clCompileProgram: not a program from source");
         }
@@ -175,7 +181,8 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
     double driver_ms = 0;
     if (why.empty()) {
         take_driver_ms();
-        a = ask_cache(*use.get(), *w, program_devices(w->source), cache_options.c_str());
+        w->cache_options = cache_options;
+        a = ask_compile(*use.get(), *w, program_devices(w->source));
         driver_ms = take_driver_ms();
         why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
     }
@@ -184,6 +191,13 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
                                           headers, header_names, notify, user_data);
         note(Verdict::pass, a.outcome.key.empty() ? nullptr : &a.outcome, ms_since(start),
              "clCompileProgram: " + why);
+        // Keyed, but it does not build alone (it calls a function another
+        // program defines): the driver's compile, which a link still keys.
+        w->link_keyed = err == CL_SUCCESS && !a.outcome.key.empty() &&
+                        a.outcome.status == StatusCode::build_error;
+        if (w->link_keyed) {
+            w->cache_options = std::move(cache_options);
+        }
         return err;
     }
     note(a.verdict, &a.outcome, ms_since(start),
@@ -196,44 +210,6 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
         notify(program, user_data);
     }
     return result;
-}
-
-cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices,
-                                    const cl_device_id* devices, const char* options,
-                                    cl_uint num_inputs, const cl_program* inputs, Notify notify,
-                                    void* user_data, cl_int* errcode_ret) {
-    const auto start = Clock::now();
-    LayerProgram* only = num_inputs == 1 && inputs != nullptr ? as_layer(inputs[0]) : nullptr;
-    if (only != nullptr && !inside_cache()) {
-        std::unique_lock lock(only->mutex);
-        cl_program p =
-            answerable(*only, context, num_devices, devices) ? linked(*only, options) : nullptr;
-        if (p != nullptr) {
-            lock.unlock();
-            if (errcode_ret != nullptr) {
-                *errcode_ret = CL_SUCCESS;
-            }
-            if (notify != nullptr) {
-                notify(p, user_data);
-            }
-            return p;
-        }
-    }
-    const bool with_options = options != nullptr && options[0] != '\0';
-    for (cl_uint i = 0; inputs != nullptr && i < num_inputs; ++i) {
-        if (LayerProgram* w = as_layer(inputs[i])) {
-            std::lock_guard lock(w->mutex);
-            compile_in_driver(*w);
-        }
-    }
-    if (!inside_cache()) {
-        note(Verdict::pass, nullptr, ms_since(start),
-             with_options ? "clLinkProgram: link options are the driver's"
-                          : "clLinkProgram: not one program whose compile kcache answered");
-    }
-    std::vector<cl_program> inner = unwrapped(inputs, num_inputs);
-    return target().clLinkProgram(context, num_devices, devices, options, num_inputs,
-                                  inputs ? inner.data() : nullptr, notify, user_data, errcode_ret);
 }
 
 }  // namespace kcache::layer

@@ -374,6 +374,7 @@ KCACHE_HOT_PATH Program Cache::program(cl_context context, cl_device_id device,
             return ok;
         }
         plan.input = {request.name, request.source, request.options, request.entry_points};
+        plan.input.link = request.link;
         plan.warmup_local_size = request.warmup_local_size;
         plan.aot_target.reset();  // AOT packs hold registry kernels only
         finish(plan, *facts);

@@ -1,12 +1,10 @@
 // The Cache facade's queries: binary bytes, counters, forgetting a context,
-// draining background work, and where installed packs live.
+// draining background work.
 
 #include "cache_impl.hpp"
 #include "kcache/common/deadline.hpp"
-#include "kcache/common/own_path.hpp"
 #include "kcache/config/remote_tier.hpp"
 #include "kcache/observe/metrics.hpp"
-#include "kcache/service/install_paths.hpp"
 
 namespace kcache {
 
@@ -121,20 +119,4 @@ void Cache::drain(std::chrono::milliseconds limit) noexcept {
     }
 }
 
-namespace service {
-
-std::vector<std::filesystem::path> installed_pack_dirs() {
-    std::vector<std::filesystem::path> dirs;
-    if (auto image = own_image_path(reinterpret_cast<const void*>(&installed_pack_dirs));
-        !image.empty()) {
-        dirs.push_back((image.parent_path() / KCACHE_PACK_RELATIVE_DIR).lexically_normal());
-    }
-    std::filesystem::path configured(KCACHE_PACK_DIR);
-    if (dirs.empty() || dirs.front() != configured) {
-        dirs.push_back(std::move(configured));
-    }
-    return dirs;
-}
-
-}  // namespace service
 }  // namespace kcache

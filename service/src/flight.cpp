@@ -97,6 +97,9 @@ compiler::JitRequest jit_request(const Config& config, const Plan& plan,
     req.source = plan.input.source;
     req.options = plan.input.options;
     req.entry_points = plan.input.entry_points;
+    for (const LinkUnit& u : plan.input.link) {
+        req.units.push_back({u.source, u.options, u.headers});
+    }
     if (plan.warmup_local_size > 0 && id.type == device_db::DeviceType::cpu) {
         compiler::WarmupLaunch w;
         w.global = {plan.warmup_local_size, 1, 1};
@@ -128,7 +131,18 @@ SingleFlight::SingleFlight(const Config& config, StoredTiers& stored, Publisher&
 
 std::shared_future<Compiled> SingleFlight::start(const Plan& plan,
                                                  const device_db::DeviceIdentity& id) {
+    return launch(plan, jit_request(config_, plan, id));
+}
+
+std::shared_future<Compiled> SingleFlight::start_il(const Plan& plan,
+                                                    const device_db::DeviceIdentity& id,
+                                                    std::string il) {
     compiler::JitRequest req = jit_request(config_, plan, id);
+    req.il = std::move(il);
+    return launch(plan, std::move(req));
+}
+
+std::shared_future<Compiled> SingleFlight::launch(const Plan& plan, compiler::JitRequest req) {
     auto promise = std::make_shared<std::promise<Compiled>>();
     std::shared_future<Compiled> fut = promise->get_future().share();
     {
@@ -185,7 +199,7 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
     const auto took =
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - started);
     if (!r) {
-        return failed(plan, r.error(), took);
+        return failed(plan, r.error(), took, !request.il.empty());
     }
     Compiled c = compile_error(StatusCode::ok, "");
     c.compile = took;
@@ -194,7 +208,10 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
     prov.producer_version = "kcache " KCACHE_VERSION;
     prov.origin = store::Origin::jit;
     prov.build_time_ms = took.count() / 1000;
-    prov.build_log = r->log;
+    prov.build_log = request.il.empty() ? r->log : "built from a stored SPIR-V module\n" + r->log;
+    if (!request.il.empty()) {
+        counters_.bump(Counter::il_builds);
+    }
     if (r->warm_pending && stored_.writable_user() != nullptr) {
         // The warm-up's hook shares the better binary, or else this one.
         gate.gate->share_answer = true;
@@ -211,12 +228,18 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
 
 // A compile that failed: its status, and its failure record unless the
 // cache is closing (helpers killed by close() say nothing about the key).
+// A build of SPIR-V that failed is a rejected module, never a record that
+// answers: the compile from source may still build the key.
 Compiled SingleFlight::failed(const Plan& plan, const compiler::JitError& e,
-                              std::chrono::microseconds took) {
+                              std::chrono::microseconds took, bool from_il) {
     counters_.bump(Counter::jit_failures);
-    const auto m = map_failure(e.kind);
-    Compiled c = compile_error(m.status, std::string("JIT ") + compiler::to_string(e.kind) + ": " +
-                                             e.message + (e.log.empty() ? "" : "\n" + e.log));
+    auto m = map_failure(e.kind);
+    if (from_il) {
+        m.record = store::FailureKind::rejected_binary;
+    }
+    Compiled c = compile_error(m.status, std::string(from_il ? "SPIR-V " : "JIT ") +
+                                             compiler::to_string(e.kind) + ": " + e.message +
+                                             (e.log.empty() ? "" : "\n" + e.log));
     c.compile = took;
     bool shutting_down = false;
     {

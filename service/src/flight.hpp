@@ -48,6 +48,10 @@ class SingleFlight {
     // The compile of `plan` for the device `id`: a new one on a worker, or
     // the one already running for its key.
     std::shared_future<Compiled> start(const Plan& plan, const device_db::DeviceIdentity& id);
+    // The same, building the SPIR-V module `il` of the plan's input (the IL
+    // rung) instead of its source; a failure records the module as rejected.
+    std::shared_future<Compiled> start_il(const Plan& plan, const device_db::DeviceIdentity& id,
+                                          std::string il);
     // The compiles running now.
     std::vector<std::shared_future<Compiled>> running();
     // Waits until `until` for the warm-ups that follow answers (they store
@@ -59,7 +63,9 @@ class SingleFlight {
 
   private:
     Compiled compile_now(const Plan& plan, const compiler::JitRequest& request);
-    Compiled failed(const Plan& plan, const compiler::JitError& e, std::chrono::microseconds took);
+    std::shared_future<Compiled> launch(const Plan& plan, compiler::JitRequest request);
+    Compiled failed(const Plan& plan, const compiler::JitError& e, std::chrono::microseconds took,
+                    bool from_il);
     void helper_started(pid_t pid);
     void helper_done();
 

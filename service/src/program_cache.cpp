@@ -21,7 +21,16 @@ std::string request_signature(const SourceRequest& r) {
     for (const auto& e : r.entry_points) {
         s += e + '\1';
     }
-    return s + '\0' + std::to_string(r.warmup_local_size);
+    s += '\0' + std::to_string(r.warmup_local_size);
+    for (const LinkUnit& u : r.link) {  // sizes first: no unit's text ends another's
+        s += '\2' + std::to_string(u.source.size()) + ':' + u.source +
+             std::to_string(u.options.size()) + ':' + u.options;
+        for (const auto& [name, text] : u.headers) {
+            s += '\3' + std::to_string(name.size()) + ':' + name + std::to_string(text.size()) +
+                 ':' + text;
+        }
+    }
+    return s;
 }
 
 namespace {

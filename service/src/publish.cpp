@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "binary_vouch.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/observe/trace.hpp"
 
@@ -89,6 +90,9 @@ bool Publisher::store_put(const store::KeyFields& fields, std::span<const std::u
     if (user == nullptr) {
         return false;
     }
+    // Recorded first, so that no process finds the entry without the record
+    // (a put that fails leaves a record of no entry, which gc drops).
+    record_stored_here(stored_.vouched_dir(), store::make_key(fields));
     auto put = user->put(fields, bytes, provenance, mode);
     if (!put) {
         write_failed("not stored in the user store", put.error().message, misses);

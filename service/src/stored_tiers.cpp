@@ -78,4 +78,8 @@ std::filesystem::path StoredTiers::vouched_dir() {
     return writable_user() != nullptr ? config_.dir / "vouched" : std::filesystem::path();
 }
 
+std::filesystem::path StoredTiers::vouched_records() {
+    return tiers_.user() != nullptr ? config_.dir / "vouched" : std::filesystem::path();
+}
+
 }  // namespace kcache::service

@@ -36,6 +36,10 @@ class StoredTiers {
     // Where good load checks of binaries built elsewhere are kept for the
     // node (binary_vouch.hpp): beside a writable user store; empty without one.
     std::filesystem::path vouched_dir();
+    // Where those verdicts and the records that kcache put a user-store
+    // entry (stored_here) are read: beside the user store, writable or not;
+    // empty without one.
+    std::filesystem::path vouched_records();
 
   private:
     const Config& config_;

@@ -77,6 +77,39 @@ TEST_F(CApiNull, SourceProgramRefusesEachNull) {
     EXPECT_TRUE(said("NULL name")) << kcache_last_error();
 }
 
+// A link's units: each needs a source, each header a name and a source, and
+// a library is not a program kcache keeps.
+TEST_F(CApiNull, SourceProgramRefusesABadLink) {
+    kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
+    r.source = kScaleSource;
+    r.n_link_units = 1;  // link_sources NULL
+    cl_program p = junk_program();
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("link_sources must not be NULL")) << kcache_last_error();
+    const char* empty[] = {""};
+    r.link_sources = empty;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("link_sources[0] is NULL or empty")) << kcache_last_error();
+    const char* sources[] = {kScaleSource};
+    const size_t counts[] = {1};
+    const char* names[] = {nullptr};
+    r.link_sources = sources;
+    r.link_header_counts = counts;
+    r.link_header_names = names;
+    r.link_header_sources = sources;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("link_header_names[0] is NULL or empty")) << kcache_last_error();
+    r.link_header_counts = nullptr;
+    r.options = "-create-library";
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("-create-library")) << kcache_last_error();
+    EXPECT_EQ(p, nullptr);
+}
+
 TEST_F(CApiNull, KernelBinaryRefusesEachNullAndClearsItsOutputs) {
     kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
     r.kernel = "dot";

@@ -13,6 +13,7 @@
 #include "kcache/kernels/registry.hpp"
 #include "kcache/service/keys.hpp"
 #include "kcache/store/pack.hpp"
+#include "registry_input.hpp"
 
 namespace kcache::test {
 namespace {
@@ -39,15 +40,6 @@ class AotRung : public CacheTest {
                               << R"(", "product": "PoCL host", "family": "site-cpu"}]})";
     }
 
-    // The compile input the cache uses for registry kernel `kernel`'s default variant.
-    static service::CompileInput input_of(const std::string& kernel) {
-        auto v = kernels::make_variant(kernel, {});
-        EXPECT_TRUE(v);
-        auto r = kernels::render(*v);
-        EXPECT_TRUE(r);
-        return {v->id(), r->source, r->options, r->entry_points};
-    }
-
     // A pack holding `bytes` as the AOT binary of `kernel` for kTarget, with
     // `coverage` as its coverage table.
     std::filesystem::path aot_pack(const std::string& name, const std::string& kernel,
@@ -57,7 +49,7 @@ class AotRung : public CacheTest {
         EXPECT_TRUE(st);
         store::Provenance prov;
         prov.origin = store::Origin::aot;
-        EXPECT_TRUE(st->put(service::aot_key_fields(kTarget, input_of(kernel)), bytes, prov));
+        EXPECT_TRUE(st->put(service::aot_key_fields(kTarget, registry_input(kernel)), bytes, prov));
         auto path = dir() / (name + ".kcpack");
         auto exported = st->export_pack(path);
         EXPECT_TRUE(exported && *exported == 1u);
@@ -112,7 +104,7 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
     EXPECT_EQ(cache->stats().jit_compiles, 0u);
 
     // Promoted: the user store now holds it under the device's exact key.
-    auto in = input_of("dot");
+    auto in = registry_input("dot");
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
     auto promoted = st->get(service::jit_key_fields(identity_, in));
@@ -127,7 +119,7 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
 }
 
 TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
-    const auto in = input_of("dot");
+    const auto in = registry_input("dot");
     auto foreign = tgllp_binary(dir(), in.source, in.options);
     ASSERT_FALSE(foreign.empty()) << "ocloc did not produce a tgllp binary";
     auto cache = open_with(aot_pack("foreign", "dot", foreign));
@@ -141,7 +133,7 @@ TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
 
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
-    auto exact = service::jit_key_fields(identity_, input_of("dot"));
+    auto exact = service::jit_key_fields(identity_, registry_input("dot"));
     auto rec = st->find_fresh_failure(store::make_key(exact));
     ASSERT_TRUE(rec && *rec);
     EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "cache_fixture.hpp"
+#include "kcache/canary/binary_vouch.hpp"
 #include "kcache/service/keys.hpp"
 #include "kcache/store/pack.hpp"
 #include "test_platform.hpp"
@@ -201,6 +202,11 @@ TEST_F(PoclPack, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
     EXPECT_EQ(answer.jit_compiles, 1u);
 }
 
+// An entry that kcache's publish step did not put in the user store (here a
+// binary ocloc built for another device, stored by hand under this device's
+// key) is loaded in kcache-verify before this process loads it: a driver that
+// rejects it (PoCL) and one that aborts the process on it (rusticl) both
+// make it a recorded miss, and the JIT's binary that replaces it is trusted.
 TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto req = scale_request(4);
     auto bytes = tgllp_binary(dir(), req.source);
@@ -217,7 +223,9 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto p = cache->program(context_, device_, req);
     ASSERT_TRUE(p.ok()) << p.outcome().message;
     EXPECT_EQ(p.outcome().rung, Rung::jit);
-    EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::rejected_by_driver));
+    EXPECT_TRUE(
+        missed_with(p.outcome(), Rung::user_store, MissCause::rejected_by_driver, "kcache-verify"))
+        << "checked in the helper (rusticl's aborts it), not loaded here first";
     // Rejected as its hot copy: the entry went with it before the store was read.
     EXPECT_TRUE(missed_with(p.outcome(), Rung::user_store, MissCause::not_found));
     EXPECT_EQ(p.outcome().key, store::make_key(fields).hex());
@@ -236,6 +244,12 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     auto hot = st->get_hot(fields);
     ASSERT_TRUE(hot);
     EXPECT_TRUE(*hot == entry->bytes);
+    // kcache put it there: recorded, so trusted without the helper.
+    EXPECT_TRUE(service::stored_here(dir() / "store" / "vouched", store::make_key(fields)));
+    auto again = open();
+    auto hit = again->program(context_, device_, req);
+    ASSERT_TRUE(hit.ok()) << hit.outcome().message;
+    EXPECT_EQ(hit.outcome().rung, Rung::user_store);
 }
 
 TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {

@@ -12,6 +12,7 @@
 #include "kcache/common/read_file.hpp"
 #include "kcache/config/quantity.hpp"
 #include "kcache/config/text.hpp"
+#include "kcache/service/keys.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {
@@ -131,6 +132,36 @@ TEST_F(ReadFile, LinesAreStreamedWithABoundOnEachLine) {
         ASSERT_FALSE(r.ok()) << p;
         EXPECT_EQ(r.error().code, ReadErrc::not_regular) << p;
     }
+}
+
+// A link's key holds its source, every unit's source, options and input
+// headers (by name and content), and the link's options: none of them is
+// the key of a build of one of its texts, and a change of any is a new key.
+TEST(Keys, ALinkIsKeyedByEveryUnitAndItsOptions) {
+    const device_db::DeviceIdentity device;
+    const auto digest = [&](const service::CompileInput& input) {
+        return service::jit_key_fields(device, input).source_digest;
+    };
+    service::CompileInput link{"", "#error a link", "", {}, {{"float f();", "-DA=1"}}};
+    const std::string key = digest(link);
+    EXPECT_NE(key, digest({"", "#error a link", "", {}, {}})) << "not the build of its source";
+    EXPECT_NE(key, digest({"", "float f();", "-DA=1", {}, {}})) << "nor of its unit";
+    auto changed = link;
+    changed.link[0].options = "-DA=2";
+    EXPECT_NE(digest(changed), key);
+    changed = link;
+    changed.link[0].headers = {{"a.h", "#define A 1"}};
+    EXPECT_NE(digest(changed), key);
+    auto renamed = changed;
+    renamed.link[0].headers[0].first = "b.h";
+    EXPECT_NE(digest(renamed), digest(changed)) << "a header by its name";
+    changed = link;
+    changed.link.push_back({"kernel void k() {}", ""});
+    EXPECT_NE(digest(changed), key);
+    EXPECT_EQ(digest(link), key);
+    changed = link;
+    changed.options = "-cl-mad-enable";
+    EXPECT_EQ(service::jit_key_fields(device, changed).build_options, "-cl-mad-enable");
 }
 
 }  // namespace

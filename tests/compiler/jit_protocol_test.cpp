@@ -145,5 +145,57 @@ TEST(Compiler, FieldChecksNameTheField) {
               std::string::npos);
 }
 
+// The first five words of a SPIR-V module (magic, version 1.2, generator,
+// bound, schema), little-endian, and one more word.
+std::string spirv_header() {
+    return std::string("\x03\x02\x23\x07\x00\x02\x01\x00\x00\x00\x00\x00", 12) +
+           std::string("\x10\x00\x00\x00\x00\x00\x00\x00\x11\x00\x02\x00", 12);
+}
+
+TEST(Compiler, AnIlPayloadRoundTripsAndEmptyMeansSource) {
+    JitRequest q = sample_request();
+    EXPECT_TRUE(decode_request(encode_request(q))->il.empty());
+    q.il = spirv_header();
+    auto back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(back->il, q.il);
+    EXPECT_EQ(back->source, q.source);
+    EXPECT_EQ(back->options, q.options);
+}
+
+TEST(Compiler, AnIlPayloadThatIsNotSpirvIsRefusedByName) {
+    JitRequest q = sample_request();
+    q.il = "kernel void k() {}xx";  // 20 bytes, no magic number
+    EXPECT_NE(decode_request(encode_request(q)).error().find("il is not a SPIR-V"),
+              std::string::npos);
+    q.il = spirv_header() + "x";  // not whole words
+    EXPECT_NE(decode_request(encode_request(q)).error().find("SPIR-V module"), std::string::npos);
+    q.il = spirv_header().substr(0, 16);  // shorter than the header
+    EXPECT_FALSE(decode_request(encode_request(q)).ok());
+}
+
+// A link's units travel with their options and input headers; none is a
+// build of the source.
+TEST(Compiler, ALinksUnitsRoundTripWithTheirHeaders) {
+    JitRequest q = sample_request();
+    EXPECT_TRUE(decode_request(encode_request(q))->units.empty());
+    q.units = {{"float f(float v) { return v; }", "-DA=1", {{"a.h", "#define A 2\n"}}},
+               {"kernel void k() {}", "", {}}};
+    auto back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(back->units, q.units);
+}
+
+TEST(Compiler, ALinksUnitChecksNameTheField) {
+    JitRequest q = sample_request();
+    q.units = {{"", "", {}}};
+    EXPECT_NE(decode_request(encode_request(q)).error().find("unit source"), std::string::npos);
+    q.units = {{"kernel void k() {}", "", {{"", "text"}}}};
+    EXPECT_NE(decode_request(encode_request(q)).error().find("header name"), std::string::npos);
+    q.units = {{"kernel void k() {}", "", {}}};
+    q.il = spirv_header();
+    EXPECT_NE(decode_request(encode_request(q)).error().find("unit_count"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kcache::compiler

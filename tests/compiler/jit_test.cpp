@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "il_support.hpp"
 #include "jit_support.hpp"
 #include "temp_dir.hpp"
 
@@ -106,6 +107,20 @@ TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
     auto cramped = jit().compile(q, Clock::now() + 60s);
     ASSERT_FALSE(cramped.ok());
     EXPECT_NE(cramped.error().kind, JitErrc::timeout) << cramped.error().message;
+}
+
+TEST_F(Pocl, SpirvOnADriverWithoutIlIsARefusalWithTheReasonNotACrash) {
+    // Debian's PoCL is built without SPIR-V: it reports no IL version, and
+    // the helper answers with the driver's refusal and keeps serving.
+    ASSERT_EQ(test::test_device_il_version(), "") << "this test is about a driver without IL";
+    auto pool = jit();
+    auto r = pool.compile(test::axpb_il_request(4), Clock::now() + 60s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, JitErrc::driver_error) << r.error().message;
+    EXPECT_NE(r.error().message.find("clCreateProgramWithIL"), std::string::npos)
+        << r.error().message;
+    auto source = pool.compile(test::axpb_request(4), Clock::now() + 60s);
+    EXPECT_TRUE(source.ok()) << source.error().message;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #define KCACHE_TEST_INTERNAL_API
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "child_process.hpp"
@@ -15,8 +16,10 @@
 #include "kcache/canary/canary.hpp"
 #include "kcache/device_db/compiler_files.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/kernels/registry.hpp"
 #include "kcache/observe/names.hpp"
 #include "kcache/service/keys.hpp"
+#include "kcache/service/parts.hpp"
 #include "kcache/service/service_api.hpp"
 #include "temp_dir.hpp"
 #include "test_platform.hpp"
@@ -58,6 +61,8 @@ class CompilerKeyOfACopy : public TempDirTest {
             record.identity = canary::driver_identity(*id);
             auto saved = canary::save_record(canary::canary_dir(store), record);
             report_line(saved ? "saved" : "error " + saved.error());
+        } else if (role == "previous") {
+            report_line(previous_of_dot(store, *id));
         } else if (role == "lookup") {
             const auto found =
                 canary::load_record(canary::canary_dir(store), canary::driver_identity(*id));
@@ -92,6 +97,37 @@ class CompilerKeyOfACopy : public TempDirTest {
         return answer;
     }
 
+    // What the differential check would compare dot's stored variant with
+    // on the device `id`: "previous <name> <bytes>", or "none".
+    static std::string previous_of_dot(const fs::path& store_dir,
+                                       const device_db::DeviceIdentity& id) {
+        Config c;
+        c.dir = store_dir;
+        auto store = service::open_user_store(c, service::StoreAccess::read_only,
+                                              service::OpenTiming::at_once);
+        if (!store) {
+            return "error " + store.error().message;
+        }
+        auto entries = store->list();
+        if (!entries) {
+            return "error " + entries.error().message;
+        }
+        std::vector<kernels::Variant> dot;
+        for (const store::EntryInfo& e : *entries) {
+            auto v = kernels::parse_variant(e.fields.kernel_name);
+            if (v && v->kernel == "dot") {
+                dot.push_back(std::move(*v));
+            }
+        }
+        const auto found =
+            canary::previous_binaries(*store, id, dot, canary::canary_dir(store_dir));
+        if (dot.size() != 1 || found.size() != 1) {
+            return "none";
+        }
+        const canary::PreviousBinary& p = found.begin()->second;
+        return "previous " + p.driver + " " + std::to_string(p.bytes.size());
+    }
+
     // What the child of `role` reported, with the copy offered alone.
     std::string in_child(const std::string& role) {
         const auto lines = run_child(role, copy_.icd_dir, {{"STORE", (dir() / "store").string()}});
@@ -119,6 +155,29 @@ TEST_F(CompilerKeyOfACopy, ATouchedLibraryIsANewCompilerForTheStoreAndTheCanary)
     shift_mtime(copy_.library, 3600);  // nothing changed after all: both found again
     EXPECT_EQ(in_child("lookup"), "found");
     EXPECT_EQ(in_child("request"), "user_store");
+}
+
+// An update of the compiler's files alone (the driver version unchanged, as
+// with a libclc update under rusticl) is an earlier build to the canary's
+// differential check: the binary the old files built is the one compared.
+TEST_F(CompilerKeyOfACopy, TheBinaryOfTheOldCompilerFilesIsTheEarlierBuild) {
+    if (serve_probe_role() || serve_roles()) {
+        return;
+    }
+    copy_ = copy_driver(device_db::icd_library_path(find_test_platform()), dir() / "driver");
+    const ProbeReport before = probe_in_child(copy_.icd_dir);
+    ASSERT_EQ(before.compiler_files.size(), 16u) << before.why;
+    ASSERT_EQ(in_child("request"), "jit");
+    EXPECT_EQ(in_child("previous"), "none");  // its own identity's binary is no earlier one
+
+    shift_mtime(copy_.library, -3600);  // the same driver version, other compiler files
+    const std::string previous = in_child("previous");
+    auto id = device_db::probe(find_test_device());
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    const std::string expected =
+        "previous " + id->driver_version + ", compiler files " + before.compiler_files + " ";
+    EXPECT_TRUE(previous.starts_with(expected)) << previous << " (expected " << expected << "…)";
+    EXPECT_GT(std::atol(previous.substr(expected.size()).c_str()), 0) << previous;
 }
 
 }  // namespace

@@ -1,13 +1,21 @@
 /* layer_separate: an ordinary OpenCL application in C (no kcache code) that
  * the layer tests run with and without the layer. It builds with separate
  * compilation: a program compiled with options and linked alone, linked
- * again, then with link options, and a program compiled with an input header
- * and linked (the header defines OFFSET as argv[1], 40 by default). It
- * prints one `name=value` line per answer (status, options, binary type,
- * callbacks, kernels, results) for the test to compare. */
+ * again, then with link options; a program compiled with an input header
+ * and linked (the header defines OFFSET as argv[1], 40 by default); and two
+ * programs, one calling a function the other defines, linked together
+ * without options and with `-cl-mad-enable` (argv[2], when given, is
+ * the second link's options instead). It prints one `name=value` line per
+ * answer (status, options, binary type, callbacks, kernels, results) for the
+ * test to compare. `slow-link LEVELS OPTIONS` links a program whose compile
+ * takes a while (LEVELS levels of nested macros) and another with OPTIONS;
+ * `include OPTIONS` links the two programs, `twice`'s BIAS from a bias.h
+ * that OPTIONS (its compile's, `-I DIR`) find. */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -17,6 +25,11 @@ static const char* kScale =
 static const char* kWithHeader =
     "#include \"offset.h\"\n"
     "kernel void shift(global float* x) { size_t i = get_global_id(0); x[i] += OFFSET; }";
+
+static const char* kTwice = "float twice(float v) { return 2 * v + BIAS; }";
+static const char* kUseTwice =
+    "float twice(float v);\n"
+    "kernel void use_twice(global float* x) { size_t i = get_global_id(0); x[i] = twice(x[i]); }";
 
 static cl_context g_context;
 static cl_device_id g_device;
@@ -121,6 +134,93 @@ static void with_header(const char* offset) {
     clReleaseProgram(p);
 }
 
+static void link_pair(const char* what, cl_program* pair, const char* options) {
+    cl_program called = NULL;
+    cl_int err = CL_SUCCESS;
+    cl_program linked =
+        clLinkProgram(g_context, 1, &g_device, options, 2, pair, on_done, &called, &err);
+    printf("%s.link=%d\n", what, err);
+    printf("%s.link_callback_is_linked=%d\n", what, linked != NULL && called == linked);
+    if (linked != NULL) {
+        put_build_info(what, linked);
+        put_results(what, linked, "use_twice");
+        clReleaseProgram(linked);
+    }
+}
+
+/* Two programs: `use_twice` calls `twice`, which the other defines (its
+ * BIAS from the options, or from the bias.h that `include_options` find).
+ * They are linked only when both compiled (PoCL's link asserts otherwise). */
+static void pair(const char* options, const char* include_options) {
+    cl_int err = CL_SUCCESS;
+    cl_program both[2];
+    char with_header[256], twice_options[256] = "-DBIAS=1";
+    const char* twice = kTwice;
+    if (include_options != NULL) {
+        snprintf(with_header, sizeof with_header, "#include \"bias.h\"\n%s", kTwice);
+        snprintf(twice_options, sizeof twice_options, "%s", include_options);
+        twice = with_header;
+    }
+    both[0] = clCreateProgramWithSource(g_context, 1, &twice, NULL, &err);
+    both[1] = clCreateProgramWithSource(g_context, 1, &kUseTwice, NULL, &err);
+    err = clCompileProgram(both[0], 1, &g_device, twice_options, 0, NULL, NULL, NULL, NULL);
+    printf("twice.compile=%d\n", err);
+    const cl_int used = clCompileProgram(both[1], 1, &g_device, NULL, 0, NULL, NULL, NULL, NULL);
+    printf("use_twice.compile=%d\n", used);
+    if (err == CL_SUCCESS && used == CL_SUCCESS) {
+        link_pair("pair", both, NULL);
+        link_pair("pair_options", both, options);
+    }
+    clReleaseProgram(both[0]);
+    clReleaseProgram(both[1]);
+}
+
+/* A kernel of `levels` levels of macros, each twice the one below. */
+static char* nested_macros(int levels) {
+    char* text = malloc(64 * (size_t)(levels + 4));
+    char* at = text + sprintf(text, "#define L0(x) x = x * 1.0001f + 0.5f;\n");
+    for (int i = 1; i <= levels; ++i) {
+        at += sprintf(at, "#define L%d(x) L%d(x) L%d(x)\n", i, i - 1, i - 1);
+    }
+    sprintf(at, "kernel void slow(global float* a) { float x = a[0]; L%d(x) a[0] = x; }\n", levels);
+    return text;
+}
+
+static long ms_since(const struct timespec* start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+static void slow_link(int levels, const char* options) {
+    char* slow = nested_macros(levels);
+    const char* texts[2] = {slow, "kernel void other(global float* a) { a[0] = 1; }"};
+    cl_program parts[2];
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < 2; ++i) {
+        parts[i] = clCreateProgramWithSource(g_context, 1, &texts[i], NULL, &err);
+        printf("slow_link.compile=%d\n",
+               clCompileProgram(parts[i], 1, &g_device, NULL, 0, NULL, NULL, NULL, NULL));
+    }
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    cl_program linked = clLinkProgram(g_context, 1, &g_device, options, 2, parts, NULL, NULL, &err);
+    printf("slow_link.link=%d\nslow_link.ms=%ld\n", err, ms_since(&start));
+    if (linked != NULL) {
+        put_build_info("slow_link", linked);
+        char log[4096] = "";
+        clGetProgramBuildInfo(linked, g_device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        for (char* c = log; *c != '\0'; ++c) {
+            *c = *c == '\n' ? '|' : *c;
+        }
+        printf("slow_link.log=%s\n", log);
+        clReleaseProgram(linked);
+    }
+    clReleaseProgram(parts[0]);
+    clReleaseProgram(parts[1]);
+    free(slow);
+}
+
 int main(int argc, char** argv) {
     cl_platform_id platform = NULL;
     cl_int err = clGetPlatformIDs(1, &platform, NULL);
@@ -131,8 +231,15 @@ int main(int argc, char** argv) {
     }
     g_context = clCreateContext(NULL, 1, &g_device, NULL, NULL, &err);
     g_queue = clCreateCommandQueueWithProperties(g_context, g_device, NULL, &err);
-    scaled();
-    with_header(argc > 1 ? argv[1] : "40");
+    if (argc > 1 && strcmp(argv[1], "slow-link") == 0) {
+        slow_link(argc > 2 ? atoi(argv[2]) : 12, argc > 3 ? argv[3] : NULL);
+    } else if (argc > 2 && strcmp(argv[1], "include") == 0) {
+        pair("-cl-mad-enable", argv[2]);
+    } else {
+        scaled();
+        with_header(argc > 1 ? argv[1] : "40");
+        pair(argc > 2 ? argv[2] : "-cl-mad-enable", NULL);
+    }
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);
     return 0;

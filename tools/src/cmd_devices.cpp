@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "kcache/canary/install_paths.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/sysfs.hpp"
 #include "kcache/kernels/registry.hpp"
-#include "kcache/service/install_paths.hpp"
 #include "kcache/store/pack.hpp"
 #include "probe.hpp"
 

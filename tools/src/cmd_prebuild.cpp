@@ -17,6 +17,7 @@
 #include "kcache/service/keys.hpp"
 #include "kcache/store/coverage.hpp"
 #include "kcache/store/key.hpp"
+#include "prebuild_spirv.hpp"
 #include "progress.hpp"
 #include "selection.hpp"
 #include "signing.hpp"
@@ -232,7 +233,8 @@ std::filesystem::path make_scratch(const std::filesystem::path& tmpdir) {
 // returns the summary's exit code, or minus the error's (the builds are then
 // kept in the scratch directory, and said so).
 int finish_pack(const BuildJob& job, store::Store& built, ScratchDir& scratch,
-                const std::filesystem::path& out, const std::filesystem::path& device_db) {
+                const std::filesystem::path& out, const std::filesystem::path& device_db,
+                int spirv_failures) {
     auto exported = built.export_pack(out);
     if (!exported) {
         // The builds are done: keep them rather than lose them to a late error.
@@ -247,11 +249,29 @@ int finish_pack(const BuildJob& job, store::Store& built, ScratchDir& scratch,
         return -report(Exit::store_error, kName, written.error().message);
     }
     ::chmod(out.c_str(), 0444);
-    int failures = 0;
+    int failures = spirv_failures;
     for (const auto& p : job.plans) {
         failures += p->failed;
     }
     return print_summary(records, *exported, out.string(), failures);
+}
+
+// The ocloc targets to build: none with --no-aot.
+Result<std::vector<std::unique_ptr<TargetPlan>>, std::string> targets_of(
+    const ParsedArgs& args, const device_db::DeviceDb& db) {
+    if (args.has("no-aot")) {
+        return std::vector<std::unique_ptr<TargetPlan>>{};
+    }
+    return plan_targets(db, args.list_value("targets"));
+}
+
+// ocloc's identity when it builds (`aot`), else an empty one.
+Result<compiler::CompilerIdentity, compiler::OclocError> identity_of(
+    const compiler::OclocCompiler& ocloc, bool aot) {
+    if (!aot) {
+        return compiler::CompilerIdentity{};
+    }
+    return ocloc.identity(deadline_after(std::chrono::seconds(60)));
 }
 
 int run_prebuild(const ParsedArgs& args) {
@@ -264,6 +284,9 @@ int run_prebuild(const ParsedArgs& args) {
     if (auto problem = new_output_problem(out)) {
         return report(problem->code, kName, problem->message);
     }
+    if (args.has("no-aot") && !args.has("il")) {
+        return report(Exit::usage, kName, "--no-aot builds nothing without --il");
+    }
     int db_code = 0;
     std::optional<store::SecretKey> key;  // read first: a bad key fails before the long build
     if (auto key_path = args.value("sign");
@@ -275,7 +298,7 @@ int run_prebuild(const ParsedArgs& args) {
     if (!db) {
         return db_code;
     }
-    auto plans = plan_targets(*db, args.list_value("targets"));
+    auto plans = targets_of(args, *db);
     auto variants = select_variants(args.list_value("kernels"), args.list_value("dtypes"));
     if (!plans || !variants) {
         return report(Exit::not_found, kName, !plans ? plans.error() : variants.error());
@@ -283,7 +306,7 @@ int run_prebuild(const ParsedArgs& args) {
     compiler::OclocConfig ocloc_settings = ocloc_config(*config);
     ocloc_settings.ocloc_path = args.value("ocloc").value_or(ocloc_settings.ocloc_path);
     const compiler::OclocCompiler ocloc(ocloc_settings);
-    auto identity = ocloc.identity(deadline_after(std::chrono::seconds(60)));
+    auto identity = identity_of(ocloc, !args.has("no-aot"));
     if (!identity) {
         return report(Exit::environment, kName, "ocloc unusable: " + identity.error().message);
     }
@@ -294,14 +317,17 @@ int run_prebuild(const ParsedArgs& args) {
     if (scratch.path.empty() || !store) {
         return report(Exit::store_error, kName, "cannot create a scratch store");
     }
-    Progress progress(plans->size() * variants->size(),
+    const std::vector<kernels::Variant> none, &il = args.has("il") ? *variants : none;
+    Progress progress(plans->size() * variants->size() + il.size(),
                       args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
     BuildJob job{
         *plans, *variants, ocloc, identity->to_string(), timeout->value_or(kDefaultTimeout),
         *store, progress,  {}};
     run_jobs(job, jobs->value_or(1));
+    const int spirv_failures =
+        build_spirv_entries(il, config->tmpdir, job.timeout, *store, progress);
     progress.finish();
-    const int summary = finish_pack(job, *store, scratch, out, config->device_db);
+    const int summary = finish_pack(job, *store, scratch, out, config->device_db, spirv_failures);
     if (summary < 0) {
         return -summary;
     }
@@ -323,6 +349,9 @@ Command prebuild_command() {
              "--output is checked before anything is built (it must not exist, and its\n"
              "directory must accept it). If the pack still cannot be written at the end,\n"
              "the built binaries are kept in a scratch store whose path is printed.\n"
+             "--il adds a SPIR-V entry per variant, compiled for the OpenCL C extensions the\n"
+             "variant requires: devices whose driver loads IL and have no binary here build\n"
+             "it (the IL rung). --no-aot leaves ocloc out.\n"
              "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
              "<prefix>/share/kcache/packs.\n",
              {{"output", Arity::value, "PACK", "pack file to write (must not exist; *.kcpack)"},
@@ -332,6 +361,8 @@ Command prebuild_command() {
               {"jobs", Arity::value, "N", "parallel ocloc runs, 1 to 256 (default 1)"},
               {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
               {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
+              {"il", Arity::flag, "", "also store each variant's SPIR-V (clang-14, llvm-spirv-14)"},
+              {"no-aot", Arity::flag, "", "no ocloc builds (with --il: a pack of SPIR-V alone)"},
               {"quiet", Arity::flag, "", "no progress output"},
               {"sign", Arity::value, "KEY", "sign the pack (PACK.minisig; see `kcache sign`)"}},
              0,

@@ -55,4 +55,13 @@ std::vector<std::string> kernel_names(cl_program program);
 // "clFoo: CL_BUILD_PROGRAM_FAILURE (-11)" for messages (cl::failure).
 std::string cl_failure(const char* call, cl_int err);
 
+// The reply of a step that failed, with the build log when there is one.
+JitReply failed(Failure f, std::string log = {});
+
+// The link of the request's units (link.cpp): each compiled with its
+// options, then all linked with the request's; a compile or link error is
+// build_error with the driver's log.
+Result<cl::ProgramHandle, JitReply> link_units(cl_context ctx, cl_device_id dev,
+                                               const JitRequest& q);
+
 }  // namespace kcache::compiler::helper

@@ -53,31 +53,55 @@ Result<Ok, Failure> validate(cl_context ctx, cl_device_id dev, const std::string
     return Ok{};
 }
 
-JitReply failed(Failure f, std::string log = {}) {
-    JitReply r;
-    r.status = f.status;
-    r.message = std::move(f.message);
-    r.build_log = std::move(log);
-    return r;
-}
-
-// Compiles the source; on success the built program.
-Result<cl::ProgramHandle, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
+// The program of the request: from its IL when it has one, else from source.
+// A driver without IL support (or one that refuses this module) fails here.
+Result<cl::ProgramHandle, JitReply> create(cl_context ctx, const JitRequest& q) {
+    cl_int e = CL_SUCCESS;
+    if (!q.il.empty()) {
+        cl::ProgramHandle p(clCreateProgramWithIL(ctx, q.il.data(), q.il.size(), &e));
+        if (!p) {
+            return fail(
+                failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithIL", e) +
+                                                       " (the driver refused the SPIR-V module)"}));
+        }
+        return p;
+    }
     const char* src = q.source.c_str();
     const std::size_t len = q.source.size();
-    cl_int e = CL_SUCCESS;
     cl::ProgramHandle p(clCreateProgramWithSource(ctx, 1, &src, &len, &e));
     if (!p) {
         return fail(
             failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithSource", e)}));
     }
+    return p;
+}
+
+// Builds the source or IL; on success the built program.
+Result<cl::ProgramHandle, JitReply> build_one(cl_context ctx, cl_device_id dev,
+                                              const JitRequest& q) {
+    auto created = create(ctx, q);
+    if (!created) {
+        return fail(created.error());
+    }
+    cl::ProgramHandle p = std::move(*created);
     // The warm-up fills arguments by type, which needs the argument metadata.
     const std::string options = q.warmup ? q.options + " -cl-kernel-arg-info" : q.options;
-    e = clBuildProgram(p.get(), 1, &dev, options.c_str(), nullptr, nullptr);
+    const cl_int e = clBuildProgram(p.get(), 1, &dev, options.c_str(), nullptr, nullptr);
     if (e != CL_SUCCESS) {
         return fail(failed({ReplyStatus::build_error, cl_failure("clBuildProgram", e)},
                            build_log(p.get(), dev)));
     }
+    return p;
+}
+
+// Builds or links the request's program and checks its entry points.
+Result<cl::ProgramHandle, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
+    auto built = q.units.empty() ? build_one(ctx, dev, q) : link_units(ctx, dev, q);
+    if (!built) {
+        return built;
+    }
+    cl::ProgramHandle p = std::move(*built);
+    cl_int e = CL_SUCCESS;
     for (const auto& name : q.entry_points) {
         cl::KernelHandle k(clCreateKernel(p.get(), name.c_str(), &e));
         if (!k) {
@@ -90,6 +114,14 @@ Result<cl::ProgramHandle, JitReply> build(cl_context ctx, cl_device_id dev, cons
 }
 
 }  // namespace
+
+JitReply failed(Failure f, std::string log) {
+    JitReply r;
+    r.status = f.status;
+    r.message = std::move(f.message);
+    r.build_log = std::move(log);
+    return r;
+}
 
 std::string cl_failure(const char* call, cl_int err) {
     return cl::failure(call, err);

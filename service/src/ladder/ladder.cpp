@@ -27,11 +27,11 @@ namespace kcache::service {
 // parts its rungs are made of, in one block of memory.
 struct Ladder::Rungs {
     explicit Rungs(const RungParts& p)
-        : parts(p), list(parts, parts, parts, parts, parts, parts, parts) {}
+        : parts(p), list(parts, parts, parts, parts, parts, parts, parts, parts) {}
 
     const RungParts parts;
-    std::tuple<InProcessRung, ResidentRung, StoredRung, RemoteRung, AotRung, FailureRecordRung,
-               JitRung>
+    std::tuple<InProcessRung, ResidentRung, StoredRung, RemoteRung, AotRung, IlRung,
+               FailureRecordRung, JitRung>
         list;
 };
 

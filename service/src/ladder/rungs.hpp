@@ -66,6 +66,14 @@ class AotRung final : public LadderRung {
     Step attempt(Ask& ask) override;
 };
 
+// A SPIR-V entry of the request's input, for a device that loads IL, built
+// into its native binary in the helper and stored (rung_il.cpp).
+class IlRung final : public LadderRung {
+  public:
+    explicit IlRung(const RungParts& parts) : LadderRung("il", parts) {}
+    Step attempt(Ask& ask) override;
+};
+
 // A fresh failure record: answers with its status, no compile (rungs_final.cpp).
 class FailureRecordRung final : public LadderRung {
   public:

@@ -1,6 +1,7 @@
 // The ladder's stored rungs: the exact binary (the user store's hot copy,
 // its SQLite entry, then packs) and an ahead-of-time binary for the
-// device's target. A binary this node did not compile is checked in the
+// device's target. A binary this node did not compile, or a user-store
+// entry the node has no record of kcache putting there, is checked in the
 // kcache-verify helper before this process loads it (binary_vouch.hpp).
 
 #include "binary_vouch.hpp"
@@ -47,9 +48,17 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
         out.misses.emplace_back(Rung::user_store, MissCause::answered_below,
                                 "missed (a pack had the entry)");
     }
-    // Not compiled here (a pack's, an imported entry): checked in the helper first.
-    auto prog = load_checked(
-        parts, ask, bytes, {built_elsewhere(hit.tier, hit.entry.info), parts.stored.vouched_dir()});
+    // Not compiled here (a pack's, an imported entry), or a user-store entry
+    // the node has no record of kcache putting there: checked in the helper first.
+    const bool user = hit.tier.kind == store::Tier::Kind::user;
+    const bool elsewhere = built_elsewhere(hit.tier, hit.entry.info);
+    const bool unrecorded =
+        user && !elsewhere && !stored_here(parts.stored.vouched_records(), plan.key);
+    auto prog =
+        load_checked(parts, ask, bytes, {elsewhere || unrecorded, parts.stored.vouched_dir()});
+    if (prog && unrecorded) {  // checked: later processes of the node trust it
+        record_stored_here(parts.stored.vouched_dir(), plan.key);
+    }
     if (prog) {
         out.rung = rung_of(hit.tier);
         parts.counters.bump(out.rung == Rung::user_store ? Counter::store_hits
@@ -62,7 +71,7 @@ std::optional<ProgramRef> load(const RungParts& parts, Ask& ask, store::TieredHi
                             "driver rejected the binary: " + prog.error());
     parts.publish.record_failure(plan, store::FailureKind::rejected_binary, prog.error(), 0,
                                  &out.misses);
-    if (hit.tier.kind == store::Tier::Kind::user) {
+    if (user) {
         parts.publish.remove(plan, &out.misses);
     }
     return std::nullopt;

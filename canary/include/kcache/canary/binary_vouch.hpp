@@ -22,6 +22,7 @@
 
 #include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
+#include "kcache/store/key.hpp"
 #include "kcache/store/pack.hpp"
 #include "kcache/store/types.hpp"
 
@@ -47,8 +48,23 @@ std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields);
 // Whether `entry` of `tier` must be vouched for before this process loads
 // it: a pack's binary, or a user-store entry imported from a pack and not
 // verified on its device since (the user store trusts what this node built,
-// promoted or stored after its own check).
+// promoted or stored after its own check, where the node recorded that:
+// stored_here).
 bool built_elsewhere(const store::Tier& tier, const store::EntryInfo& entry);
+
+// Whether the node recorded (record_stored_here) that kcache itself put the
+// user-store entry under `key`: a JIT or promoted binary of this driver, or
+// one stored or loaded after its check. `dir`: the store's vouched/. An
+// entry without the record (one an older kcache stored, or any other writer
+// of the store) is checked like a binary built elsewhere before this
+// process loads it: a driver that aborts on a binary it did not make
+// (rusticl) costs the helper, not the caller.
+bool stored_here(const std::filesystem::path& dir, const store::Key& key);
+
+// Records in `dir` (the store's vouched/, made when missing) that kcache put
+// or checked the user-store entry under `key`; false when it could not (a
+// read-only store: the entry is checked again by the next process).
+bool record_stored_here(const std::filesystem::path& dir, const store::Key& key);
 
 // Checks `bytes` for the device of `fields` with `options` in `helper`:
 // the known-answer test of kat_variant_of(fields), else a load. Returns

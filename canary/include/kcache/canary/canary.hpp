@@ -145,17 +145,21 @@ struct RunOptions {
     Priority priority = Priority::normal;
 };
 
-// The binary an earlier driver built for a variant on the same device.
+// The binary an earlier driver identity built for a variant on the same device.
 struct PreviousBinary {
-    std::string driver;  // its driver version
+    // Its driver version; with ", compiler files <16 hex digits>" when that
+    // is the running driver's version (an update of the compiler's files
+    // alone), or ", compiler <its compiler identity>" when that names no files.
+    std::string driver;
     std::vector<std::uint8_t> bytes;
 };
 // Earlier drivers' binaries by variant id.
 using PreviousBinaries = std::map<std::string, PreviousBinary>;
 
 // For each of `variants`, the newest binary in `store` that another driver
-// built for it on `device` (a JIT entry of the same variant, source and
-// device, another driver version), preferring a driver whose stored verdict
+// identity built for it on `device` (a JIT entry of the same variant, source
+// and device, and another driver version or compiler identity: an update of
+// libclc or LLVM alone counts), preferring an identity whose stored verdict
 // (records in `dir`) validated the variant. Variants without one are left
 // out; a store that cannot be read gives none.
 PreviousBinaries previous_binaries(store::Store& store, const device_db::DeviceIdentity& device,

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kcache/service/service_api.hpp"
+#include "kcache/kcache_types.hpp"
 #include "kcache/store/trust.hpp"
 
 namespace kcache::service {

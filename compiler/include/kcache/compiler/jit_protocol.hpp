@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kcache/common/result.hpp"
@@ -41,10 +42,23 @@ struct WarmupLaunch {
 
 inline constexpr std::uint64_t kDefaultBuildStack = 64ull << 20;
 
+// One program of a link (JitRequest::units): compiled from `source` with
+// `options` and its input headers (clCompileProgram's: name, source).
+struct CompileUnit {
+    std::string source;
+    std::string options;
+    std::vector<std::pair<std::string, std::string>> headers = {};
+    bool operator==(const CompileUnit&) const = default;
+};
+
 struct JitRequest {
     DeviceSelector device;
     std::string source;
     std::string options;
+    // An intermediate language module (SPIR-V) to build instead of `source`:
+    // when non-empty the helper makes the program with clCreateProgramWithIL
+    // and builds it with `options`; `source` is then only descriptive.
+    std::string il;
     std::vector<std::string> entry_points;  // must exist in the program; empty: all
     std::optional<WarmupLaunch> warmup;
     // With a warm-up, a pooled helper replies as soon as the binary is built
@@ -53,6 +67,10 @@ struct JitRequest {
     bool warm_after_reply = false;
     std::uint64_t address_space_cap = 0;  // RLIMIT_AS for the helper in bytes; 0: none
     std::uint64_t build_stack_bytes = kDefaultBuildStack;
+    // Not empty: a link instead of a build. The helper compiles each unit
+    // (clCompileProgram) and links them all (clLinkProgram) with `options`;
+    // `source` and `il` are then unused.
+    std::vector<CompileUnit> units = {};
 };
 
 // What the helper reports; ok carries a validated binary.
@@ -69,11 +87,11 @@ enum class ReplyStatus : std::uint32_t {
 // pays select (platform start + device match) and context once: later
 // compiles report them near zero.
 struct HelperTimings {
-    std::uint64_t select_us = 0;    // platform start-up and device match
-    std::uint64_t context_us = 0;   // clCreateContext
-    std::uint64_t build_us = 0;     // clCreateProgramWithSource + clBuildProgram + entry points
-    std::uint64_t warmup_us = 0;    // the warm-up launch
-    std::uint64_t fetch_us = 0;     // CL_PROGRAM_BINARY_SIZES + CL_PROGRAM_BINARIES
+    std::uint64_t select_us = 0;   // platform start-up and device match
+    std::uint64_t context_us = 0;  // clCreateContext
+    std::uint64_t build_us = 0;    // clCreateProgramWith{Source,IL} + clBuildProgram + entry points
+    std::uint64_t warmup_us = 0;   // the warm-up launch
+    std::uint64_t fetch_us = 0;    // CL_PROGRAM_BINARY_SIZES + CL_PROGRAM_BINARIES
     std::uint64_t validate_us = 0;  // loading the binary back
     std::uint64_t total_us = 0;     // select to validate
 };
@@ -102,7 +120,7 @@ struct JitReply {
 };
 
 // The frame version this build writes and accepts.
-inline constexpr std::uint32_t kProtocolVersion = 3;
+inline constexpr std::uint32_t kProtocolVersion = 5;
 // Size of the fixed frame header (magic, version, kind, payload length).
 inline constexpr std::size_t kFrameHeaderSize = 20;
 // Upper bounds checked on read.

@@ -9,6 +9,7 @@
 
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/kcache_types.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::service {
@@ -19,6 +20,9 @@ struct CompileInput {
     std::string source;
     std::string options;
     std::vector<std::string> entry_points;
+    // Not empty: a link of these compiled units, `options` the link's
+    // (SourceRequest::link); the source digest then holds every unit.
+    std::vector<LinkUnit> link = {};
 };
 
 // Key fields of a native binary built by `device`'s own driver (JIT) from
@@ -34,6 +38,32 @@ void set_input_fields(store::KeyFields& f, const CompileInput& input);
 // Key fields of an ahead-of-time binary for ocloc target `target`: no
 // driver fields, so any compatible driver of that target finds it.
 store::KeyFields aot_key_fields(const std::string& target, const CompileInput& input);
+
+// What a SPIR-V entry was compiled for (docs/design.md, "The SPIR-V tier"):
+// the SPIR-V version and the OpenCL C extensions the module may use, sorted
+// and unique. A module that uses an extension links only where the device
+// has it, so the set is part of the key.
+struct IlTarget {
+    std::string spirv_version = "1.2";
+    std::vector<std::string> extensions;
+};
+
+// The IL target of `input`: the extensions its registry variant requires
+// when `input` is one rendered as the registry renders it (its name the
+// variant's id), else none.
+IlTarget il_target(const CompileInput& input);
+
+// Key fields of a SPIR-V module of `input` for `target`: no device or driver
+// fields (any driver that loads IL may build it); target format
+// "spirv:<version>:<extension>+<extension>…".
+store::KeyFields il_key_fields(const IlTarget& target, const CompileInput& input);
+
+// The OpenCL C extensions of `target` that `device` lacks (empty: it can
+// build the module), and whether the device loads IL at all (it reports
+// cl_khr_il_program).
+std::vector<std::string> missing_extensions(const IlTarget& target,
+                                            const device_db::DeviceIdentity& device);
+bool accepts_il(const device_db::DeviceIdentity& device);
 
 // The ocloc target of `device` per `db` (Intel GPUs the database knows);
 // nullopt for every other device.
