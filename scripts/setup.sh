@@ -94,13 +94,6 @@ if [ "$stage" != main ] && ! grep -qs "\"version\": \"$s3rver_version\"" "$s3rve
   npm install --prefix "$s3rver_dir" --no-audit --no-fund --loglevel=error "@20minutes/s3rver@$s3rver_version" ||
     { echo "setup: npm could not install @20minutes/s3rver@$s3rver_version (is the npm registry reachable?)" >&2; exit 1; }
 fi
-# The OpenCL driver the tests labelled il run on: PoCL with SPIR-V, built from
-# Debian's pocl-source into git-ignored .deps/pocl-il (KCACHE_IL_DRIVER_DIR
-# moves it) by scripts/il-driver.sh, once per package version (about 3
-# minutes on 2 cores; a no-op after that).
-if [ "$stage" != main ]; then
-  scripts/il-driver.sh >/dev/null
-fi
 [ "$stage" = deps ] && exit 0
 
 build_dir="${KCACHE_BUILD_DIR:-build}"

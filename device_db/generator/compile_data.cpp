@@ -89,8 +89,8 @@ void write_file(std::ostream& out, const DataFile& f, std::size_t index) {
             << ", " << literal(r.generation) << ", " << literal(r.architecture) << ", IpVersion{"
             << r.ip_version.major << ", " << r.ip_version.minor << ", " << r.ip_version.revision
             << "}, " << literal(r.ocloc_target) << ", " << name_of(r.ocloc) << ", "
-            << name_of(r.kind) << ", " << name_of(r.aot) << ", " << literal(r.notes) << ", "
-            << origin(r.origin) << "});\n";
+            << name_of(r.kind) << ", " << name_of(r.aot) << ", " << (r.prefer_il ? "true" : "false")
+            << ", " << literal(r.notes) << ", " << origin(r.origin) << "});\n";
     }
     out << "    f.devices.reserve(" << f.devices.size() << ");\n";
     for (const DeviceRecord& d : f.devices) {

@@ -91,7 +91,7 @@ void read_families(const LocatedJson& doc, FieldReader& top, DataFile& out) {
     std::map<std::string, int> seen;
     for_each_object(doc, top, "families", "family", [&](FieldReader& r) {
         r.allow_only({"name", "codename", "generation", "architecture", "ip_version",
-                      "ocloc_target", "ocloc", "kind", "aot_default", "notes"});
+                      "ocloc_target", "ocloc", "kind", "aot_default", "prefer_il", "notes"});
         FamilyRecord f;
         auto name = r.string("name", Need::required);
         auto codename = r.string("codename", Need::required);
@@ -102,6 +102,7 @@ void read_families(const LocatedJson& doc, FieldReader& top, DataFile& out) {
         auto ocloc = r.one_of("ocloc", Need::required, {"supported", "unsupported"});
         auto kind = r.one_of("kind", Need::required, {"integrated", "discrete"});
         auto aot = r.boolean("aot_default", Need::required);
+        auto il = r.boolean("prefer_il", Need::optional);
         auto notes = r.string("notes", Need::optional);
         if (!(name && codename && generation && arch && ip && target && ocloc && kind && aot) ||
             !first_time(seen, *name, "family \"" + *name + "\"", r.line(), r.problems())) {
@@ -111,7 +112,7 @@ void read_families(const LocatedJson& doc, FieldReader& top, DataFile& out) {
             *name, *codename, *generation, *arch, *ip, *target,
             *ocloc == "supported" ? OclocSupport::supported : OclocSupport::unsupported,
             *kind == "integrated" ? GpuKind::integrated : GpuKind::discrete,
-            *aot ? AotList::listed : AotList::not_listed, notes.value_or(""),
+            *aot ? AotList::listed : AotList::not_listed, il.value_or(false), notes.value_or(""),
             Origin{out.file, r.line()}});
     });
 }

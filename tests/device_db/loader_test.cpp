@@ -73,6 +73,9 @@ const test::OneProblem kOneProblem[] = {
      DeviceDbErrc::missing_key, "t.json:8: device lacks required key \"product\""},
     {"WrongType", family_with("true", "\"yes\""), DeviceDbErrc::wrong_type,
      "t.json:4: \"aot_default\" in family must be true or false"},
+    {"PreferIlNotABoolean",
+     family_with("\"aot_default\": true", "\"aot_default\": true, \"prefer_il\": 1"),
+     DeviceDbErrc::wrong_type, "t.json:4: \"prefer_il\" in family must be true or false"},
     {"ValueOutsideItsSet", family_with("\"integrated\"", "\"embedded\""), DeviceDbErrc::bad_value,
      "t.json:4: \"kind\" must be one of integrated, discrete, not \"embedded\""},
     // A number is followed by a newline that the lexer reads ahead: still line 2.

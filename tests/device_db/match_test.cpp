@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "device_fixtures.hpp"
 #include "kcache/device_db/database.hpp"
@@ -29,6 +31,20 @@ TEST_F(DeviceDbBuiltin, MeteorLake7d55IsListedButUnsupportedByThisOcloc) {
     EXPECT_EQ(m.family->ocloc, OclocSupport::unsupported);
     EXPECT_EQ(m.family->aot, AotList::listed);
     EXPECT_EQ(m.family->kind, GpuKind::integrated);
+}
+
+// The families no ocloc here targets prefer SPIR-V; those it targets do not.
+TEST_F(DeviceDbBuiltin, TheFamiliesThisOclocCannotTargetPreferIl) {
+    std::vector<std::string> preferring;
+    for (const auto& [name, family] : db_.families()) {
+        if (family.prefer_il) {
+            preferring.push_back(name);
+            EXPECT_EQ(family.ocloc, OclocSupport::unsupported) << name;
+        }
+    }
+    EXPECT_EQ(preferring, (std::vector<std::string>{"arl-h", "arl-s", "lnl", "mtl-h", "mtl-u"}));
+    EXPECT_TRUE(db_.match(test::intel_gpu(0x7d55, "23.17.26241.33")).family->prefer_il);
+    EXPECT_FALSE(db_.match(test::intel_gpu(0x9a49, "23.17.26241.33")).family->prefer_il);
 }
 
 TEST_F(DeviceDbBuiltin, UnknownPciIdFallsBackToTheIpVersion) {

@@ -28,6 +28,7 @@ echo "setup.sh --deps: ok in $(elapsed); $(in_root 60 dpkg-query -W -f='${Packag
 programs=(
   bash git cmake ctest cpack make g++ gcc cc c++ pkg-config dpkg-shlibdeps file nm readelf objdump ldd
   clang-14 clang++-14 clang-format-14 clang-format llvm-symbolizer-14 abidw abidiff
+  llvm-spirv-14 llvm-spirv-15 llvm-config-15 llc-15 flock xz
   python3 pytest-3 sqlite3 openssl minisign clinfo ocloc clpeak clblast_tuner_xgemm hashcat
   nginx apache2 redis-server redis-cli rclone node npm
   debootstrap chroot mount umount apt-get dpkg-deb timeout taskset su useradd tar awk sed
@@ -43,6 +44,8 @@ in_root 60 python3 -c 'import pyopencl, numpy, pytest, prometheus_client' >"$wor
   { cat "$work/python.txt"; fail "a Python module the tests import is missing"; }
 in_root 30 test -f /src/kcache/.deps/s3rver/node_modules/@20minutes/s3rver/package.json ||
   fail "setup.sh --deps did not install s3rver into .deps/s3rver"
+in_root 30 test -f /usr/src/pocl.tar.xz ||
+  fail "setup.sh --deps did not install pocl-source (scripts/il-driver.sh builds it)"
 in_root 60 clinfo -l >"$work/clinfo.txt" 2>&1 || { cat "$work/clinfo.txt"; fail "clinfo -l failed"; }
 grep -q 'Portable Computing Language' "$work/clinfo.txt" ||
   { cat "$work/clinfo.txt"; fail "no PoCL platform in the fresh root"; }

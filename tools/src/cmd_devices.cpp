@@ -97,8 +97,10 @@ json coverage_json(const device_db::FamilyRecord* family, const PackIndex& packs
         }
     }
     if (family->ocloc == device_db::OclocSupport::unsupported) {
-        return {{"mode", "jit"},
-                {"why", "the installed ocloc cannot target " + family->ocloc_target}};
+        return {
+            {"mode", "jit"},
+            {"why", "the installed ocloc cannot target " + family->ocloc_target +
+                        (family->prefer_il ? "; SPIR-V preferred (kcache prebuild --il)" : "")}};
     }
     auto found = packs.variants.find(family->ocloc_target);
     if (found == packs.variants.end()) {

@@ -46,6 +46,10 @@ struct FamilyRecord {
     OclocSupport ocloc = OclocSupport::supported;
     GpuKind kind = GpuKind::integrated;
     AotList aot = AotList::not_listed;
+    // Devices no ahead-of-time compiler here targets: their stores and packs
+    // should carry SPIR-V (kcache prebuild --il), which a driver that loads
+    // IL builds without the OpenCL C front end.
+    bool prefer_il = false;
     std::string notes;
     Origin origin;
 
