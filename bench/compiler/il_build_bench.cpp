@@ -48,8 +48,12 @@ double build_ms(compiler::JitCompiler& jit, const compiler::JitRequest& q) {
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
-    if (test::test_device_il_version().find("SPIR-V") == std::string::npos) {
-        std::fprintf(stderr, "the test device loads no SPIR-V (OCL_ICD_VENDORS: see the top)\n");
+    if (const std::string il = test::test_device_il_version();
+        il.find("SPIR-V") == std::string::npos) {
+        std::fprintf(stderr,
+                     "the test device loads no SPIR-V (CL_DEVICE_IL_VERSION \"%s\"; "
+                     "OCL_ICD_VENDORS: see the top)\n",
+                     il.c_str());
         return 2;
     }
     const auto cache_dir = test::make_temp_dir("il-bench");
