@@ -11,7 +11,6 @@
 namespace kcache::service {
 namespace {
 
-constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
 constexpr const char* kRejectedPrefix = "SPIR-V ";  // what flight.cpp records
 
 std::string describe(const IlTarget& t) {

@@ -2,6 +2,7 @@
 // The rungs of the ladder, in the order ladder.cpp lists them; each is
 // defined in the file named.
 
+#include <chrono>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -9,6 +10,10 @@
 #include "ladder.hpp"
 
 namespace kcache::service {
+
+// How long past a request's deadline a rung waits for the helper's answer
+// before it calls the build lost (the watchdog has killed the helper by then).
+inline constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
 
 // Whether a rung's bytes are checked in kcache-verify before this process
 // loads them: bytes built elsewhere are (docs/design.md, "Binaries built

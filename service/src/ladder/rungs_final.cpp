@@ -7,8 +7,6 @@
 namespace kcache::service {
 namespace {
 
-constexpr auto kWatchdogGrace = std::chrono::milliseconds(250);
-
 // The status callers see for a recorded failure.
 StatusCode status_of(store::FailureKind kind) {
     using K = store::FailureKind;
