@@ -104,8 +104,12 @@ Verdict verdict_of(const json& j) {
     return v;
 }
 
+std::filesystem::path record_file(const std::filesystem::path& dir, const std::string& id) {
+    return dir / (id + ".json");
+}
+
 std::filesystem::path record_path(const std::filesystem::path& dir, const DriverIdentity& id) {
-    return dir / (id.id() + ".json");
+    return record_file(dir, id.id());
 }
 
 }  // namespace
@@ -223,7 +227,12 @@ Result<Record, std::string> record_from_json(const std::string& text) {
 
 std::optional<Record> load_record(const std::filesystem::path& dir,
                                   const DriverIdentity& identity) {
-    auto text = read_regular_file(record_path(dir, identity), kMaxRecordBytes);
+    return load_record(dir, identity, identity.id());
+}
+
+std::optional<Record> load_record(const std::filesystem::path& dir, const DriverIdentity& identity,
+                                  const std::string& identity_id) {
+    auto text = read_regular_file(record_file(dir, identity_id), kMaxRecordBytes);
     if (!text) {
         return std::nullopt;
     }

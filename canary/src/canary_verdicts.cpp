@@ -29,7 +29,7 @@ struct Known {
     std::shared_ptr<const canary::Record> record;  // set once (under `mu`)
 };
 
-std::shared_ptr<Known> slot(const Config& config, const canary::DriverIdentity& identity) {
+std::shared_ptr<Known> slot(const Config& config, const std::string& identity_id) {
     struct Drivers {
         std::mutex mu;
         std::map<std::string, std::shared_ptr<Known>> by_driver;  // store dir + identity id
@@ -37,7 +37,7 @@ std::shared_ptr<Known> slot(const Config& config, const canary::DriverIdentity& 
     static fork_safety::PerProcess<Drivers> per_process;  // a forked child starts afresh
     Drivers& drivers = per_process.get();
     std::lock_guard g(drivers.mu);
-    auto& known = drivers.by_driver[config.dir.string() + "\n" + identity.id()];
+    auto& known = drivers.by_driver[config.dir.string() + "\n" + identity_id];
     known = known ? known : std::make_shared<Known>();
     return known;
 }
@@ -94,23 +94,25 @@ canary::Record run_now(const Config& config, const device_db::DeviceIdentity& de
 
 // The driver's verdicts: stored under `config.dir`, else the canary's, run
 // now by this process or, while another one holds the driver's lock, by that
-// one (then read from its record).
+// one (then read from its record). `identity_id`: the id of the device's
+// driver identity.
 canary::Record obtain(const Config& config, const device_db::DeviceIdentity& device,
-                      const CanaryParts& parts, canary::Priority priority) {
-    const canary::DriverIdentity identity = canary::driver_identity(device);
+                      const std::string& identity_id, const CanaryParts& parts,
+                      canary::Priority priority) {
     if (config.dir.empty()) {
         return run_now(config, device, {}, parts, priority);
     }
+    const canary::DriverIdentity identity = canary::driver_identity(device);
     const auto dir = canary::canary_dir(config.dir);
-    if (auto stored = canary::load_record(dir, identity)) {
+    if (auto stored = canary::load_record(dir, identity, identity_id)) {
         return std::move(*stored);
     }
     std::optional<KeyLock> lock;
     if (!config.read_only) {
-        if (auto held = KeyLock::acquire(config.dir, "canary-" + identity.id(),
+        if (auto held = KeyLock::acquire(config.dir, "canary-" + identity_id,
                                          std::chrono::steady_clock::now() + kLockWait)) {
             lock.emplace(std::move(*held));
-            if (auto stored = canary::load_record(dir, identity)) {
+            if (auto stored = canary::load_record(dir, identity, identity_id)) {
                 return std::move(*stored);
             }
         }
@@ -122,19 +124,20 @@ canary::Record obtain(const Config& config, const device_db::DeviceIdentity& dev
 
 std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
                                                       const device_db::DeviceIdentity& device,
+                                                      const DriverRef& driver,
                                                       const CanaryParts& parts) {
-    const std::shared_ptr<Known> known = slot(config, canary::driver_identity(device));
+    const std::shared_ptr<Known> known = slot(config, driver.id);
     std::unique_lock lock(known->mu);
     if (!known->started) {
         known->started = true;
         lock.unlock();
         const bool unwaited = config.canary == CanaryPolicy::warn && parts.workers != nullptr;
         const auto priority = unwaited ? canary::Priority::background : canary::Priority::normal;
-        std::function<void()> fill = [known, config, device, parts, priority] {
+        std::function<void()> fill = [known, config, device, id = driver.id, parts, priority] {
             std::shared_ptr<const canary::Record> record;
             try {
-                record =
-                    std::make_shared<const canary::Record>(obtain(config, device, parts, priority));
+                record = std::make_shared<const canary::Record>(
+                    obtain(config, device, id, parts, priority));
             } catch (const std::exception& e) {  // only std::bad_alloc is expected
                 logging::warning(std::string("driver canary: no verdicts: ") + e.what());
                 record = std::make_shared<const canary::Record>();

@@ -39,12 +39,20 @@ struct CanaryParts {
     std::function<void(const canary::Record&)> on_run;
 };
 
-// The verdicts of `device`'s driver for a cache of `config`: known ones,
-// else the canary's, waited for under enforce; under warn null while the
-// canary runs in the background (started by this call or an earlier one).
-// Throws only std::bad_alloc.
+// A driver's identity (canary::driver_identity) and its id, made once per
+// request for the gates that ask for them.
+struct DriverRef {
+    const canary::DriverIdentity& identity;
+    const std::string& id;  // identity.id()
+};
+
+// The verdicts of `device`'s driver (`driver`) for a cache of `config`:
+// known ones, else the canary's, waited for under enforce; under warn null
+// while the canary runs in the background (started by this call or an
+// earlier one). Throws only std::bad_alloc.
 std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
                                                       const device_db::DeviceIdentity& device,
+                                                      const DriverRef& driver,
                                                       const CanaryParts& parts);
 
 }  // namespace kcache::service

@@ -73,31 +73,56 @@ std::string version(const std::optional<DriverVersion>& v) {
     return v ? "*DriverVersion::parse(" + literal(v->to_string()) + ")" : "std::nullopt";
 }
 
+// Writes `rows` (each one line of values, from `row`) as the constant
+// table `name` of row type `type`; returns the span that names it (an empty
+// span for no rows: C++ has no empty arrays).
+template <class T, class F>
+std::string write_table(std::ostream& out, const char* type, const char* name,
+                        const std::vector<T>& rows, F row) {
+    const std::string span = std::string("std::span<const rows::") + type + ">";
+    if (rows.empty()) {
+        return span + "()";
+    }
+    out << "    static constexpr rows::" << type << " " << name << "[] = {\n";
+    for (const T& r : rows) {
+        out << "        {" << row(r) << "},\n";
+    }
+    out << "    };\n";
+    return span + "(" + name + ")";
+}
+
+// The vendor, family and device rows of `f` as constant tables (rows:: of
+// builtin_rows.hpp), one line per record, and the loop that appends them.
+void write_rows(std::ostream& out, const DataFile& f) {
+    const std::string vendors =
+        write_table(out, "Vendor", "vendors", f.vendors, [](const VendorRecord& v) {
+            return hex(v.id) + ", " + literal(v.name) + ", " + std::to_string(v.origin.line);
+        });
+    const std::string families =
+        write_table(out, "Family", "families", f.families, [](const FamilyRecord& r) {
+            return literal(r.name) + ", " + literal(r.codename) + ", " + literal(r.generation) +
+                   ", " + literal(r.architecture) + ", IpVersion{" +
+                   std::to_string(r.ip_version.major) + ", " + std::to_string(r.ip_version.minor) +
+                   ", " + std::to_string(r.ip_version.revision) + "}, " + literal(r.ocloc_target) +
+                   ", " + name_of(r.ocloc) + ", " + name_of(r.kind) + ", " + name_of(r.aot) + ", " +
+                   (r.prefer_il ? "true" : "false") + ", " + literal(r.notes) + ", " +
+                   std::to_string(r.origin.line);
+        });
+    const std::string devices =
+        write_table(out, "Device", "devices", f.devices, [](const DeviceRecord& d) {
+            return hex(d.vendor_id) + ", " + hex(d.pci_id) + ", " + literal(d.name) + ", " +
+                   literal(d.product) + ", " + literal(d.family) + ", " +
+                   std::to_string(d.origin.line);
+        });
+    out << "    rows::append(f, " << vendors << ", " << families << ", " << devices << ");\n";
+}
+
 void write_file(std::ostream& out, const DataFile& f, std::size_t index) {
     out << "DataFile file" << index << "() {\n"
         << "    DataFile f;\n"
         << "    const std::string file = " << literal(f.file) << ";\n"
         << "    f.file = file;\n";
-    out << "    f.vendors.reserve(" << f.vendors.size() << ");\n";
-    for (const VendorRecord& v : f.vendors) {
-        out << "    f.vendors.push_back({" << hex(v.id) << ", " << literal(v.name) << ", "
-            << origin(v.origin) << "});\n";
-    }
-    out << "    f.families.reserve(" << f.families.size() << ");\n";
-    for (const FamilyRecord& r : f.families) {
-        out << "    f.families.push_back({" << literal(r.name) << ", " << literal(r.codename)
-            << ", " << literal(r.generation) << ", " << literal(r.architecture) << ", IpVersion{"
-            << r.ip_version.major << ", " << r.ip_version.minor << ", " << r.ip_version.revision
-            << "}, " << literal(r.ocloc_target) << ", " << name_of(r.ocloc) << ", "
-            << name_of(r.kind) << ", " << name_of(r.aot) << ", " << (r.prefer_il ? "true" : "false")
-            << ", " << literal(r.notes) << ", " << origin(r.origin) << "});\n";
-    }
-    out << "    f.devices.reserve(" << f.devices.size() << ");\n";
-    for (const DeviceRecord& d : f.devices) {
-        out << "    f.devices.push_back({" << hex(d.vendor_id) << ", " << hex(d.pci_id) << ", "
-            << literal(d.name) << ", " << literal(d.product) << ", " << literal(d.family) << ", "
-            << origin(d.origin) << "});\n";
-    }
+    write_rows(out, f);
     out << "    f.quirks.reserve(" << f.quirks.size() << ");\n";
     for (const QuirkRule& q : f.quirks) {
         out << "    {\n        QuirkRule q;\n        q.id = " << literal(q.id) << ";\n";
@@ -137,6 +162,7 @@ int write_generated(const std::filesystem::path& out_path, const std::vector<Dat
     std::ostringstream out;
     out << "// Generated from the device data files by device_db/generator/compile_data.cpp;\n"
            "// do not edit.\n"
+           "#include \"builtin_rows.hpp\"\n"
            "#include \"kcache/device_db/loader.hpp\"\n\n"
            "namespace kcache::device_db {\nnamespace {\n\n";
     for (std::size_t i = 0; i < files.size(); ++i) {

@@ -67,7 +67,9 @@ Cache::Impl::Impl(Config c, service::Parts parts)
       remote(std::move(parts.remote)),
       identities(*loader),
       plans(config.max_programs, *loader),
-      programs(config.max_programs, *loader),
+      // A hit from a hot copy needs no SQLite, and the first one starts the
+      // releaser's thread: that thread starts SQLite's open, not the caller.
+      programs(config.max_programs, *loader, [this] { stored.open_user_in_background(); }),
       resident(config.max_resident_bytes),
       publisher(stored, resident, remote.get(), workers, counters),
       flight(config, stored, publisher, workers, counters),

@@ -147,14 +147,15 @@ struct ProgramCache::State {
     }
 };
 
-ProgramCache::ProgramCache(std::size_t max_programs, Loader& loader)
+ProgramCache::ProgramCache(std::size_t max_programs, Loader& loader,
+                           std::function<void()> background)
     : state_(std::make_unique<State>(max_programs, loader)),
       releaser_(std::make_unique<Releaser>(
           [state = state_.get()](Released& out) {
               std::lock_guard g(state->mu);
               return state->sweep(out);
           },
-          kSweepPeriod)) {}
+          kSweepPeriod, kIdleWait, std::move(background))) {}
 
 ProgramCache::~ProgramCache() {
     // The releaser first: its sweep asks about the contexts kept here, which

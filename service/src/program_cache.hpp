@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -66,8 +67,9 @@ inline constexpr std::chrono::milliseconds kSweepPeriod{250};
 class ProgramCache {
   public:
     // Keeps at most `max_programs` programs (0: none); asks `loader` (which
-    // must outlive it) about contexts and references.
-    ProgramCache(std::size_t max_programs, Loader& loader);
+    // must outlive it) about contexts and references. `background` (may be
+    // empty) runs once on the releaser's thread when the first load starts it.
+    ProgramCache(std::size_t max_programs, Loader& loader, std::function<void()> background = {});
     ~ProgramCache();
     ProgramCache(const ProgramCache&) = delete;
     ProgramCache& operator=(const ProgramCache&) = delete;

@@ -29,8 +29,9 @@ Releaser::Mode mode_from_environment() {
 }  // namespace
 
 Releaser::Releaser(Sweep sweep, std::chrono::milliseconds period,
-                   std::chrono::milliseconds idle_wait)
+                   std::chrono::milliseconds idle_wait, std::function<void()> on_start)
     : sweep_(std::move(sweep)),
+      on_start_(std::move(on_start)),
       period_(period),
       idle_wait_(idle_wait),
       mode_(mode_from_environment()) {}
@@ -82,6 +83,9 @@ void Releaser::run() {
     // Lowest priority for this thread alone (Linux: a thread id names one thread).
     if (mode_ == Mode::low_priority) {
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
+    }
+    if (on_start_) {
+        on_start_();  // before the lock: hand_over never waits for it
     }
     std::unique_lock g(mu_);
     int idle = 0;  // periods in a row with nothing to release or sweep

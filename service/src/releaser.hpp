@@ -65,8 +65,12 @@ class Releaser {
     // returns whether contexts are still kept (so sweeping goes on).
     using Sweep = std::function<bool(Released&)>;
     // `idle_wait`: how often a thread with nothing to do reads the flag.
+    // `on_start` (may be empty) runs once on the thread when it starts, at
+    // its priority: background work that no caller waits for (Cache::Impl's:
+    // starting the user store's SQLite open), kept off the thread of the
+    // first load, which starts this one.
     Releaser(Sweep sweep, std::chrono::milliseconds period,
-             std::chrono::milliseconds idle_wait = kIdleWait);
+             std::chrono::milliseconds idle_wait = kIdleWait, std::function<void()> on_start = {});
     // Releases what was handed over and stops the thread.
     ~Releaser();
     Releaser(const Releaser&) = delete;
@@ -88,6 +92,7 @@ class Releaser {
     void run();
 
     Sweep sweep_;
+    std::function<void()> on_start_;
     const std::chrono::milliseconds period_;
     const std::chrono::milliseconds idle_wait_;
     std::mutex mu_;

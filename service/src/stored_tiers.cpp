@@ -54,9 +54,9 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
 }  // namespace
 
 StoredTiers::StoredTiers(const Config& config, store::TieredStore tiers)
-    : config_(config), tiers_(std::move(tiers)) {
-    // A miss needs SQLite (a hit from a hot copy does not, but its write-back
-    // at exit does): opened while the application sets up, off the request.
+    : config_(config), tiers_(std::move(tiers)) {}
+
+void StoredTiers::open_user_in_background() {
     if (store::Store* user = tiers_.user()) {
         user->open_in_background();
     }

@@ -20,6 +20,10 @@ class StoredTiers {
     // `config` must outlive this object.
     StoredTiers(const Config& config, store::TieredStore tiers);
 
+    // Starts opening the user store's SQLite connection on a thread of its
+    // own (Store::open_in_background), for a later request that needs it and
+    // the write-back; a request that needs it first opens it then.
+    void open_user_in_background();
     // The tiers, with the packs opened (once) for every caller after the first.
     store::TieredStore& with_packs();
     // The tiers as they are (packs maybe not opened yet): for the user store.

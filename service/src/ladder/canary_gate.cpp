@@ -47,10 +47,12 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         return ok;
     }
     const canary::DriverIdentity identity = canary::driver_identity(device);
+    const std::string identity_id = identity.id();  // once, for both gates
+    const DriverRef driver{identity, identity_id};
     std::shared_ptr<WarnedFor> known;
     {
         std::lock_guard g(gate().mu);
-        auto& slot = gate().by_driver[config.dir.string() + "\n" + identity.id()];
+        auto& slot = gate().by_driver[config.dir.string() + "\n" + identity_id];
         slot = slot ? slot : std::make_shared<WarnedFor>();
         known = slot;
     }
@@ -62,14 +64,14 @@ Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& devic
         const CanaryParts parts{
             sources.stored != nullptr ? sources.stored->user() : nullptr, background,
             [remote = sources.remote](const canary::Record& r) { publish_findings(r, remote); }};
-        record = driver_verdicts(config, device, parts);
+        record = driver_verdicts(config, device, driver, parts);
         v = record ? canary::verdict_for(*record, variant) : nullptr;
     }
     std::string what;
     if (v != nullptr && v->state == canary::VerdictState::suspect) {
         what = "the driver canary found " + identity.describe() + " suspect for " + variant.id() +
                ": " + describe(*v);
-    } else if (auto e = erratum_for(config, identity, variant, sources)) {
+    } else if (auto e = erratum_for(config, driver, variant, sources)) {
         what = "erratum " + e->id() + " (" + (e->source.empty() ? "a pack" : e->source) +
                ") marks " + identity.describe() + " suspect for " + variant.id() + ": " +
                e->describe();

@@ -4,6 +4,7 @@
 
 #include "errata_gate.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -35,25 +36,33 @@ struct AllErrata {
     std::map<std::string, std::shared_ptr<DriverErrata>> by_driver;  // store dir + identity id
 };
 
-std::shared_ptr<DriverErrata> slot_for(const Config& config, const canary::DriverIdentity& d) {
+std::shared_ptr<DriverErrata> slot_for(const Config& config, const std::string& driver_id) {
     static fork_safety::PerProcess<AllErrata> per_process;  // a forked child starts afresh
     AllErrata& all = per_process.get();
     std::lock_guard g(all.mu);
-    auto& slot = all.by_driver[config.dir.string() + "\n" + d.id()];
+    auto& slot = all.by_driver[config.dir.string() + "\n" + driver_id];
     slot = slot ? slot : std::make_shared<DriverErrata>();
     return slot;
 }
 
-// Reads the node's file again when it changed since the last read.
+// Reads the node's file again when it changed since the last read (one
+// that stat() found missing is not opened: the stamp of a file made since
+// differs at the next call).
 void refresh_local(const Config& config, DriverErrata& known) {
     if (config.dir.empty()) {
         return;
     }
-    const FileStamp now = stamp_of(errata::errata_dir(config.dir) / "errata.json");
+    const std::filesystem::path file = errata::errata_dir(config.dir) / "errata.json";
+    const FileStamp now = stamp_of(file);
+    const bool missing = !now.exists && errno == ENOENT;
     if (known.stamp && *known.stamp == now) {
         return;
     }
     known.stamp = now;
+    if (missing) {
+        known.local.clear();
+        return;
+    }
     auto loaded = errata::load_local(config.dir);
     if (!loaded) {
         logging::warning("errata: " + loaded.error() + "; its errata are not applied");
@@ -89,26 +98,25 @@ void refresh_remote(const Config& config, const canary::DriverIdentity& d, Drive
 
 }  // namespace
 
-std::optional<errata::Erratum> erratum_for(const Config& config,
-                                           const canary::DriverIdentity& driver,
+std::optional<errata::Erratum> erratum_for(const Config& config, const DriverRef& driver,
                                            const kernels::Variant& variant,
                                            const ErrataSources& sources) {
     trace::Span span("errata gate", "gate");
-    const std::shared_ptr<DriverErrata> known = slot_for(config, driver);
+    const std::shared_ptr<DriverErrata> known = slot_for(config, driver.id);
     std::lock_guard g(known->mu);
     if (sources.remote != nullptr) {
-        refresh_remote(config, driver, *known, *sources.remote);
+        refresh_remote(config, driver.identity, *known, *sources.remote);
     }
     refresh_local(config, *known);
     for (const auto* list : {&known->local, &known->fetched}) {
-        if (const errata::Erratum* e = errata::covering(*list, driver, variant)) {
+        if (const errata::Erratum* e = errata::covering(*list, driver.identity, variant)) {
             return *e;
         }
     }
     if (sources.stored != nullptr) {
         sources.stored->with_packs();
         if (const errata::Erratum* e =
-                errata::covering(sources.stored->pack_errata(), driver, variant)) {
+                errata::covering(sources.stored->pack_errata(), driver.identity, variant)) {
             return *e;
         }
     }

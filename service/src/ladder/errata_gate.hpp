@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "canary_verdicts.hpp"
 #include "kcache/canary/errata.hpp"
 #include "kcache/service/service_api.hpp"
 
@@ -31,8 +32,7 @@ struct ErrataSources {
 // breaker window (KCACHE_REMOTE_BREAKER_MS); what it holds is added to the
 // node's file (not with KCACHE_READONLY). nullopt: none covers it. Throws
 // only std::bad_alloc.
-std::optional<errata::Erratum> erratum_for(const Config& config,
-                                           const canary::DriverIdentity& driver,
+std::optional<errata::Erratum> erratum_for(const Config& config, const DriverRef& driver,
                                            const kernels::Variant& variant,
                                            const ErrataSources& sources);
 

@@ -117,6 +117,9 @@ std::filesystem::path canary_dir(const std::filesystem::path& store_dir);
 // The record of `identity` in `dir`; nullopt when there is none or it is
 // damaged or of another identity (error: only when the directory cannot be read).
 std::optional<Record> load_record(const std::filesystem::path& dir, const DriverIdentity& identity);
+// The same, for `identity` whose id() is `identity_id` (made once by the caller).
+std::optional<Record> load_record(const std::filesystem::path& dir, const DriverIdentity& identity,
+                                  const std::string& identity_id);
 // Every sound record of `dir` (none when it does not exist).
 std::vector<Record> load_records(const std::filesystem::path& dir);
 // Writes `record` (replacing the identity's earlier one); error: why not.
