@@ -188,7 +188,9 @@ Compiled SingleFlight::compile_now(const Plan& plan, const compiler::JitRequest&
             return c;
         }
     }
-    counters_.bump(Counter::jit_compiles);
+    if (request.il.empty()) {  // a build of SPIR-V is counted in il_builds, once it built
+        counters_.bump(Counter::jit_compiles);
+    }
     const auto started = SteadyClock::now();
     auto r = jit_.compile(
         request, plan.deadline,

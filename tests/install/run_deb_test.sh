@@ -5,8 +5,10 @@
 # own (dpkg --root: dpkg's checks and file list, without touching this
 # machine's packages) when run as root, unpacks it into a staging root
 # (dpkg -x) and runs the CLI from there: doctor, ls of the user store, ls of
-# the installed pack, and doctor by PATH as an unprivileged user.
+# the installed pack (its SPIR-V entries too, under KCACHE_PACK_IL), and
+# doctor by PATH as an unprivileged user.
 set -euo pipefail
+. "$(dirname "$0")/installed_pack.sh"
 build=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/kcache-deb-XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -85,12 +87,8 @@ grep -q "$root$prefix/libexec/kcache/kcache-jit" "$work/doctor.txt" ||
 grep -q "$root$prefix/share/kcache/packs" "$work/doctor.txt" ||
   { echo "doctor does not name the staged pack directory"; cat "$work/doctor.txt"; exit 1; }
 "$root$prefix/bin/kcache" ls
-pack=$(ls "$root$prefix"/share/kcache/packs/*.kcpack 2>/dev/null | head -n 1 || true)
-if [ -n "$pack" ]; then
-  n=$("$root$prefix/bin/kcache" ls --pack "$pack" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
-  echo "installed pack $(basename "$pack"): $n entries"
-  [ "$n" -gt 0 ]
-fi
+# The pack the build made (KCACHE_AOT_PACK), with SPIR-V per variant under KCACHE_PACK_IL.
+check_installed_pack "$root$prefix/bin/kcache" "$root$prefix/share/kcache/packs" "$build"
 # The Python package (when the build has it), imported from the staging root.
 if grep -q '^KCACHE_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
   pydir=$(sed -n 's/^KCACHE_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Usage: run_install_test.sh BUILD_DIR CONSUMER_SRC OPS_SRC
 # Fails on the first step that does not work; prints what each run answered.
+# The installed AOT pack is checked too (installed_pack.sh): its SPIR-V
+# entries under KCACHE_PACK_IL.
 # OPS_SRC (examples/ops) is built against the prefix as an outside operator
 # library would be: installed headers, kcache::kcache and kcache::ops only.
 set -euo pipefail
 . "$(dirname "$0")/../support/install_prefix.sh"
+. "$(dirname "$0")/installed_pack.sh"
 install_to_temp_prefix "$1" kcache-install
 src=$2
 ops_src=$3
@@ -25,6 +28,8 @@ cmake --build "$work/b" >"$work/build.log"
 
 export KCACHE_DIR=$work/store POCL_CACHE_DIR=$work/pocl
 unset KCACHE_JIT_PATH
+# The AOT pack (KCACHE_AOT_PACK), with SPIR-V per variant under KCACHE_PACK_IL.
+check_installed_pack "$prefix/bin/kcache" "$prefix/share/kcache/packs" "$1"
 first=$("$work/b/consumer")
 second=$("$work/b/consumer")
 echo "C++ consumer: first run: $first; second run: $second"

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli_runner.hpp"
+#include "il_support.hpp"
 
 namespace kcache::test {
 namespace {
@@ -102,6 +103,29 @@ TEST_F(CliPocl, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
     EXPECT_NE(text.out.find("warm: 0 built, 2 already cached, 0 unsupported, 0 failed"),
               std::string::npos)
         << text.out;
+}
+
+// The SPIR-V entries warm stores are for devices that load IL only: on
+// Debian's PoCL (no IL) it stores none and says nothing of SPIR-V.
+TEST_F(CliPocl, WarmOnADeviceWithoutIlStoresNoSpirv) {
+    ASSERT_EQ(test_device_il_version(), "") << "this test is about a driver without IL";
+    const std::vector<std::string> subset = {"warm", "--kernels", "dot", "--dtypes", "f32"};
+    std::vector<std::string> as_json = subset;
+    as_json.insert(as_json.end(), {"--json", "--quiet"});
+    const CliRun first = kcache(as_json);
+    ASSERT_EQ(first.code, 0) << first.out << first.err;
+    EXPECT_EQ(first.json()["built"], 2) << first.out;
+    EXPECT_FALSE(first.json().contains("spirv")) << first.out;
+    EXPECT_EQ(first.err.find("SPIR-V"), std::string::npos) << first.err;
+    const CliRun text = kcache(subset);
+    ASSERT_EQ(text.code, 0) << text.out << text.err;
+    EXPECT_EQ(text.out.find("spir-v"), std::string::npos) << text.out;
+    const auto entries = kcache({"ls", "--json"}).json();
+    ASSERT_EQ(entries.size(), 2u) << entries.dump();
+    for (const auto& e : entries) {
+        const std::string format = e["fields"]["target_format"];
+        EXPECT_NE(format.rfind("spirv:", 0), 0u) << format;
+    }
 }
 
 TEST_F(CliPocl, WarmAndExplainRejectBadInput) {

@@ -265,13 +265,30 @@ Result<std::vector<std::unique_ptr<TargetPlan>>, std::string> targets_of(
     return plan_targets(db, args.list_value("targets"));
 }
 
-// ocloc's identity when it builds (`aot`), else an empty one.
-Result<compiler::CompilerIdentity, compiler::OclocError> identity_of(
-    const compiler::OclocCompiler& ocloc, bool aot) {
-    if (!aot) {
-        return compiler::CompilerIdentity{};
+// A store for the pack's builds in `dir`, keeping every binary built.
+std::optional<store::Store> scratch_store(const std::filesystem::path& dir) {
+    store::Policy policy;
+    policy.max_bytes = 1ull << 40;
+    auto store = store::Store::open(dir, policy);
+    return store ? std::optional(std::move(*store)) : std::nullopt;
+}
+
+// The tools that will build, checked before anything is: ocloc's identity
+// (an empty one with --no-aot), or the exit code after saying which is unusable.
+Result<compiler::CompilerIdentity, int> check_tools(const ParsedArgs& args,
+                                                    const compiler::OclocCompiler& ocloc,
+                                                    const compiler::SpirvConfig& spirv) {
+    using Identity = Result<compiler::CompilerIdentity, compiler::OclocError>;
+    auto identity = args.has("no-aot") ? Identity(compiler::CompilerIdentity{})
+                                       : ocloc.identity(deadline_after(std::chrono::seconds(60)));
+    if (!identity) {
+        return fail(
+            report(Exit::environment, kName, "ocloc unusable: " + identity.error().message));
     }
-    return ocloc.identity(deadline_after(std::chrono::seconds(60)));
+    if (auto problem = args.has("il") ? spirv_tools_problem(spirv) : std::nullopt) {
+        return fail(report(Exit::environment, kName, "SPIR-V tools unusable (--il): " + *problem));
+    }
+    return std::move(*identity);
 }
 
 int run_prebuild(const ParsedArgs& args) {
@@ -306,15 +323,14 @@ int run_prebuild(const ParsedArgs& args) {
     compiler::OclocConfig ocloc_settings = ocloc_config(*config);
     ocloc_settings.ocloc_path = args.value("ocloc").value_or(ocloc_settings.ocloc_path);
     const compiler::OclocCompiler ocloc(ocloc_settings);
-    auto identity = identity_of(ocloc, !args.has("no-aot"));
+    const compiler::SpirvConfig spirv = spirv_config(*config, args);
+    auto identity = check_tools(args, ocloc, spirv);
     if (!identity) {
-        return report(Exit::environment, kName, "ocloc unusable: " + identity.error().message);
+        return identity.error();
     }
     ScratchDir scratch{make_scratch(config->tmpdir)};
-    store::Policy policy;
-    policy.max_bytes = 1ull << 40;  // a pack keeps every binary built
-    auto store = store::Store::open(scratch.path, policy);
-    if (scratch.path.empty() || !store) {
+    auto store = scratch.path.empty() ? std::nullopt : scratch_store(scratch.path);
+    if (!store) {
         return report(Exit::store_error, kName, "cannot create a scratch store");
     }
     const std::vector<kernels::Variant> none, &il = args.has("il") ? *variants : none;
@@ -325,7 +341,7 @@ int run_prebuild(const ParsedArgs& args) {
         *store, progress,  {}};
     run_jobs(job, jobs->value_or(1));
     const int spirv_failures =
-        build_spirv_entries(il, config->tmpdir, job.timeout, *store, progress);
+        build_spirv_entries(il, spirv, job.timeout, jobs->value_or(1), *store, progress).failed;
     progress.finish();
     const int summary = finish_pack(job, *store, scratch, out, config->device_db, spirv_failures);
     if (summary < 0) {
@@ -338,41 +354,45 @@ int run_prebuild(const ParsedArgs& args) {
 }  // namespace
 
 Command prebuild_command() {
-    return {{kName,
-             "--output PACK [options]",
-             "compile kernels ahead of time with ocloc for Intel GPUs into a read-only pack",
-             "Targets default to the device database's AOT list. Several families may share\n"
-             "one ocloc target (Raptor Lake uses adl-s); each target is built once. A family\n"
-             "the installed ocloc cannot target is named with its PCI ids and recorded in the\n"
-             "pack's kcache_aot_coverage table as not_targetable: the runtime JITs there.\n"
-             "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n"
-             "--output is checked before anything is built (it must not exist, and its\n"
-             "directory must accept it). If the pack still cannot be written at the end,\n"
-             "the built binaries are kept in a scratch store whose path is printed.\n"
-             "--il adds a SPIR-V entry per variant, compiled for the OpenCL C extensions the\n"
-             "variant requires: devices whose driver loads IL and have no binary here build\n"
-             "it (the IL rung). --no-aot leaves ocloc out.\n"
-             "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
-             "<prefix>/share/kcache/packs.\n",
-             {{"output", Arity::value, "PACK", "pack file to write (must not exist; *.kcpack)"},
-              {"targets", Arity::value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
-              {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
-              {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
-              {"jobs", Arity::value, "N", "parallel ocloc runs, 1 to 256 (default 1)"},
-              {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
-              {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
-              {"il", Arity::flag, "", "also store each variant's SPIR-V (clang-14, llvm-spirv-14)"},
-              {"no-aot", Arity::flag, "", "no ocloc builds (with --il: a pack of SPIR-V alone)"},
-              {"quiet", Arity::flag, "", "no progress output"},
-              {"sign", Arity::value, "KEY", "sign the pack (PACK.minisig; see `kcache sign`)"}},
-             0,
-             0,
-             std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +
-                 kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
-            [](const ParsedArgs& a) {
-                return a.has("output") ? run_prebuild(a)
-                                       : report(Exit::usage, kName, "--output PACK is required");
-            }};
+    Command c{
+        {kName,
+         "--output PACK [options]",
+         "compile kernels ahead of time with ocloc for Intel GPUs into a read-only pack",
+         "Targets default to the device database's AOT list. Several families may share\n"
+         "one ocloc target (Raptor Lake uses adl-s); each target is built once. A family\n"
+         "the installed ocloc cannot target is named with its PCI ids and recorded in the\n"
+         "pack's kcache_aot_coverage table as not_targetable: the runtime JITs there.\n"
+         "Such gaps are not failures (exit 0); a kernel that fails to build is (exit 1).\n"
+         "--output is checked before anything is built (it must not exist, and its\n"
+         "directory must accept it). If the pack still cannot be written at the end,\n"
+         "the built binaries are kept in a scratch store whose path is printed.\n"
+         "--il adds a SPIR-V entry per variant, compiled for the OpenCL C extensions the\n"
+         "variant requires: devices whose driver loads IL and have no binary here build\n"
+         "it (the IL rung). --no-aot leaves ocloc out. --clang and --llvm-spirv name\n"
+         "the tools (checked before anything is built: exit 5 when one is unusable).\n"
+         "The runtime finds packs named *.kcpack in KCACHE_PACKS directories and in\n"
+         "<prefix>/share/kcache/packs.\n",
+         {{"output", Arity::value, "PACK", "pack file to write (must not exist; *.kcpack)"},
+          {"targets", Arity::value, "LIST", "families or ocloc targets (tgllp,mtl-h,…)"},
+          {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
+          {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
+          {"jobs", Arity::value, "N", "parallel ocloc runs, 1 to 256 (default 1)"},
+          {"timeout", Arity::value, "DUR", "per compile (default 120s)"},
+          {"ocloc", Arity::value, "PATH", "ocloc executable (default /usr/bin/ocloc)"},
+          {"il", Arity::flag, "", "also store each variant's SPIR-V (clang-14, llvm-spirv-14)"},
+          {"no-aot", Arity::flag, "", "no ocloc builds (with --il: a pack of SPIR-V alone)"},
+          {"quiet", Arity::flag, "", "no progress output"},
+          {"sign", Arity::value, "KEY", "sign the pack (PACK.minisig; see `kcache sign`)"}},
+         0,
+         0,
+         std::string(kExitOk) + "  1  some kernel failed to build for a supported target\n" +
+             kExitUsage + kExitNotFound + kExitStore + kExitEnvironment},
+        [](const ParsedArgs& a) {
+            return a.has("output") ? run_prebuild(a)
+                                   : report(Exit::usage, kName, "--output PACK is required");
+        }};
+    c.spec.options = with_spirv_tool_options(std::move(c.spec.options));
+    return c;
 }
 
 }  // namespace kcache::cli

@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "remote_cli.hpp"
 #include "selection.hpp"
+#include "warm_spirv.hpp"
 #include "warmer.hpp"
 
 namespace kcache::cli {
@@ -83,12 +84,59 @@ void print_uploads(const UploadReport& u, bool remote_required) {
     }
 }
 
+using Counts = std::array<int, std::size(kResultNames)>;
+using Spirv = std::optional<SpirvWarm>;
+
+void print_json(const Counts& counts, const Uploads& uploads, const Spirv& spirv, json items) {
+    json summary;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        summary[kJsonNames[k]] = counts[k];
+    }
+    if (uploads) {
+        summary["remote_uploads"] = uploads->uploaded;
+        summary["remote_upload_failures"] = uploads->failed;
+        summary["remote_upload_notes"] = json::array();
+        for (const remote::UploadNote& n : uploads->notes) {
+            summary["remote_upload_notes"].push_back({{"count", n.count}, {"reason", n.reason}});
+        }
+    }
+    if (spirv) {
+        summary["spirv"] = spirv_json(*spirv);
+    }
+    summary["items"] = std::move(items);
+    std::cout << summary.dump(2) << "\n";
+}
+
+void print_text(const Counts& counts, std::size_t devices, const json& items) {
+    for (const json& item : items) {
+        if (item["result"] == "failed" || item["result"] == "timed out" ||
+            item["result"] == "not stored") {
+            print_item_text(item);
+        }
+    }
+    std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
+              << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
+              << " timed out";
+    if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
+        std::cout << ", " << n << " not stored";
+    }
+    std::cout << " (" << devices << " device" << (devices == 1 ? "" : "s") << ")\n";
+    if (counts[4] > 0) {
+        std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
+    }
+    if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
+        std::cout << "built kernels that could not be stored are compiled again next time: "
+                     "free space or raise KCACHE_MAX_SIZE\n";
+    }
+}
+
 // A failed upload is reported and counted, and needs action (exit 1) only
 // under KCACHE_REMOTE_REQUIRED: otherwise nothing fails because of the remote.
+// So does a SPIR-V entry that failed to build (one skipped, e.g. for want of
+// the tools, does not: the native binaries are there).
 int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, const Uploads& uploads,
-              bool remote_required, bool as_json) {
-    constexpr std::size_t kResults = std::size(kResultNames);
-    std::array<int, kResults> counts{};
+              const Spirv& spirv, bool remote_required, bool as_json) {
+    Counts counts{};
     json items = json::array();
     for (std::size_t i = 0; i < batch.items.size(); ++i) {
         const ItemReport& r = batch.reports[i];
@@ -104,47 +152,17 @@ int summarize(const Batch& batch, const std::vector<OpenedDevice>& devices, cons
     const bool upload_failed = uploads && uploads->failed > 0 && remote_required;
     const int needs_action = counts[static_cast<int>(WarmResult::failed)] +
                              counts[static_cast<int>(WarmResult::not_stored)] +
-                             (upload_failed ? 1 : 0);
+                             (upload_failed ? 1 : 0) + (spirv ? spirv->tally.failed : 0);
     if (as_json) {
-        json summary;
-        for (std::size_t k = 0; k < kResults; ++k) {
-            summary[kJsonNames[k]] = counts[k];
-        }
+        print_json(counts, uploads, spirv, std::move(items));
+    } else {
+        print_text(counts, devices.size(), items);
         if (uploads) {
-            summary["remote_uploads"] = uploads->uploaded;
-            summary["remote_upload_failures"] = uploads->failed;
-            summary["remote_upload_notes"] = json::array();
-            for (const remote::UploadNote& n : uploads->notes) {
-                summary["remote_upload_notes"].push_back(
-                    {{"count", n.count}, {"reason", n.reason}});
-            }
+            print_uploads(*uploads, remote_required);
         }
-        summary["items"] = items;
-        std::cout << summary.dump(2) << "\n";
-        return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
-    }
-    for (const json& item : items) {
-        if (item["result"] == "failed" || item["result"] == "timed out" ||
-            item["result"] == "not stored") {
-            print_item_text(item);
+        if (spirv) {
+            print_spirv(*spirv);
         }
-    }
-    std::cout << "warm: " << counts[0] << " built, " << counts[1] << " already cached, "
-              << counts[2] << " unsupported, " << counts[3] << " failed, " << counts[4]
-              << " timed out";
-    if (const int n = counts[static_cast<int>(WarmResult::not_stored)]; n > 0) {
-        std::cout << ", " << n << " not stored";
-    }
-    std::cout << " (" << devices.size() << " device" << (devices.size() == 1 ? "" : "s") << ")\n";
-    if (counts[4] > 0) {
-        std::cout << "timed-out kernels fall back at run time; a longer --timeout may help\n";
-    }
-    if (counts[static_cast<int>(WarmResult::not_stored)] > 0) {
-        std::cout << "built kernels that could not be stored are compiled again next time: "
-                     "free space or raise KCACHE_MAX_SIZE\n";
-    }
-    if (uploads) {
-        print_uploads(*uploads, remote_required);
     }
     return needs_action > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }
@@ -288,19 +306,23 @@ int run_warm(const ParsedArgs& args) {
     }
     Warmer warmer(*config, std::move(*store), std::move(*db));
     Batch batch{std::move(*items), {}};
-    Progress progress(batch.items.size(),
-                      args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic);
-    run_batch(warmer, *devices, batch, parallel, timeout->value_or(config->jit_timeout), progress);
+    const ProgressStyle style = args.has("quiet") ? ProgressStyle::quiet : ProgressStyle::automatic;
+    const std::chrono::milliseconds per_compile = timeout->value_or(config->jit_timeout);
+    Progress progress(batch.items.size(), style);
+    run_batch(warmer, *devices, batch, parallel, per_compile, progress);
     progress.finish();
+    // Before the recheck: a SPIR-V entry's put may evict a binary counted above.
+    const Spirv spirv = warm_spirv(batch.items, batch.reports, *devices, *config,
+                                   spirv_config(*config, args), per_compile, parallel, style);
     warmer.recheck(batch.reports);
     const Uploads uploads = warmer.flush_uploads(std::chrono::seconds(60));
-    return summarize(batch, *devices, uploads, config->remote_required, args.has("json"));
+    return summarize(batch, *devices, uploads, spirv, config->remote_required, args.has("json"));
 }
 
 }  // namespace
 
 Command warm_command() {
-    return {
+    Command c{
         {"warm",
          "[options]",
          "build the kernel binaries missing for the devices present",
@@ -330,7 +352,15 @@ Command warm_command() {
          "exit code 1 only under KCACHE_REMOTE_REQUIRED. Uploads are signed with\n"
          "KCACHE_REMOTE_SIGNING_KEY; without one, while signed objects are required\n"
          "(KCACHE_REMOTE_REQUIRE_SIGNED), nothing is uploaded: warm says so, and exits 2\n"
-         "before building under KCACHE_REMOTE_REQUIRED.\n",
+         "before building under KCACHE_REMOTE_REQUIRED.\n"
+         "For a device whose driver loads IL (cl_khr_il_program), warm also stores the\n"
+         "SPIR-V entry of each registry variant it warmed there, as `prebuild --il` makes\n"
+         "them (clang-14 and llvm-spirv-14, or --clang and --llvm-spirv), so that a pack\n"
+         "exported from the store carries them for the devices that prefer IL; the\n"
+         "line `spir-v: N stored, N already stored, N failed` says how many. Without the\n"
+         "tools (or with a read-only store) that line says SPIR-V was skipped and why:\n"
+         "not an error, the native binaries are stored. A warm without such a device\n"
+         "stores no SPIR-V and prints no such line.\n",
          {{"device", Arity::value, "SEL", "only this device: index or name substring"},
           {"kernels", Arity::value, "LIST", "kernel names or aliases (default: all)"},
           {"dtypes", Arity::value, "LIST", "element types, e.g. f32,f16 (default: all)"},
@@ -345,10 +375,12 @@ Command warm_command() {
              "  1  some kernel failed to build (build error, crash), or was built but could\n"
              "     not be stored (disk full, KCACHE_MAX_SIZE smaller than the binary), or\n"
              "     an upload failed under KCACHE_REMOTE_REQUIRED (without it, failed uploads\n"
-             "     are reported and counted, not errors)\n" +
+             "     are reported and counted, not errors), or a SPIR-V entry failed to build\n" +
              kExitUsage + "  3  unknown device, kernel or dtype; manifest or source missing\n" +
              "  4  the store cannot be opened\n" + kExitEnvironment},
         run_warm};
+    c.spec.options = with_spirv_tool_options(std::move(c.spec.options));
+    return c;
 }
 
 }  // namespace kcache::cli
