@@ -143,13 +143,13 @@ std::string to_source_request(const kcache_source_request* in, SourceRequest& ou
     if (auto e = read_request(in, KCACHE_END(kcache_source_request, source), r); !e.empty()) {
         return e;
     }
-    if (r.source == nullptr || (r.n_entry_points > 0 && r.entry_points == nullptr)) {
-        return "request->source (and entry_points when n_entry_points > 0) must not be NULL";
+    if (auto e = missing_input(r); !e.empty()) {
+        return e;
     }
     if (!valid_mode(r.mode)) {
         return "request->mode is not a kcache_mode";
     }
-    out.source = r.source;
+    out.source = input_of(r);
     out.options = r.options != nullptr ? r.options : "";
     out.name = r.name != nullptr ? r.name : "";
     for (size_t i = 0; i < r.n_entry_points; ++i) {

@@ -25,6 +25,27 @@ struct kcache_outcome {
 
 namespace kcache::c_api {
 
+// What a source request's input lacks ("" when it is whole): its `source`,
+// or with `il_size` a SPIR-V module at `il` (no link units then), and its
+// entry points when it counts some.
+inline std::string missing_input(const kcache_source_request& r) {
+    if (r.il_size != 0 && (r.il == nullptr || r.n_link_units != 0 ||
+                           !is_spirv_module({static_cast<const char*>(r.il), r.il_size}))) {
+        return "request->il is not a SPIR-V module (header, whole words, magic number "
+               "little-endian), or comes with link units";
+    }
+    if ((r.source == nullptr && r.il_size == 0) ||
+        (r.n_entry_points > 0 && r.entry_points == nullptr)) {
+        return "request->source (and entry_points when n_entry_points > 0) must not be NULL";
+    }
+    return {};
+}
+// The text or module a whole source request builds.
+inline std::string input_of(const kcache_source_request& r) {
+    return r.il_size != 0 ? std::string(static_cast<const char*>(r.il), r.il_size)
+                          : std::string(r.source);
+}
+
 // Sets this thread's last message ("" for ok) and returns `s` as a C status.
 kcache_status report(StatusCode s, const std::string& message);
 // KCACHE_STATUS_INVALID_ARGUMENT with `what` as the message.

@@ -222,6 +222,14 @@ typedef struct kcache_source_request {
     const size_t* link_header_counts;
     const char* const* link_header_names;
     const char* const* link_header_sources;
+    /* Appended: a SPIR-V module (IL) to build instead of `source`, `il_size`
+     * bytes (0: none): its 20-byte header at least, whole 32-bit words,
+     * SPIR-V's magic number little-endian first. kcache-jit builds it with
+     * clCreateProgramWithIL and clBuildProgram with `options`; the key holds
+     * the SHA-256 of its bytes as it holds a source's text. `source` is then
+     * not read (it may be NULL). Not with link units. */
+    const void* il;
+    size_t il_size;
 } kcache_source_request;
 #define KCACHE_SOURCE_REQUEST_INIT KCACHE_SIZED_INIT_(kcache_source_request)
 

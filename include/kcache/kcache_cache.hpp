@@ -144,6 +144,10 @@ inline Program Cache::program(cl_context context, cl_device_id device,
         }
         kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
         r.source = request.source.c_str();
+        if (is_spirv_module(request.source)) {
+            r.il = request.source.data();
+            r.il_size = request.source.size();
+        }
         r.options = request.options.c_str();
         r.entry_points = names.data();
         r.n_entry_points = names.size();

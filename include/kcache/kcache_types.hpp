@@ -259,9 +259,19 @@ struct LinkUnit {
     bool operator==(const LinkUnit&) const = default;
 };
 
+// Whether `bytes` is a SPIR-V module as SourceRequest::source may hold one:
+// its 20-byte header at least, whole 32-bit words, SPIR-V's magic number
+// little-endian first (no OpenCL C text starts so).
+inline bool is_spirv_module(std::string_view bytes) noexcept {
+    return bytes.size() >= 20 && bytes.size() % 4 == 0 && bytes.substr(0, 4) == "\x03\x02\x23\x07";
+}
+
 // The caller's own kernel, with the same ladder and watchdog.
 struct SourceRequest {
     std::string name;  // descriptive only; never part of the key
+    // OpenCL C, or a SPIR-V module (IL) that is_spirv_module() takes, built
+    // with clCreateProgramWithIL (the OpenCL layer's programs from IL) and
+    // keyed by the SHA-256 of its bytes as a text is (the C API's `il`).
     std::string source;
     std::string options;
     std::vector<std::string> entry_points;  // empty: all kernels of the program

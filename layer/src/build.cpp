@@ -269,6 +269,7 @@ std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& device
     return devices.empty()    ? "the program's devices are unknown"
            : !all_devices     ? "a build for some of the program's devices"
            : kernels_attached ? "kernels are attached"
+           : w.from_il        ? il_pass_reason(w, devices)
                               : key_includes(w, devices, options ? options : "", also_scanned);
 }
 

@@ -27,6 +27,11 @@ std::string pass_reason(LayerProgram& w, const std::vector<cl_device_id>& device
                         cl_uint num_devices, const cl_device_id* device_list, const char* options,
                         bool kernels_attached, std::string_view also_scanned = {});
 
+// Why the layer leaves a build of a program from IL to the driver ("" when
+// the cache may answer it): a device that loads no IL, specialization
+// constants set, a module kcache-jit does not take (il.cpp).
+std::string il_pass_reason(const LayerProgram& w, const std::vector<cl_device_id>& devices);
+
 // Readies `w` for a build or compile the driver makes: on the source
 // program (`On::source`), or on the active one that kernels hold (the driver
 // refuses then, as it would without the layer), with the application's

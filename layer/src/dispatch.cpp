@@ -39,6 +39,7 @@ void intercept(_cl_icd_dispatch& t) {
     t.clCreateContext = create_context;
     t.clCreateContextFromType = create_context_from_type;
     t.clCreateProgramWithSource = create_program_with_source;
+    t.clCreateProgramWithIL = create_program_with_il;
     t.clCreateProgramWithBinary = create_program_with_binary;
     t.clRetainProgram = retain_program;
     t.clReleaseProgram = release_program;

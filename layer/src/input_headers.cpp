@@ -22,7 +22,7 @@ InputHeaders input_headers(cl_uint count, const cl_program* headers, const char*
     InputHeaders out;
     for (cl_uint i = 0; i < count; ++i) {
         LayerProgram* h = as_layer(headers[i]);
-        if (h == nullptr || h->linked || names[i] == nullptr || names[i][0] == '\0') {
+        if (h == nullptr || h->linked || h->from_il || names[i] == nullptr || names[i][0] == '\0') {
             why = "an input header not from source, or without a name";
             return {};
         }

@@ -3,7 +3,7 @@
 // share. The ICD loader hands every call of the application to the layer's
 // dispatch table whatever object it carries; the layer reaches the driver
 // through `target()`, the dispatch table clInitLayer received. Programs
-// created from source are handed to the application as `LayerProgram`s,
+// created from source or IL are handed to the application as `LayerProgram`s,
 // so every entry point that takes or returns a program is the layer's.
 
 #include "kcache/kcache.h"
@@ -29,13 +29,13 @@ const _cl_icd_dispatch* own_table() noexcept;
 // A compile's input headers: each one's name and source text.
 using InputHeaders = std::vector<std::pair<std::string, std::string>>;
 
-// A program the application created from source. Its first member is a
-// dispatch pointer like every ICD object's, so the layer tells its own
+// A program the application created from source or IL. Its first member is
+// a dispatch pointer like every ICD object's, so the layer tells its own
 // programs from the driver's by that pointer alone.
 //
-// `source` is the driver's program from the same source, kept for what the
-// source defines (context, devices, source text) and for builds the layer
-// passes through. `built`, when the cache answered a build, is the driver's
+// `source` is the driver's program from the same source (or IL), kept for
+// what the source defines (context, devices, source text, IL) and for builds
+// the layer passes through. `built`, when the cache answered a build, is the driver's
 // program made from the cached binary. The application's references live in
 // the active program (`built`, else `source`), so the driver counts them,
 // kernels included, exactly as without the layer; while `built` is set the
@@ -48,6 +48,13 @@ struct LayerProgram {
     cl_context context = nullptr;
     SourceRequest request;        // the source the cache keys; options set at each build
     std::size_t source_size = 0;  // the application's source: the start of request.source
+    // A program from IL (il.cpp): `request.source` holds the SPIR-V module,
+    // which the cache keys and kcache-jit builds as IL; it has no includes
+    // and is neither compiled nor linked by the layer. `specialized`: the
+    // application set a specialization constant, which no key holds, so
+    // its builds pass through.
+    bool from_il = false;
+    bool specialized = false;
     cl_uint app_references = 1;   // the application's retains minus releases
     bool failed = false;          // the last build was stopped by kcache (below)
     std::string failure_log;      // what CL_PROGRAM_BUILD_LOG says then
@@ -86,6 +93,11 @@ void drop_compiled(LayerProgram& w);
 // object answers (its binary, a link the cache cannot answer). Caller holds
 // `w.mutex`.
 cl_int compile_in_driver(LayerProgram& w);
+
+// Hands the application a layer program for the driver's `source`, created
+// in `context` from `input` (the source text, or the IL when `from_il`);
+// the driver's program itself when the layer cannot make one.
+cl_program wrapped(cl_program source, cl_context context, std::string input, bool from_il);
 
 // The layer's program behind `p`, or null for a driver object (or null).
 inline LayerProgram* as_layer(cl_program p) noexcept {
@@ -180,6 +192,7 @@ cl_context CL_API_CALL create_context_from_type(const cl_context_properties*, cl
                                                 void*, cl_int*);
 cl_program CL_API_CALL create_program_with_source(cl_context, cl_uint, const char**, const size_t*,
                                                   cl_int*);
+cl_program CL_API_CALL create_program_with_il(cl_context, const void*, size_t, cl_int*);
 cl_program CL_API_CALL create_program_with_binary(cl_context, cl_uint, const cl_device_id*,
                                                   const size_t*, const unsigned char**, cl_int*,
                                                   cl_int*);

@@ -72,7 +72,7 @@ SourceRequest link_request(cl_context context, cl_uint num_devices, const cl_dev
                                           : "";
     for (cl_uint i = 0; why.empty() && i < count; ++i) {
         LayerProgram* w = as_layer(inputs[i]);
-        if (w == nullptr) {
+        if (w == nullptr || w->from_il) {
             why = "an input program not from source";
             break;
         }

@@ -153,6 +153,22 @@ void finish(LayerProgram* w, cl_program active) {
     delete w;
 }
 
+cl_program wrapped(cl_program source, cl_context context, std::string input, bool from_il) {
+    open_early();  // when the context's creation did not start it
+    auto* w = new (std::nothrow) LayerProgram;
+    if (w == nullptr) {
+        return source;  // the driver's own program: it simply is not cached
+    }
+    w->source = source;
+    w->context = context;
+    w->from_il = from_il;
+    w->request.name = from_il ? "clCreateProgramWithIL" : "";
+    w->request.source = std::move(input);
+    w->source_size = w->request.source.size();
+    remember_active(w, source);
+    return as_handle(w);
+}
+
 cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint count,
                                                   const char** strings, const size_t* lengths,
                                                   cl_int* errcode_ret) {
@@ -161,17 +177,7 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
     if (source == nullptr || inside_cache()) {
         return source;
     }
-    open_early();  // when the context's creation did not start it
-    auto* w = new (std::nothrow) LayerProgram;
-    if (w == nullptr) {
-        return source;  // the driver's own program: it simply is not cached
-    }
-    w->source = source;
-    w->context = context;
-    w->request.source = joined_source(count, strings, lengths);
-    w->source_size = w->request.source.size();
-    remember_active(w, source);
-    return as_handle(w);
+    return wrapped(source, context, joined_source(count, strings, lengths), false);
 }
 
 // A program from a binary is the driver's (the layer hands it out

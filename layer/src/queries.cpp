@@ -2,7 +2,7 @@
 // holds the answer: the source program for what the source defines, the
 // active one for what the build made, the compile kcache answered for what
 // the compile made; and specialization constants, which only need a
-// program unwrapped.
+// program unwrapped (a program from IL's go on its IL program).
 
 #include <cstring>
 #include <new>
@@ -89,11 +89,15 @@ cl_int CL_API_CALL get_program_build_info(cl_program program, cl_device_id devic
         return target().clGetProgramBuildInfo(program, device, name, size, value, size_ret);
     }
     std::unique_lock lock(w->mutex);
-    if (w->linked && !w->failed && name == CL_PROGRAM_BUILD_OPTIONS) {
+    // A link's or a build's answer says the application's options, as the
+    // driver's own program does: a program the driver made from a binary
+    // may keep none of them (rusticl reports "").
+    if ((w->linked || w->built != nullptr) && !w->failed && name == CL_PROGRAM_BUILD_OPTIONS) {
         const cl_int checked =
             target().clGetProgramBuildInfo(w->active(), device, name, 0, nullptr, nullptr);
         return checked != CL_SUCCESS ? checked
-                                     : answer_text(w->link_options, size, value, size_ret);
+                                     : answer_text(w->linked ? w->link_options : w->request.options,
+                                                   size, value, size_ret);
     }
     if (!w->failed && !w->compiled_by_kcache) {
         const cl_program active = w->active();
@@ -150,9 +154,19 @@ cl_int CL_API_CALL set_program_release_callback(cl_program program,
     return err;
 }
 
+// A program from IL takes the constant on its IL program, which the next
+// build the driver makes uses; no key holds it, so from then on its builds
+// pass through.
 cl_int CL_API_CALL set_program_specialization_constant(cl_program program, cl_uint id, size_t size,
                                                        const void* value) {
-    return target().clSetProgramSpecializationConstant(unwrap(program), id, size, value);
+    LayerProgram* w = as_layer(program);
+    if (w == nullptr || !w->from_il) {
+        return target().clSetProgramSpecializationConstant(unwrap(program), id, size, value);
+    }
+    std::lock_guard lock(w->mutex);
+    const cl_int err = target().clSetProgramSpecializationConstant(w->source, id, size, value);
+    w->specialized = w->specialized || err == CL_SUCCESS;
+    return err;
 }
 
 }  // namespace kcache::layer

@@ -162,7 +162,7 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
                                    const char** header_names, Notify notify, void* user_data) {
     const auto start = Clock::now();
     LayerProgram* w = as_layer(program);
-    if (w == nullptr || w->linked || inside_cache()) {
+    if (w == nullptr || w->linked || w->from_il || inside_cache()) {
         if (!inside_cache()) {
             note_pass("clCompileProgram: not a program from source");
         }

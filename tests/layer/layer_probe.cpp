@@ -3,8 +3,8 @@
 // per answer of every program and kernel entry point the layer handles, for
 // the test to compare; `slow` builds a kernel whose compile takes minutes and
 // prints the status, the milliseconds and the build log (`slow-compile`
-// compiles it with clCompileProgram); `il` creates a
-// program from IL and prints the driver's answers; `context`, `exit`
+// compiles it with clCompileProgram); `il` and `il-run FILE` create
+// programs from IL (layer_probe_il.cpp); `context`, `exit`
 // and `fork` create a context and then build nothing, exit from another
 // thread, or fork before building.
 
@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "jit_support.hpp"
-#include "kcache/opencl.h"
+#include "layer_probe.hpp"
 
-namespace {
+namespace probe {
 
 cl_context g_context = nullptr;
 cl_command_queue g_queue = nullptr;
@@ -109,10 +109,6 @@ void dump_program(const std::string& tag, cl_program p) {
     }
 }
 
-const char* kSource =
-    "kernel void scale(global float* a) { a[get_global_id(0)] *= VAL; }\n"
-    "kernel void shift(global float* a, float b) { a[get_global_id(0)] += b; }\n";
-
 cl_program from_source(const std::string& source) {
     const char* text = source.c_str();
     cl_int err = CL_SUCCESS;
@@ -197,16 +193,19 @@ void kernels_of(cl_program p) {
     put("release_callback.calls", g_release_calls);
 }
 
-int entry() {
-    cl_program p = from_source(kSource);
-    dump_program("before_build", p);
+void build_and_run(const std::string& prefix, cl_program p, const char* options) {
+    dump_program(prefix + "before_build", p);
     Notified notified;
-    put("build", clBuildProgram(p, 0, nullptr, "-DVAL=3", on_built, &notified));
-    put("build.notify_calls", notified.calls);
-    put("build.notify_program_is_the_program", notified.program == p);
-    dump_program("built", p);
-    put("run.val3", static_cast<long long>(run_scale(p) * 10));
+    put(prefix + "build", clBuildProgram(p, 0, nullptr, options, on_built, &notified));
+    put(prefix + "build.notify_calls", notified.calls);
+    put(prefix + "build.notify_program_is_the_program", notified.program == p);
+    dump_program(prefix + "built", p);
+    put(prefix + "run.val3", static_cast<long long>(run_scale(p) * 10));
     kernels_of(p);
+}
+
+int entry() {
+    build_and_run("", from_source(kSource), "-DVAL=3");
 
     cl_program twice = from_source(kSource);
     put("twice.first", clBuildProgram(twice, 0, nullptr, "-DVAL=2", nullptr, nullptr));
@@ -271,20 +270,6 @@ int slow(Separately separately) {
     return 0;
 }
 
-// A program from IL (a SPIR-V module's header alone): what the driver says
-// of it, and of its build when it takes it.
-int from_il() {
-    const cl_uint words[] = {0x07230203, 0x00010000, 0, 1, 0};
-    cl_int err = CL_SUCCESS;
-    cl_program p = clCreateProgramWithIL(g_context, words, sizeof words, &err);
-    put("il.err", err);
-    if (p != nullptr) {
-        put("il.build", clBuildProgram(p, 0, nullptr, nullptr, nullptr, nullptr));
-        clReleaseProgram(p);
-    }
-    return 0;
-}
-
 // Nothing but the context main() created: an application that never builds.
 int context_only() {
     return 0;
@@ -345,15 +330,16 @@ bool open_context() {
     return err == CL_SUCCESS;
 }
 
-}  // namespace
+}  // namespace probe
 
 int main(int argc, char** argv) {
+    using namespace probe;
     g_fork = argc == 2 && std::string(argv[1]) == "fork";
-    if (argc != 2 || !open_context()) {
-        std::fprintf(
-            stderr,
-            "usage: layer_probe entry|unbuilt|slow|slow-compile|il|context|exit|fork (needs an "
-            "OpenCL device)\n");
+    const bool file = argc == 3 && std::string(argv[1]) == "il-run";
+    if ((argc != 2 && !file) || !open_context()) {
+        std::fprintf(stderr,
+                     "usage: layer_probe entry|unbuilt|slow|slow-compile|il|il-run "
+                     "FILE|context|exit|fork (needs an OpenCL device)\n");
         return 2;
     }
     const std::string mode = argv[1];
@@ -365,6 +351,7 @@ int main(int argc, char** argv) {
                    : mode == "exit"         ? exit_from_thread()
                    : mode == "fork"         ? fork_then_build()
                    : mode == "il"           ? from_il()
+                   : file                   ? il_run(argv[2])
                                             : 2;
     clReleaseCommandQueue(g_queue);
     clReleaseContext(g_context);

@@ -2,8 +2,9 @@
 // the same with and without it, a second process's builds are store hits,
 // the store counts the layer's hits, a program never built opens no cache,
 // a store that cannot open passes
-// everything through, and a compile past the deadline fails the build at the
-// deadline and is answered at once next time.
+// everything through, a compile past the deadline fails the build at the
+// deadline and is answered at once next time, and a program from IL on a
+// driver without IL keeps the driver's answers.
 
 #include <gtest/gtest.h>
 
@@ -16,8 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "il_support.hpp"
 #include "kcache/opencl.h"
 #include "layer_fixture.hpp"
+#include "layer_probe.hpp"
 
 namespace kcache::test {
 namespace {
@@ -163,16 +166,31 @@ TEST_F(Layer, ACompilePastTheDeadlineFailsTheBuildAtTheDeadlineAndTheRecordAnswe
               std::string::npos);
 }
 
-// A program from IL is the driver's: on a driver without cl_khr_il_program
-// (PoCL here) the call keeps the driver's answer, and nothing is built.
-TEST_F(Layer, AProgramFromIlGetsTheDriversAnswer) {
-    const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, {"il"});
-    const auto layer = run(With::layer, KCACHE_TEST_PROBE_PATH, {"il"});
-    ASSERT_EQ(driver.exit_code, 0) << driver.err;
-    ASSERT_EQ(layer.exit_code, 0) << layer.err;
-    EXPECT_NE(value_of(driver.out, "il.err"), "") << driver.out;
-    EXPECT_EQ(layer.out, driver.out);
-    EXPECT_TRUE(trace_lines(layer.err).empty()) << layer.err;
+// On a driver without cl_khr_il_program (Debian's PoCL) a program from IL,
+// a module's header alone or a whole module, keeps the driver's answers,
+// passed through and traced as PASS with the reason; nothing is built.
+// (layer_il_test.cpp: the answers on a driver that loads IL.)
+TEST_F(Layer, AProgramFromIlOnADriverWithoutIlGetsTheDriversAnswer) {
+    ASSERT_EQ(test_device_il_version(), "") << "this test is about a driver without IL";
+    const auto module = dir() / "scale.spv";
+    std::ofstream(module, std::ios::binary) << spirv_of(probe::kSource, {}, "-DVAL=3");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"il"}, std::vector<std::string>{"il-run", module.string()}}) {
+        const auto driver = run(With::driver, KCACHE_TEST_PROBE_PATH, args);
+        const auto layer = run(With::layer, KCACHE_TEST_PROBE_PATH, args);
+        ASSERT_EQ(driver.exit_code, 0) << driver.err;
+        ASSERT_EQ(layer.exit_code, 0) << layer.err;
+        EXPECT_NE(driver.out, "") << args[0];
+        EXPECT_EQ(layer.out, driver.out) << args[0];
+        const auto lines = trace_lines(layer.err);
+        EXPECT_TRUE(has(lines, "PASS driver - ")) << layer.err;
+        EXPECT_TRUE(std::all_of(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.rfind("PASS ", 0) == 0;
+        })) << layer.err;
+        EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find("a device loads no IL (no cl_khr_il_program)") != std::string::npos;
+        })) << layer.err;
+    }
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "helper.hpp"
 #include "kcache/cl/program.hpp"
+#include "kcache/compiler/binary_check.hpp"
 
 namespace kcache::compiler::helper {
 namespace {
@@ -53,12 +55,25 @@ Result<Ok, Failure> validate(cl_context ctx, cl_device_id dev, const std::string
     return Ok{};
 }
 
+// The request's SPIR-V module: its IL, or its source when that is a module
+// (whole words after the magic number, which no OpenCL C text starts with):
+// a SourceRequest's module (the C API's `il`, the OpenCL layer's programs
+// from IL), keyed by its bytes as a source is by its text. Empty for a
+// build from source.
+std::string_view module_of(const JitRequest& q) {
+    if (!q.il.empty()) {
+        return q.il;
+    }
+    const bool module = q.source.size() % 4 == 0 && looks_like_spirv(q.source);
+    return module ? std::string_view(q.source) : std::string_view();
+}
+
 // The program of the request: from its IL when it has one, else from source.
 // A driver without IL support (or one that refuses this module) fails here.
 Result<cl::ProgramHandle, JitReply> create(cl_context ctx, const JitRequest& q) {
     cl_int e = CL_SUCCESS;
-    if (!q.il.empty()) {
-        cl::ProgramHandle p(clCreateProgramWithIL(ctx, q.il.data(), q.il.size(), &e));
+    if (const std::string_view il = module_of(q); !il.empty()) {
+        cl::ProgramHandle p(clCreateProgramWithIL(ctx, il.data(), il.size(), &e));
         if (!p) {
             return fail(
                 failed({ReplyStatus::driver_error, cl_failure("clCreateProgramWithIL", e) +
