@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "c_fixture.hpp"
@@ -75,6 +76,37 @@ TEST_F(CApiNull, SourceProgramRefusesEachNull) {
     EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
               KCACHE_STATUS_INVALID_ARGUMENT);
     EXPECT_TRUE(said("NULL name")) << kcache_last_error();
+}
+
+// A program from IL: bytes that are not a SPIR-V module, a module cut
+// mid-word, or one with link units are refused, naming the field.
+TEST_F(CApiNull, SourceProgramRefusesIlThatIsNotAModule) {
+    const std::uint32_t header[5] = {0x07230203u, 0x00010200u, 0, 1, 0};  // magic, 1.2
+    const char text[] = "kernel void k(global int* a) { a[0] = 1; }";
+    kcache_source_request r = KCACHE_SOURCE_REQUEST_INIT;
+    cl_program p = junk_program();
+    r.il = text;  // OpenCL C, not SPIR-V
+    r.il_size = sizeof text - 1;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("request->il is not a SPIR-V module")) << kcache_last_error();
+    r.il = header;
+    r.il_size = sizeof header - 2;  // not whole words
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("request->il is not a SPIR-V module")) << kcache_last_error();
+    const char* sources[] = {kScaleSource};
+    r.il_size = sizeof header;
+    r.n_link_units = 1;
+    r.link_sources = sources;
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_TRUE(said("comes with link units")) << kcache_last_error();
+    r.n_link_units = 0;
+    r.il = nullptr;  // a size without a module
+    EXPECT_EQ(kcache_get_source_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
 }
 
 // A link's units: each needs a source, each header a name and a source, and
