@@ -2,7 +2,8 @@
 // first device (KCACHE_TEST_PLATFORM, default PoCL):
 //
 //   1. canary wall time: the default set, cold (a fresh driver cache: PoCL's
-//      POCL_CACHE_DIR, or CUDA_CACHE_PATH on NVIDIA) and again warm;
+//      POCL_CACHE_DIR, or CUDA_CACHE_PATH on NVIDIA) and again warm, in the
+//      canary's shares and, side by side, with one helper per variant;
 //   2. the first request after a driver change, under KCACHE_CANARY=off, warn
 //      and enforce: a process of its own per run, a driver version never seen
 //      (reported by the canary tests' OpenCL layer), an empty store and a cold
@@ -17,12 +18,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kcache/canary/canary.hpp"
@@ -85,29 +88,78 @@ device_db::DeviceIdentity first_device() {
     std::exit(2);
 }
 
-// Part 1: the default set's wall time, cold then warm, per run.
-void canary_wall(const Options& o, const device_db::DeviceIdentity& device) {
-    std::vector<double> cold, warm;
-    for (int rep = 0; rep < o.reps; ++rep) {
-        const auto dir = test::make_temp_dir("canary-bench-wall");
-        device_db::DeviceIdentity d = device;
-        d.driver_version = "bench-wall-" + std::to_string(rep);
-        set_env(run_env(o, d.driver_version, dir));
-        canary::RunOptions options{o.verify, 1000u + static_cast<unsigned>(rep),
-                                   std::chrono::seconds(60), 0};
-        for (auto* out : {&cold, &warm}) {
-            const canary::Record r = canary::run_canary(d, canary::default_set(d), options);
-            out->push_back(static_cast<double>(r.wall_ms));
-            if (r.suspect()) {
-                std::cerr << "canary_bench: a clean driver was found suspect\n";
-            }
+// The baseline the canary's shares replace: one kcache-verify per variant,
+// as many at once as the canary runs helpers.
+long long one_helper_per_variant(const device_db::DeviceIdentity& d,
+                                 const std::vector<kernels::Variant>& set,
+                                 const canary::RunOptions& options, bool& suspect) {
+    const auto start = std::chrono::steady_clock::now();
+    const unsigned parallel = std::min(std::max(1u, std::thread::hardware_concurrency()), 4u);
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> any_suspect{false};
+    const auto work = [&] {
+        for (std::size_t i = next++; i < set.size(); i = next++) {
+            any_suspect = canary::run_canary(d, {set[i]}, options).suspect() || any_suspect;
         }
-        std::filesystem::remove_all(dir);
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < parallel; ++t) {
+        threads.emplace_back(work);
     }
-    std::printf("canary wall time, default set of %zu variants on %s (median of %d)\n",
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    suspect = any_suspect;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
+        .count();
+}
+
+// Part 1: the default set's wall time, cold then warm, per run, in shares
+// (the canary) and with one helper per variant (the baseline), the two in
+// turns within each run (each on its own driver version and driver cache).
+void canary_wall(const Options& o, const device_db::DeviceIdentity& device) {
+    std::vector<double> cold, warm, base_cold, base_warm, ratio_cold, ratio_warm;
+    for (int rep = 0; rep < o.reps; ++rep) {
+        double ms[2][2] = {};  // [shares, baseline][cold, warm]
+        for (int turn = 0; turn < 2; ++turn) {
+            const int which = (turn + rep) % 2;
+            const auto dir = test::make_temp_dir("canary-bench-wall");
+            device_db::DeviceIdentity d = device;
+            d.driver_version = "bench-wall-" + std::to_string(rep) + "-" + std::to_string(which);
+            set_env(run_env(o, d.driver_version, dir));
+            canary::RunOptions options{o.verify, 1000u + static_cast<unsigned>(rep),
+                                       std::chrono::seconds(60), 0};
+            for (int pass = 0; pass < 2; ++pass) {
+                bool suspect = false;
+                if (which == 0) {
+                    const canary::Record r = canary::run_canary(d, canary::default_set(d), options);
+                    ms[0][pass] = static_cast<double>(r.wall_ms);
+                    suspect = r.suspect();
+                } else {
+                    ms[1][pass] = static_cast<double>(
+                        one_helper_per_variant(d, canary::default_set(d), options, suspect));
+                }
+                if (suspect) {
+                    std::cerr << "canary_bench: a clean driver was found suspect\n";
+                }
+            }
+            std::filesystem::remove_all(dir);
+        }
+        cold.push_back(ms[0][0]);
+        warm.push_back(ms[0][1]);
+        base_cold.push_back(ms[1][0]);
+        base_warm.push_back(ms[1][1]);
+        ratio_cold.push_back(ms[0][0] / std::max(1.0, ms[1][0]));
+        ratio_warm.push_back(ms[0][1] / std::max(1.0, ms[1][1]));
+    }
+    std::printf("canary wall time, default set of %zu variants on %s (median of %d, ms)\n",
                 canary::default_set(device).size(), device.name.c_str(), o.reps);
-    std::printf("  cold driver cache  %8.0f ms\n  warm driver cache  %8.0f ms\n", median(cold),
-                median(warm));
+    std::printf("  %-18s %10s %22s %8s\n", "", "in shares", "one helper per variant", "ratio");
+    std::printf("  %-18s %10.0f %22.0f %8.2f\n", "cold driver cache", median(cold),
+                median(base_cold), median(ratio_cold));
+    std::printf("  %-18s %10.0f %22.0f %8.2f\n", "warm driver cache", median(warm),
+                median(base_warm), median(ratio_warm));
 }
 
 // One first request in a child: "first_ms close_ms status" on stdout.

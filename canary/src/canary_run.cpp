@@ -1,10 +1,10 @@
-// Running the canary: the default set of variants, and one kcache-verify
-// (--canary) per variant under the watchdog, several at once.
+// Running the canary: the default set of variants, and a few kcache-verify
+// (--canary) at once under the watchdog, each running its share of the set
+// with a bound per variant.
 
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <random>
@@ -130,45 +130,132 @@ Verdict without_reply(const std::string& id, const compiler::RunResult& r,
                        " without a verdict" + (err.empty() ? std::string() : ": " + err));
 }
 
-Verdict run_one(const device_db::DeviceIdentity& device, const std::string& id,
-                const RunOptions& options, const PreviousBinary* previous) {
+// kcache-verify's arguments and stdin for the variants `ids` (the earlier
+// drivers' binaries framed as kernels_cl/src/verify_canary.hpp says).
+compiler::SpawnSpec canary_spec(const device_db::DeviceIdentity& device,
+                                const std::vector<std::string>& ids, const RunOptions& options,
+                                const PreviousBinaries& previous) {
     compiler::SpawnSpec spec;
     spec.program = options.helper;
-    spec.args = {"--canary",   id,
+    std::string list;
+    std::string frames;
+    for (const std::string& id : ids) {
+        list += (list.empty() ? "" : ";") + id;
+        const auto earlier = previous.find(id);
+        if (earlier == previous.end()) {
+            frames += "\n0\n";
+            continue;
+        }
+        frames +=
+            earlier->second.driver + "\n" + std::to_string(earlier->second.bytes.size()) + "\n";
+        frames.append(earlier->second.bytes.begin(), earlier->second.bytes.end());
+    }
+    spec.args = {"--canary",   list,
                  "--seed",     std::to_string(options.seed),
                  "--device",   device.name,
                  "--platform", device.platform_name,
                  "--driver",   device.driver_version};
-    if (previous != nullptr) {
-        spec.args.insert(spec.args.end(), {"--previous", previous->driver});
-        spec.stdin_data.assign(previous->bytes.begin(), previous->bytes.end());
+    if (frames.size() != 3 * ids.size()) {  // some variant has an earlier binary
+        spec.args.insert(spec.args.end(), {"--previous", "stdin"});
+        spec.stdin_data = std::move(frames);
+    }
+    spec.line_grace = options.timeout;  // the bound is per variant
+    return spec;
+}
+
+// The helper's reply lines, in order.
+std::vector<std::string> reply_lines(const std::string& out) {
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+        lines.push_back(out.substr(at, end - at));
+    }
+    return lines;
+}
+
+// How one kcache-verify of a share ended.
+struct Ended {
+    const compiler::RunResult& r;
+    bool exited;          // normally, with status 0
+    bool nothing_learnt;  // nothing to blame on a variant: the device is absent, bad usage
+};
+
+// The verdicts of the variants `batch` (`ids`) from the replies of the
+// helper that ran them; returns those to run again in a fresh helper: when
+// it died or was killed, the variants after the one it was running (whose
+// verdict says how it ended), or, when it died after its last line, that
+// last variant (alone, it gets the verdict a lone helper would).
+std::vector<std::size_t> read_replies(const Ended& e, const std::vector<std::size_t>& batch,
+                                      const std::vector<std::string>& ids,
+                                      const RunOptions& options, const PreviousBinaries& previous,
+                                      std::vector<Verdict>& verdicts) {
+    const compiler::RunResult& r = e.r;
+    const bool exited = e.exited;
+    const bool nothing_learnt = e.nothing_learnt;
+    const std::vector<std::string> lines = reply_lines(r.out);
+    std::size_t line = 0;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+        const std::string& id = ids[k];
+        const auto earlier = previous.find(id);
+        if (line >= lines.size()) {
+            if (!exited && !nothing_learnt) {  // it was running this one: blame it, retry the rest
+                verdicts[batch[k]] = without_reply(id, r, options);
+                return {batch.begin() + static_cast<std::ptrdiff_t>(k) + 1, batch.end()};
+            }
+            for (std::size_t rest = k; rest < batch.size(); ++rest) {
+                verdicts[batch[rest]] = exited ? from_line(ids[rest], "", options.seed)
+                                               : without_reply(ids[rest], r, options);
+            }
+            return {};
+        }
+        Verdict v = from_line(id, lines[line++], options.seed);
+        if (earlier != previous.end()) {
+            v.differential = line < lines.size()
+                                 ? differential_of(id, lines[line], earlier->second.driver)
+                                 : std::nullopt;
+            line += v.differential ? 1 : 0;
+            if (!v.differential && !exited) {
+                const Verdict ended = without_reply(id, r, options);
+                v.differential = Differential{earlier->second.driver, ended.check, std::nullopt,
+                                              "while running driver " + earlier->second.driver +
+                                                  "'s binary: " + ended.detail};
+                verdicts[batch[k]] = std::move(v);
+                return {batch.begin() + static_cast<std::ptrdiff_t>(k) + 1, batch.end()};
+            }
+        }
+        verdicts[batch[k]] = std::move(v);
+    }
+    if (!exited && batch.size() > 1) {
+        return {batch.back()};
+    }
+    if (!exited && previous.find(ids.back()) == previous.end()) {
+        verdicts[batch.back()] = without_reply(ids.back(), r, options);
+    }
+    return {};
+}
+
+// Runs the variants `batch` (indexes into `variants`) in one kcache-verify,
+// filling their `verdicts`; returns those to run again (read_replies).
+std::vector<std::size_t> run_batch(const device_db::DeviceIdentity& device,
+                                   const std::vector<kernels::Variant>& variants,
+                                   const std::vector<std::size_t>& batch, const RunOptions& options,
+                                   const PreviousBinaries& previous,
+                                   std::vector<Verdict>& verdicts) {
+    std::vector<std::string> ids;
+    for (std::size_t i : batch) {
+        ids.push_back(variants[i].id());
     }
     const compiler::RunResult r =
-        compiler::run(spec, compiler::Clock::now() + options.timeout, [&](pid_t pid) {
-            if (options.priority == Priority::background) {
-                ::setpriority(PRIO_PROCESS, static_cast<id_t>(pid), kBackgroundNice);
-            }
-        });
-    const std::size_t end = r.out.find('\n');
+        compiler::run(canary_spec(device, ids, options, previous),
+                      compiler::Clock::now() + options.timeout, [&](pid_t pid) {
+                          if (options.priority == Priority::background) {
+                              ::setpriority(PRIO_PROCESS, static_cast<id_t>(pid), kBackgroundNice);
+                          }
+                      });
     const bool exited = r.outcome == compiler::ChildExit::exited && r.exit_code == 0;
-    // Without a differential check only a helper that exited normally has
-    // answered; with one, the first line holds even when running the earlier
-    // binary killed the helper.
-    if (end == std::string::npos || (!exited && previous == nullptr)) {
-        return without_reply(id, r, options);
-    }
-    Verdict v = from_line(id, r.out.substr(0, end), options.seed);
-    if (previous != nullptr) {
-        const std::string second = r.out.substr(end + 1, r.out.find('\n', end + 1) - end - 1);
-        v.differential = differential_of(id, second, previous->driver);
-        if (!v.differential && !exited) {
-            const Verdict ended = without_reply(id, r, options);
-            v.differential = Differential{
-                previous->driver, ended.check, std::nullopt,
-                "while running driver " + previous->driver + "'s binary: " + ended.detail};
-        }
-    }
-    return v;
+    const bool nothing_learnt =
+        r.outcome == compiler::ChildExit::spawn_failed ||
+        (r.outcome == compiler::ChildExit::exited && (r.exit_code == 2 || r.exit_code == 64));
+    return read_replies(Ended{r, exited, nothing_learnt}, batch, ids, options, previous, verdicts);
 }
 
 }  // namespace
@@ -229,20 +316,23 @@ Record run_canary(const device_db::DeviceIdentity& device,
     const unsigned parallel =
         std::min<unsigned>(options.parallel != 0 ? options.parallel : std::min(cores, 4u),
                            static_cast<unsigned>(std::max<std::size_t>(variants.size(), 1)));
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-        for (std::size_t i = next++; i < variants.size(); i = next++) {
-            const std::string id = variants[i].id();
-            const auto earlier = previous.find(id);
-            record.verdicts[i] = run_one(device, id, options,
-                                         earlier == previous.end() ? nullptr : &earlier->second);
+    // One helper per share, the variants dealt out in turn (neighbours in
+    // the set are the same kernel, so each share holds a mix of costs); a
+    // helper starts its driver once for its whole share.
+    std::vector<std::vector<std::size_t>> shares(parallel);
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        shares[i % parallel].push_back(i);
+    }
+    const auto work = [&](std::vector<std::size_t> share) {
+        while (!share.empty()) {
+            share = run_batch(device, variants, share, options, previous, record.verdicts);
         }
     };
     std::vector<std::thread> threads;
     for (unsigned t = 1; t < parallel; ++t) {
-        threads.emplace_back(work);
+        threads.emplace_back(work, shares[t]);
     }
-    work();
+    work(shares[0]);
     for (std::thread& t : threads) {
         t.join();
     }

@@ -208,7 +208,11 @@ bool pump(const SpawnSpec& spec, Clock::time_point deadline, Spawned& ends, RunR
             break;
         }
         if (fds[0].revents) {
+            const std::size_t before = r.out.size();
             drain(ends.out, r.out, spec.stdout_limit, r.out_truncated);
+            if (spec.line_grace.count() > 0 && r.out.find('\n', before) != std::string::npos) {
+                deadline = std::max(deadline, Clock::now() + spec.line_grace);
+            }
         }
         if (fds[1].revents) {
             drain(ends.err, r.err, spec.stderr_limit, r.err_truncated);

@@ -164,20 +164,63 @@ void run_one(cl_context context, cl_device_id device, const std::string& id,
 
 }  // namespace
 
+Result<std::vector<std::optional<PreviousBinary>>, std::string> parse_previous_frames(
+    const std::string& in, std::size_t count) {
+    std::vector<std::optional<PreviousBinary>> frames;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t driver_end = in.find('\n', at);
+        const std::size_t size_end =
+            driver_end == std::string::npos ? driver_end : in.find('\n', driver_end + 1);
+        if (size_end == std::string::npos) {
+            return fail("frame " + std::to_string(i + 1) + " of " + std::to_string(count) +
+                        " is cut short");
+        }
+        const std::string size_text = in.substr(driver_end + 1, size_end - driver_end - 1);
+        const std::size_t left = in.size() - size_end - 1;
+        if (size_text.empty() || size_text.size() > 12 ||
+            size_text.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoull(size_text) > left) {
+            return fail("frame " + std::to_string(i + 1) + " has a bad size \"" + size_text + "\"");
+        }
+        const std::size_t size = std::stoull(size_text);
+        const std::string driver = in.substr(at, driver_end - at);
+        if (driver.empty() != (size == 0)) {
+            return fail("frame " + std::to_string(i + 1) +
+                        " has a driver without bytes or bytes "
+                        "without a driver");
+        }
+        if (size != 0) {
+            const auto* b = reinterpret_cast<const std::uint8_t*>(in.data()) + size_end + 1;
+            frames.push_back(PreviousBinary{driver, {b, b + size}});
+        } else {
+            frames.emplace_back();
+        }
+        at = size_end + 1 + size;
+    }
+    if (at != in.size()) {
+        return fail(std::to_string(in.size() - at) + " bytes follow the last frame");
+    }
+    return frames;
+}
+
 int run_canary_variants(cl_platform_id platform, cl_device_id device,
                         const std::vector<std::string>& variant_ids,
                         const std::vector<std::string>& device_extensions, std::uint32_t seed,
-                        const PreviousBinary* previous) {
+                        const std::vector<std::optional<PreviousBinary>>& previous) {
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
                                            reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err = CL_SUCCESS;
     ContextHandle context(clCreateContext(props, 1, &device, nullptr, nullptr, &err));
-    for (const std::string& id : variant_ids) {
+    for (std::size_t i = 0; i < variant_ids.size(); ++i) {
+        const std::string& id = variant_ids[i];
         if (err != CL_SUCCESS) {
             say(id, "failed", failure("clCreateContext", err));
             continue;
         }
-        run_one(context.get(), device, id, device_extensions, seed, previous);
+        const PreviousBinary* earlier =
+            i < previous.size() && previous[i] ? &*previous[i] : nullptr;
+        run_one(context.get(), device, id, device_extensions, seed, earlier);
     }
     return 0;
 }

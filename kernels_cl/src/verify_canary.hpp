@@ -4,13 +4,19 @@
 // serves), and runs its known-answer test on inputs drawn from a seed.
 //
 //   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
-//                 [--previous DRIVER]
+//                 [--previous stdin]
 //
-// With --previous (one ID only), stdin holds the binary an earlier driver
-// DRIVER built for that variant on this device: the differential check loads
-// it on this driver, runs its known-answer test on the same inputs, and
-// compares the two programs' outputs with each other within the kernel's
-// tolerance; the CPU reference decides which one is wrong.
+// With --previous stdin, stdin holds one frame per listed ID, in the list's
+// order: the binary an earlier driver built for that variant on this device,
+// or nothing (an empty driver and a size of 0):
+//
+//   frame   = driver LF size LF bytes     (driver: text without LF; size:
+//                                          decimal count of the bytes)
+//
+// The differential check loads such a binary on this driver, runs its
+// known-answer test on the same inputs, and compares the two programs'
+// outputs with each other within the kernel's tolerance; the CPU reference
+// decides which one is wrong.
 //
 // One line per variant on stdout, written as soon as it is known (so that a
 // watchdog that kills this process mid-way knows which variant was running:
@@ -21,7 +27,7 @@
 //   detail  = text without TAB or LF (the KAT's summary, its first failing
 //             check, or the OpenCL step that failed with its build log)
 //
-// then, with --previous, one more line:
+// then, for a variant with an earlier driver's binary, one more line:
 //
 //   diff    = variant-id TAB "differential" TAB result TAB max-difference TAB detail LF
 //   result  = "agree"          both right, outputs within tolerance of each other
@@ -34,24 +40,32 @@
 //             produced, or "-" when there were none
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kcache/common/result.hpp"
 #include "kcache/opencl.h"
 
 namespace kcache::cl {
 
-// The binary an earlier driver built for the one variant under test.
+// The binary an earlier driver built for a variant under test.
 struct PreviousBinary {
     std::string driver;
     std::vector<std::uint8_t> bytes;
 };
 
+// The frames of `--previous stdin` (above) read from `in`, one per variant
+// of `count`; error: why `in` is not that.
+Result<std::vector<std::optional<PreviousBinary>>, std::string> parse_previous_frames(
+    const std::string& in, std::size_t count);
+
 // Runs the canary of `variant_ids` on `device` (of `platform`), with the
-// differential check against `previous` when it is not null; returns 0.
+// differential check of the i-th variant against `previous[i]` where
+// `previous` has one; returns 0.
 int run_canary_variants(cl_platform_id platform, cl_device_id device,
                         const std::vector<std::string>& variant_ids,
                         const std::vector<std::string>& device_extensions, std::uint32_t seed,
-                        const PreviousBinary* previous);
+                        const std::vector<std::optional<PreviousBinary>>& previous);
 
 }  // namespace kcache::cl

@@ -7,7 +7,7 @@
 //   kcache-verify --check load --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --kat FILE --options OPTS --device NAME --platform NAME --driver VERSION
 //   kcache-verify --canary "ID;ID;…" --seed N --device NAME --platform NAME --driver VERSION
-//                 [--previous DRIVER]   (one ID; an earlier driver's binary on stdin)
+//                 [--previous stdin]   (earlier drivers' binaries on stdin, verify_canary.hpp)
 //
 // The binary comes on stdin. The verdict goes to stdout as two lines: the
 // state ("passed", "failed" or "no_kat"; "loaded" or "failed" for --check
@@ -54,7 +54,7 @@ constexpr const char* kUsage =
     "       kcache-verify --kat FILE --options OPTS --device NAME --platform NAME "
     "--driver VERSION < BINARY\n"
     "       kcache-verify --canary \"ID;ID\" --seed N --device NAME --platform NAME "
-    "--driver VERSION [--previous DRIVER < BINARY]\n";
+    "--driver VERSION [--previous stdin < FRAMES]\n";
 
 // The child half of the watchdog's contract: die with the parent, and give up
 // at once if the parent already died before prctl ran.
@@ -100,24 +100,28 @@ std::vector<std::string> split_ids(const std::string& list) {
     return ids;
 }
 
-// The canary on `d` (verify_canary.hpp), with the earlier driver's binary
-// from stdin when --previous names one.
+// The canary on `d` (verify_canary.hpp), with earlier drivers' binaries
+// from stdin under --previous stdin.
 int canary(std::map<std::string, std::string>& args, const device_db::OpenClDevice& d) {
     const auto ids = split_ids(args["--canary"]);
-    std::optional<cl::PreviousBinary> previous;
+    std::vector<std::optional<cl::PreviousBinary>> previous;
     if (args.count("--previous")) {
-        if (ids.size() != 1) {
-            std::cerr << "kcache-verify: --previous takes one variant\n" << kUsage;
+        if (args["--previous"] != "stdin") {
+            std::cerr << "kcache-verify: --previous takes \"stdin\"\n" << kUsage;
             return 64;
         }
         const std::string in((std::istreambuf_iterator<char>(std::cin)),
                              std::istreambuf_iterator<char>());
-        previous = cl::PreviousBinary{args["--previous"], {in.begin(), in.end()}};
+        auto frames = cl::parse_previous_frames(in, ids.size());
+        if (!frames) {
+            std::cerr << "kcache-verify: --previous stdin: " << frames.error() << "\n";
+            return 64;
+        }
+        previous = std::move(*frames);
     }
     return cl::run_canary_variants(
         d.platform, d.device, ids, d.identity.extensions,
-        static_cast<std::uint32_t>(std::strtoul(args["--seed"].c_str(), nullptr, 10)),
-        previous ? &*previous : nullptr);
+        static_cast<std::uint32_t>(std::strtoul(args["--seed"].c_str(), nullptr, 10)), previous);
 }
 
 // The caller's KAT of --kat FILE on the binary from stdin (verify_kat.hpp).

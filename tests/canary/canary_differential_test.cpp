@@ -77,7 +77,8 @@ class CanaryDifferential : public test::FaultLayerTest {
         EXPECT_TRUE(store) << store.error().message;
         const PreviousBinaries previous =
             store ? previous_binaries(*store, d, set, canary_dir(store_dir())) : PreviousBinaries{};
-        RunOptions o{test::verify_helper(), 99, std::chrono::seconds(120), 0};
+        // One helper: both variants' earlier binaries travel in one stdin.
+        RunOptions o{test::verify_helper(), 99, std::chrono::seconds(120), 1};
         return run_canary(d, set, o, previous);
     }
 

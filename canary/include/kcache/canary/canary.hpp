@@ -169,11 +169,14 @@ PreviousBinaries previous_binaries(store::Store& store, const device_db::DeviceI
                                    const std::vector<kernels::Variant>& variants,
                                    const std::filesystem::path& dir);
 
-// Runs the canary of `variants` on `device` (one kcache-verify per variant,
-// killed when `options.timeout` passes): a KAT that fails is suspect with
-// its failing check, one that hangs is suspect "timeout", one that crashes
-// the helper suspect "crashed"; a helper that could not run gives not_run.
-// A variant with a binary in `previous` also gets the differential check.
+// Runs the canary of `variants` on `device` (`options.parallel` kcache-verify
+// at once, each running its share of the variants one after another and
+// killed when one variant takes longer than `options.timeout`): a KAT that
+// fails is suspect with its failing check, one that hangs is suspect
+// "timeout", one that crashes the helper suspect "crashed" (the variants
+// after it run again in a fresh helper); a helper that could not run gives
+// not_run. A variant with a binary in `previous` also gets the differential
+// check.
 Record run_canary(const device_db::DeviceIdentity& device,
                   const std::vector<kernels::Variant>& variants, const RunOptions& options,
                   const PreviousBinaries& previous = {});

@@ -48,6 +48,10 @@ struct SpawnSpec {
     std::string stdin_data;                  // fed to the child's stdin, then closed
     std::size_t stdout_limit = 64u << 20;    // bytes kept; the rest is drained and dropped
     std::size_t stderr_limit = 1u << 20;
+    // Above zero: each line the child completes on stdout moves the deadline
+    // to at least now + line_grace, so a child that reports a list of tasks
+    // line by line keeps a bound per task, not one for the whole list.
+    std::chrono::milliseconds line_grace{0};
 };
 
 // How the child ended.
@@ -95,8 +99,9 @@ Result<Spawned, int> spawn(const SpawnSpec& spec);
 // reaper thread, which reaps it without blocking the caller.
 void reap_later(ChildProcess child);
 
-// Runs `spec` until it exits or `deadline` passes (then SIGKILL to the group
-// and reap). Never throws; failures to start are ChildExit::spawn_failed.
+// Runs `spec` until it exits or `deadline` (moved on by `spec.line_grace`)
+// passes (then SIGKILL to the group and reap). Never throws; failures to start are
+// ChildExit::spawn_failed.
 RunResult run(const SpawnSpec& spec, Clock::time_point deadline);
 
 // Observer for logs and tests: called with the child's pid (== its process
