@@ -10,7 +10,7 @@
 // the warmed binary, or why there is none):
 //
 //   session   := (request reply [reply])*                    (one pair: one-shot)
-//   frame     := magic:"KCJT" version:u32(=5) kind:u32 length:u64 payload[length]
+//   frame     := magic:"KCJT" version:u32(=6) kind:u32 length:u64 payload[length]
 //                kind 1 = request (length <= kMaxRequestPayload)
 //                kind 2 = reply   (length <= kMaxReplyPayload)
 //   str       := n:u32 byte[n]
@@ -26,6 +26,9 @@
 //                unit_count:u32 unit{unit_count}           (unit_count <= 4096; 0: a build,
 //                                                           else a link of the units with
 //                                                           `options`, and il empty)
+//                compile_only:flag                         (1: the one unit's compile alone;
+//                                                           unit_count 1, no entry point,
+//                                                           no warm-up)
 //   unit      := source:str (not empty) options:str header_count:u32 (<= 4096)
 //                (name:str (not empty) header_source:str){header_count}
 //   selector  := platform_name:str device_name:str driver_version:str vendor_id:u32
@@ -232,7 +235,15 @@ bool read_request(wire::Reader& r, JitRequest& q) {
             return false;
         }
     }
-    return read_units(r, q);
+    if (!(read_units(r, q) && r.flag(q.compile_only, "compile_only"))) {
+        return false;
+    }
+    if (q.compile_only && (q.units.size() != 1 || !q.entry_points.empty() || q.warmup)) {
+        return r.fail("compile_only",
+                      "is set without exactly one unit, or with entry points "
+                      "or a warm-up (a compiled object has no kernels)");
+    }
+    return true;
 }
 
 }  // namespace
@@ -275,6 +286,7 @@ std::string encode_request(const JitRequest& q) {
             w.str(text);
         }
     }
+    w.u8(q.compile_only ? 1 : 0);
     return frame(kKindRequest, w.take());
 }
 

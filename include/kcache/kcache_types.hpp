@@ -259,6 +259,20 @@ struct LinkUnit {
     bool operator==(const LinkUnit&) const = default;
 };
 
+// The `source` of a request for one program's compile alone, without the
+// link clBuildProgram adds (the OpenCL layer's clCompileProgram of a program
+// that calls a function another program defines: it compiles, but does not
+// build, alone): `link` holds that one unit. The key holds this text, so the
+// entry is apart from the unit's build and from every link; kcache-jit
+// compiles the unit only, and the entry holds the compiled object's binary.
+inline constexpr std::string_view kCompileOnlySource =
+    "#error kcache: clCompileProgram alone, compiled from its unit and never from this text\n";
+// Whether a request of `source` with `units` link units asks for a compile
+// alone (kCompileOnlySource).
+inline bool is_compile_only(std::string_view source, std::size_t units) noexcept {
+    return units == 1 && source == kCompileOnlySource;
+}
+
 // Whether `bytes` is a SPIR-V module as SourceRequest::source may hold one:
 // its 20-byte header at least, whole 32-bit words, SPIR-V's magic number
 // little-endian first (no OpenCL C text starts so).

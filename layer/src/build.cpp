@@ -178,11 +178,13 @@ cl_program combined(cl_context context, const std::vector<cl_device_id>& devices
 
 }  // namespace
 
-std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadline) {
+std::string failed_log(const Outcome& outcome, std::chrono::milliseconds deadline) {
     const bool timed_out = outcome.status == StatusCode::timeout;
     std::string log = timed_out ? "kcache: the compile was stopped at its deadline of " +
                                       std::to_string(deadline.count()) + " ms"
-                                : "kcache: the driver's compiler crashed on this program";
+                      : outcome.status == StatusCode::build_error
+                          ? "kcache: the driver's compiler refused this program"
+                          : "kcache: the driver's compiler crashed on this program";
     log += outcome.rung == Rung::failure_record ? " (a recorded failure answered at once)" : "";
     log += ".\n";
     if (timed_out) {
@@ -326,7 +328,7 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
     if (a.verdict == Verdict::fail) {
         set_active(*w, w->source);
         w->failed = true;
-        w->failure_log = stopped_log(a.outcome, cache->config().jit_timeout);
+        w->failure_log = failed_log(a.outcome, cache->config().jit_timeout);
         w->failure_options = options ? options : "";
         result = CL_BUILD_PROGRAM_FAILURE;
     } else {

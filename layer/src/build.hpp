@@ -1,7 +1,7 @@
 #pragma once
 // What clBuildProgram (build.cpp) and separate compilation (separate.cpp)
 // share: the checks that decide whether the cache may answer, the ask for
-// every device, and the log of a compile kcache stopped.
+// every device, and the log of a compile kcache failed.
 
 #include <chrono>
 #include <string>
@@ -72,8 +72,9 @@ Answer ask_compile(Cache& cache, LayerProgram& w, const std::vector<cl_device_id
 // for messages, and a text no compiler builds, should the units be lost.
 std::string link_source(const std::string& what);
 
-// What CL_PROGRAM_BUILD_LOG says of a compile kcache stopped.
-std::string stopped_log(const Outcome& outcome, std::chrono::milliseconds deadline);
+// What CL_PROGRAM_BUILD_LOG says of a compile kcache stopped (at the
+// deadline, a crash) or answered with a recorded compile error.
+std::string failed_log(const Outcome& outcome, std::chrono::milliseconds deadline);
 
 // The trace line's note of the driver's part of an answered build.
 std::string load_detail(double driver_ms);

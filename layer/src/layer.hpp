@@ -63,7 +63,9 @@ struct LayerProgram {
     // source program stays uncompiled, the compiled object is `compiled`, the
     // executable of (source, `compile_options`), one reference of the
     // layer's until a link takes it (null then, `compiled_by_kcache` still
-    // set); the link answers from it.
+    // set); the link answers from it. A program that does not build alone
+    // is answered by its compile alone (kCompileOnlySource) and keeps no
+    // `compiled`: only a link with the programs it calls answers.
     bool compiled_by_kcache = false;
     cl_program compiled = nullptr;
     std::string compile_options;  // the application's
@@ -71,9 +73,9 @@ struct LayerProgram {
     InputHeaders input_headers;   // the compile's, which the cache keyed with it
     std::string compile_log;      // the driver's log of loading `compiled`
     // The driver compiled the source program with `cache_options` (kcache's
-    // build of it failed: it calls a function another program defines, or
-    // it was compiled in the driver since): a link still keys it by its
-    // keyed source and those options.
+    // compile of it failed where the driver's did not, or it was compiled
+    // in the driver since): a link still keys it by its keyed source and
+    // those options.
     bool link_keyed = false;
     // A program clLinkProgram returned and the cache answered (link.cpp):
     // `source` is a driver program of the first input's text, never built,

@@ -159,7 +159,7 @@ LayerProgram* keep_link(cl_context context, const cl_program* inputs, const char
     }
     if (a.verdict == Verdict::fail) {
         w->failed = true;
-        w->failure_log = stopped_log(a.outcome, deadline);
+        w->failure_log = failed_log(a.outcome, deadline);
         w->failure_options = w->link_options;
     } else {
         set_active(*w, a.program);

@@ -1,7 +1,10 @@
 // Separate compilation: clCompileProgram of a program from source is
 // answered by the cache's ladder with the executable of (source, options),
 // which the JIT builds in kcache-jit under the watchdog and stores; the
-// link answers from it (link.cpp). The driver's source program stays
+// link answers from it (link.cpp). A program that does not build alone (it
+// calls a function another program defines) is answered by its compile
+// alone (kCompileOnlySource), which kcache-jit compiles under the watchdog
+// and the store keeps apart from the build. The driver's source program stays
 // uncompiled until something only the driver's compiled object answers asks
 // for it (its binary, a link the cache cannot answer), which compiles it
 // then. A compile with input headers is asked as a link of that one
@@ -105,22 +108,54 @@ cl_int compile_keyed_in_driver(LayerProgram& w) {
     return err;
 }
 
+// The cache's answer to `w`'s compile alone: its unit's compiled object,
+// keyed apart from its build (the request's source is kCompileOnlySource).
+Answer ask_compile_only(Cache& cache, LayerProgram& w, const std::vector<cl_device_id>& devices) {
+    SourceRequest request;
+    request.name = "clCompileProgram";
+    request.source = kCompileOnlySource;
+    request.link.push_back({w.request.source, w.cache_options, w.input_headers});
+    return ask_cache(cache, w.context, request, devices);
+}
+
+// The cache's answer to `w`'s compile: the executable of its build, else,
+// when that fails to build (it calls a function another program defines,
+// or a compile error), its compile alone (`alone` is then set). A compile
+// alone whose failure is recorded fails at once, with the record's log.
+Answer answer_compile(Cache& cache, LayerProgram& w, bool& alone) {
+    const std::vector<cl_device_id> devices = program_devices(w.source);
+    Answer a = ask_compile(cache, w, devices);
+    alone = a.verdict == Verdict::pass && a.outcome.status == StatusCode::build_error;
+    if (!alone) {
+        return a;
+    }
+    a = ask_compile_only(cache, w, devices);
+    if (a.outcome.status == StatusCode::build_error && a.outcome.rung == Rung::failure_record) {
+        a.verdict = Verdict::fail;
+    }
+    return a;
+}
+
 // Keeps the cache's answer to a compile with the application's `options`
-// (a failure: what build info says of it). Returns the compile's status.
+// (a failure: what build info says of it); a compile `alone` keeps no
+// program (its object is no link's answer). Returns the compile's status.
 cl_int keep_answer(LayerProgram& w, const Answer& a, const char* options, std::string cache_options,
-                   std::chrono::milliseconds deadline) {
+                   std::chrono::milliseconds deadline, bool alone) {
     set_active(w, w.source);
     w.failed = a.verdict == Verdict::fail;
     w.failure_options = options ? options : "";
     if (w.failed) {
-        w.failure_log = stopped_log(a.outcome, deadline);
+        w.failure_log = failed_log(a.outcome, deadline);
         return CL_COMPILE_PROGRAM_FAILURE;
     }
     w.compiled_by_kcache = true;
-    w.compiled = a.program;
     w.compile_options = w.failure_options;
     w.cache_options = std::move(cache_options);
     w.compile_log = build_log(a.program);
+    w.compiled = alone ? nullptr : a.program;
+    if (alone) {
+        release_in_driver(a.program);
+    }
     return CL_SUCCESS;
 }
 
@@ -179,10 +214,11 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
                                           num_headers, headers, header_names, cache_options);
     Answer a;
     double driver_ms = 0;
+    bool alone = false;
     if (why.empty()) {
         take_driver_ms();
         w->cache_options = cache_options;
-        a = ask_compile(*use.get(), *w, program_devices(w->source));
+        a = answer_compile(*use.get(), *w, alone);
         driver_ms = take_driver_ms();
         why = a.verdict == Verdict::pass ? to_string(a.outcome.status) : "";
     }
@@ -191,8 +227,8 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
                                           headers, header_names, notify, user_data);
         note(Verdict::pass, a.outcome.key.empty() ? nullptr : &a.outcome, ms_since(start),
              "clCompileProgram: " + why);
-        // Keyed, but it does not build alone (it calls a function another
-        // program defines): the driver's compile, which a link still keys.
+        // Keyed, but kcache-jit's compile failed where the driver's did not:
+        // the driver's compile, which a link still keys.
         w->link_keyed = err == CL_SUCCESS && !a.outcome.key.empty() &&
                         a.outcome.status == StatusCode::build_error;
         if (w->link_keyed) {
@@ -203,8 +239,8 @@ cl_int CL_API_CALL compile_program(cl_program program, cl_uint num_devices,
     note(a.verdict, &a.outcome, ms_since(start),
          a.verdict == Verdict::fail ? "clCompileProgram"
                                     : load_detail(driver_ms) + " clCompileProgram");
-    const cl_int result =
-        keep_answer(*w, a, options, std::move(cache_options), use.get()->config().jit_timeout);
+    const cl_int result = keep_answer(*w, a, options, std::move(cache_options),
+                                      use.get()->config().jit_timeout, alone);
     lock.unlock();
     if (notify != nullptr) {
         notify(program, user_data);

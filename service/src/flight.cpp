@@ -100,6 +100,7 @@ compiler::JitRequest jit_request(const Config& config, const Plan& plan,
     for (const LinkUnit& u : plan.input.link) {
         req.units.push_back({u.source, u.options, u.headers});
     }
+    req.compile_only = is_compile_only(plan.input.source, plan.input.link.size());
     if (plan.warmup_local_size > 0 && id.type == device_db::DeviceType::cpu) {
         compiler::WarmupLaunch w;
         w.global = {plan.warmup_local_size, 1, 1};

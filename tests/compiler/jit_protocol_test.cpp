@@ -186,6 +186,28 @@ TEST(Compiler, ALinksUnitsRoundTripWithTheirHeaders) {
     EXPECT_EQ(back->units, q.units);
 }
 
+// A compile alone travels as such, with its one unit and no kernels to
+// look for or launch.
+TEST(Compiler, ACompileOnlyRoundTripsWithItsOneUnit) {
+    JitRequest q = sample_request();
+    EXPECT_FALSE(decode_request(encode_request(q))->compile_only);
+    q.units = {{"float f(float v);\nkernel void k(global float* x) { x[0] = f(x[0]); }",
+                "-DA=1",
+                {{"a.h", "#define A 2\n"}}}};
+    q.compile_only = true;
+    EXPECT_NE(decode_request(encode_request(q)).error().find("compile_only"), std::string::npos)
+        << "entry points and a warm-up";
+    q.entry_points.clear();
+    q.warmup.reset();
+    auto back = decode_request(encode_request(q));
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_TRUE(back->compile_only);
+    EXPECT_EQ(back->units, q.units);
+    q.units.push_back(q.units.front());
+    EXPECT_NE(decode_request(encode_request(q)).error().find("compile_only"), std::string::npos)
+        << "two units";
+}
+
 TEST(Compiler, ALinksUnitChecksNameTheField) {
     JitRequest q = sample_request();
     q.units = {{"", "", {}}};

@@ -10,7 +10,10 @@
  * test to compare. `slow-link LEVELS OPTIONS` links a program whose compile
  * takes a while (LEVELS levels of nested macros) and another with OPTIONS;
  * `include OPTIONS` links the two programs, `twice`'s BIAS from a bias.h
- * that OPTIONS (its compile's, `-I DIR`) find. */
+ * that OPTIONS (its compile's, `-I DIR`) find; `pair` links the two
+ * programs alone; `compile-one use_twice|broken` compiles one program
+ * alone (use_twice, or one with a compile error), prints how long it took
+ * and its log, then builds the same text. */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@ static const char* kTwice = "float twice(float v) { return 2 * v + BIAS; }";
 static const char* kUseTwice =
     "float twice(float v);\n"
     "kernel void use_twice(global float* x) { size_t i = get_global_id(0); x[i] = twice(x[i]); }";
+static const char* kBroken = "kernel void broken(global float* x) { x[0] = undefined_name; }";
 
 static cl_context g_context;
 static cl_device_id g_device;
@@ -192,6 +196,35 @@ static long ms_since(const struct timespec* start) {
     return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
+/* The build log of `p` on one line ('|' for each newline). */
+static void put_log(const char* what, cl_program p) {
+    char log[4096] = "";
+    clGetProgramBuildInfo(p, g_device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    for (char* c = log; *c != '\0'; ++c) {
+        *c = *c == '\n' ? '|' : *c;
+    }
+    printf("%s.log=%s\n", what, log);
+}
+
+/* Compiles `text` alone (its answer, milliseconds, build info and log),
+ * then builds a program of the same text. */
+static void compile_one(const char* what, const char* text) {
+    cl_int err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(g_context, 1, &text, NULL, &err);
+    cl_program called = NULL;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    err = clCompileProgram(p, 1, &g_device, NULL, 0, NULL, NULL, on_done, &called);
+    printf("%s.compile=%d\n%s.ms=%ld\n", what, err, what, ms_since(&start));
+    printf("%s.compile_callback_is_program=%d\n", what, called == p);
+    put_build_info(what, p);
+    put_log(what, p);
+    clReleaseProgram(p);
+    cl_program built = clCreateProgramWithSource(g_context, 1, &text, NULL, &err);
+    printf("%s.build=%d\n", what, clBuildProgram(built, 1, &g_device, NULL, NULL, NULL));
+    clReleaseProgram(built);
+}
+
 static void slow_link(int levels, const char* options) {
     char* slow = nested_macros(levels);
     const char* texts[2] = {slow, "kernel void other(global float* a) { a[0] = 1; }"};
@@ -208,12 +241,7 @@ static void slow_link(int levels, const char* options) {
     printf("slow_link.link=%d\nslow_link.ms=%ld\n", err, ms_since(&start));
     if (linked != NULL) {
         put_build_info("slow_link", linked);
-        char log[4096] = "";
-        clGetProgramBuildInfo(linked, g_device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
-        for (char* c = log; *c != '\0'; ++c) {
-            *c = *c == '\n' ? '|' : *c;
-        }
-        printf("slow_link.log=%s\n", log);
+        put_log("slow_link", linked);
         clReleaseProgram(linked);
     }
     clReleaseProgram(parts[0]);
@@ -235,6 +263,10 @@ int main(int argc, char** argv) {
         slow_link(argc > 2 ? atoi(argv[2]) : 12, argc > 3 ? argv[3] : NULL);
     } else if (argc > 2 && strcmp(argv[1], "include") == 0) {
         pair("-cl-mad-enable", argv[2]);
+    } else if (argc > 1 && strcmp(argv[1], "pair") == 0) {
+        pair("-cl-mad-enable", NULL);
+    } else if (argc > 2 && strcmp(argv[1], "compile-one") == 0) {
+        compile_one(argv[2], strcmp(argv[2], "broken") == 0 ? kBroken : kUseTwice);
     } else {
         scaled();
         with_header(argc > 1 ? argv[1] : "40");

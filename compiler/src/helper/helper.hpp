@@ -63,5 +63,10 @@ JitReply failed(Failure f, std::string log = {});
 // build_error with the driver's log.
 Result<cl::ProgramHandle, JitReply> link_units(cl_context ctx, cl_device_id dev,
                                                const JitRequest& q);
+// The compile of the request's one unit alone (link.cpp,
+// JitRequest::compile_only): its compiled object, or build_error with the
+// driver's log.
+Result<cl::ProgramHandle, JitReply> compile_only(cl_context ctx, cl_device_id dev,
+                                                 const JitRequest& q);
 
 }  // namespace kcache::compiler::helper

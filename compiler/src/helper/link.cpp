@@ -1,6 +1,7 @@
 // A link request (JitRequest::units): what clCompileProgram of each unit and
 // clLinkProgram of them all make in the application's process, made here
-// under the watchdog instead.
+// under the watchdog instead; and a compile alone (JitRequest::compile_only):
+// clCompileProgram of the one unit, whose compiled object is the answer.
 
 #include <algorithm>
 #include <string>
@@ -53,6 +54,11 @@ Result<cl::ProgramHandle, JitReply> compile_unit(cl_context ctx, cl_device_id de
 }
 
 }  // namespace
+
+Result<cl::ProgramHandle, JitReply> compile_only(cl_context ctx, cl_device_id dev,
+                                                 const JitRequest& q) {
+    return compile_unit(ctx, dev, q.units.front(), 0, false);
+}
 
 Result<cl::ProgramHandle, JitReply> link_units(cl_context ctx, cl_device_id dev,
                                                const JitRequest& q) {

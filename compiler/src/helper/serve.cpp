@@ -109,9 +109,12 @@ Result<cl::ProgramHandle, JitReply> build_one(cl_context ctx, cl_device_id dev,
     return p;
 }
 
-// Builds or links the request's program and checks its entry points.
+// Builds, links or compiles alone the request's program and checks its
+// entry points (a compile alone has none).
 Result<cl::ProgramHandle, JitReply> build(cl_context ctx, cl_device_id dev, const JitRequest& q) {
-    auto built = q.units.empty() ? build_one(ctx, dev, q) : link_units(ctx, dev, q);
+    auto built = q.compile_only    ? compile_only(ctx, dev, q)
+                 : q.units.empty() ? build_one(ctx, dev, q)
+                                   : link_units(ctx, dev, q);
     if (!built) {
         return built;
     }

@@ -71,6 +71,11 @@ struct JitRequest {
     // (clCompileProgram) and links them all (clLinkProgram) with `options`;
     // `source` and `il` are then unused.
     std::vector<CompileUnit> units = {};
+    // With one unit and no entry points or warm-up: that unit's compile
+    // alone (clCompileProgram, no link), and the reply's binary is the
+    // compiled object's. A program that calls a function another program
+    // defines compiles so, though it does not build alone.
+    bool compile_only = false;
 };
 
 // What the helper reports; ok carries a validated binary.
@@ -120,7 +125,7 @@ struct JitReply {
 };
 
 // The frame version this build writes and accepts.
-inline constexpr std::uint32_t kProtocolVersion = 5;
+inline constexpr std::uint32_t kProtocolVersion = 6;
 // Size of the fixed frame header (magic, version, kind, payload length).
 inline constexpr std::size_t kFrameHeaderSize = 20;
 // Upper bounds checked on read.
