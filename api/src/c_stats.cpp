@@ -46,7 +46,7 @@ kcache_stats frozen_of(const kcache::CacheStats& s) {
     kcache_stats f = KCACHE_STATS_INIT;
 #define KCACHE_FROZEN_1(field) f.field = s.field;
 #define KCACHE_FROZEN_0(field)
-#define KCACHE_COUNTER(field, frozen, doc) KCACHE_FROZEN_##frozen(field)
+#define KCACHE_COUNTER(field, frozen, source, doc) KCACHE_FROZEN_##frozen(field)
 #include "kcache/kcache_counters.def"
 #undef KCACHE_COUNTER
 #undef KCACHE_FROZEN_0

@@ -354,7 +354,7 @@ struct CacheStats {
     // The counters, one per row of <kcache/kcache_counters.def> (each row
     // says what it counts): the user store's sizes, this cache's answers by
     // rung, its remote tier and the rest.
-#define KCACHE_COUNTER(field, frozen, doc) std::uint64_t field = 0;
+#define KCACHE_COUNTER(field, frozen, source, doc) std::uint64_t field = 0;
 #include "kcache/kcache_counters.def"
 #undef KCACHE_COUNTER
     // The process's metrics, recorded by every Cache of it that keeps them
@@ -378,7 +378,7 @@ struct CacheStats {
 // latency.remote_get and latency.remote_put.
 template <class S, class F>
 void for_each_stat(S& s, F&& f) {
-#define KCACHE_COUNTER(field, frozen, doc) f(std::string(#field), s.field);
+#define KCACHE_COUNTER(field, frozen, source, doc) f(std::string(#field), s.field);
 #include "kcache/kcache_counters.def"
 #undef KCACHE_COUNTER
     for (std::size_t r = 0; r < kRungCount; ++r) {

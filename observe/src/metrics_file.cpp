@@ -31,6 +31,7 @@ std::filesystem::path with_pid(const std::filesystem::path& path) {
 std::string process_text() {
     CacheStats s;
     snapshot(s);
+    snapshot_counters(s);
     Exposition out(Format::prometheus);
     add_process_metrics(out, s);
     return out.finish();

@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "kcache/observe/counters.hpp"
 #include "kcache/observe/metrics.hpp"
 
 namespace kcache::metrics {
@@ -36,6 +37,38 @@ std::string with(const std::string& labels, const std::string& more) {
         return "{" + more + "}";
     }
     return "{" + labels + "," + more + "}";
+}
+
+// The HELP of a counter row: its doc, said of the whole process.
+std::string counter_help(const char* doc) {
+    std::string help(doc);
+    if (!help.empty() && help[0] >= 'a' && help[0] <= 'z') {
+        help[0] = static_cast<char>(help[0] - 'a' + 'A');
+    }
+    return help + "; every cache of this process, closed ones included.";
+}
+
+// One family per row of <kcache/kcache_counters.def> that a cache counts
+// itself: a new row is in the exposition with no other change.
+void add_cache_counters(Exposition& out, const CacheStats& s) {
+    struct Row {
+        CounterSource source;
+        const char* name;
+        const char* doc;
+        std::uint64_t value;
+    };
+    const Row rows[] = {
+#define KCACHE_COUNTER(field, frozen, source, doc) \
+    {CounterSource::source, "kcache_" #field, doc, s.field},
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
+    };
+    for (const Row& r : rows) {
+        if (r.source == CounterSource::cache) {
+            out.counter(r.name, counter_help(r.doc));
+            out.sample("", r.value);
+        }
+    }
 }
 
 }  // namespace
@@ -128,6 +161,7 @@ void add_process_metrics(Exposition& out, const CacheStats& s) {
                   "Remote tier requests: downloads (get) and uploads (put).");
     out.sample(label("op", "get"), s.remote_get);
     out.sample(label("op", "put"), s.remote_put);
+    add_cache_counters(out, s);
 }
 
 }  // namespace kcache::metrics

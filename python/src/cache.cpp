@@ -125,7 +125,7 @@ class CacheCore {
     py::dict stats() {
         const CacheStats s = without_gil([](Cache& c) { return c.stats(); });
         py::dict d;
-#define KCACHE_COUNTER(field, frozen, doc) d[#field] = s.field;
+#define KCACHE_COUNTER(field, frozen, source, doc) d[#field] = s.field;
 #include "kcache/kcache_counters.def"
 #undef KCACHE_COUNTER
         add_metrics(d, s);

@@ -56,7 +56,7 @@ CacheStats Cache::stats() noexcept {
         return s;
     }
     const service::Counters& c = impl->counters;
-#define KCACHE_COUNTER(field, frozen, doc) s.field = c[service::Counter::field];
+#define KCACHE_COUNTER(field, frozen, source, doc) s.field = c[service::Counter::field];
 #include "kcache/kcache_counters.def"
 #undef KCACHE_COUNTER
     s.programs_released = impl->programs.released();

@@ -1,8 +1,10 @@
-// The process's metrics (observe/src/metrics*.cpp): fixed buckets, threads'
-// cells summed once each (ended threads too), the exposition formats read
-// back by prometheus_client's parsers (check_exposition.py), counters that
-// only grow, and the metrics file replaced atomically and reported once
-// when it cannot be written.
+// The process's metrics (observe/src/metrics*.cpp, counters.cpp): fixed
+// buckets, threads' cells summed once each (ended threads too), caches'
+// counters summed (closed caches too) into a family per row of
+// kcache_counters.def, the exposition formats read back by
+// prometheus_client's parsers (check_exposition.py), counters that only
+// grow, and the metrics file replaced atomically and reported once when it
+// cannot be written.
 
 #include <gtest/gtest.h>
 
@@ -14,6 +16,7 @@
 #include <thread>
 
 #include "kcache/common/log.hpp"
+#include "kcache/observe/counters.hpp"
 #include "kcache/observe/metrics.hpp"
 #include "temp_dir.hpp"
 
@@ -43,6 +46,7 @@ std::pair<int, std::vector<std::string>> parse(const std::filesystem::path& dir,
 std::string exposition(metrics::Format format) {
     CacheStats s;
     metrics::snapshot(s);
+    metrics::snapshot_counters(s);
     metrics::Exposition out(format);
     metrics::add_process_metrics(out, s);
     return out.finish();
@@ -145,6 +149,63 @@ TEST_F(MetricsText, CountersOnlyGrowAcrossExpositions) {
     EXPECT_EQ(second["kcache_requests_total{result=\"ok\",rung=\"in_process\"}"] -
                   first["kcache_requests_total{result=\"ok\",rung=\"in_process\"}"],
               5.0);
+}
+
+struct CounterRow {
+    metrics::CounterSource source;
+    std::string field;
+};
+
+// Every row of the .def, as the test reads it itself.
+const std::vector<CounterRow>& counter_rows() {
+    static const std::vector<CounterRow> rows = {
+#define KCACHE_COUNTER(field, frozen, source, doc) {metrics::CounterSource::source, #field},
+#include "kcache/kcache_counters.def"
+#undef KCACHE_COUNTER
+    };
+    return rows;
+}
+
+// Two caches' counters, one closed before the exposition and one open: each
+// row a cache counts itself is a counter family of its own whose sample
+// grew by both caches' counts; the rows other parts keep (the store's, the
+// remote client's, the program cache's) are in no family.
+TEST_F(MetricsText, EveryRowACacheCountsIsAFamilyOfItsOwn) {
+    auto before =
+        samples(parse(dir(), exposition(metrics::Format::openmetrics), "openmetrics").second);
+    metrics::CacheCounters open_one;
+    {
+        metrics::CacheCounters closed;
+        for (std::size_t row = 0; row < metrics::kCounterRows; ++row) {
+            for (std::size_t n = 0; n <= row; ++n) {
+                closed.bump(row);
+            }
+            open_one.bump(row);
+        }
+    }
+    const std::string om = exposition(metrics::Format::openmetrics);
+    auto [code, lines] = parse(dir(), om, "openmetrics");
+    ASSERT_EQ(code, 0) << (lines.empty() ? "" : lines.back());
+    auto after = samples(lines);
+    const std::string prom = exposition(metrics::Format::prometheus);
+    ASSERT_EQ(parse(dir(), prom, "prometheus").first, 0);
+    std::size_t families = 0;
+    for (std::size_t row = 0; row < counter_rows().size(); ++row) {
+        const std::string family = "kcache_" + counter_rows()[row].field;
+        const std::string sample = family + "_total{}";
+        if (counter_rows()[row].source != metrics::CounterSource::cache) {
+            EXPECT_EQ(om.find(family + "_total"), std::string::npos) << family;
+            continue;
+        }
+        ++families;
+        EXPECT_NE(om.find("# TYPE " + family + " counter\n"), std::string::npos) << family;
+        EXPECT_NE(om.find("# HELP " + family + " "), std::string::npos) << family;
+        EXPECT_NE(prom.find("# TYPE " + family + "_total counter\n"), std::string::npos) << family;
+        ASSERT_TRUE(after.count(sample)) << sample << " missing from\n" << om;
+        EXPECT_EQ(after[sample] - before[sample], static_cast<double>(row + 2)) << sample;
+    }
+    EXPECT_GE(families, 10u);  // in_process_hits … il_builds
+    EXPECT_EQ(counter_rows().size(), metrics::kCounterRows);
 }
 
 TEST_F(MetricsText, LabelValuesAreEscaped) {

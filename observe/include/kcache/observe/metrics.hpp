@@ -33,6 +33,11 @@ std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept;
 // remote_get, remote_put, requests) with the process's totals so far.
 void snapshot(CacheStats& out) noexcept;
 
+// Fills the counters of `out` that caches count themselves (the .def's rows
+// of source cache) with the process's totals: every Cache it opened, those
+// closed included (counters.hpp). The other counter fields stay as they are.
+void snapshot_counters(CacheStats& out);
+
 // The text exposition formats: OpenMetrics 1.0 (`kcache stats --format
 // openmetrics`; ends with "# EOF") and the Prometheus text format 0.0.4 that
 // node_exporter's textfile collector reads (KCACHE_METRICS_FILE).
@@ -66,8 +71,10 @@ class Exposition {
 // `key="value"` with the value escaped for the exposition formats.
 std::string label(const std::string& key, const std::string& value);
 
-// Adds the process's metrics of `s` (the fields snapshot() fills, and the
-// per-Cache counters) to `out`.
+// Adds the process's metrics of `s` to `out`: the fields snapshot() fills,
+// and one counter family kcache_<field> per row of source cache of
+// <kcache/kcache_counters.def> (snapshot_counters() fills them), its HELP the
+// row's doc.
 void add_process_metrics(Exposition& out, const CacheStats& s);
 
 // Keeps `path` ("%p" replaced by the process id) holding the process's
