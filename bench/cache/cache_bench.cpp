@@ -96,7 +96,7 @@ void BM_StoreHitVsFloor(benchmark::State& state) {
     const auto& k = kernel_of(state);
     const auto& bytes = seeded().bytes.at(k);
     const auto& options = rendered(k).options;
-    const auto fields = service::jit_key_fields(identity(), input_of(k));
+    const auto fields = device_db::jit_key_fields(identity(), input_of(k));
     auto cache = open_cache(seeded().dir);
     auto resident_cache = open_resident_cache(seeded().dir);
     auto store = store::Store::open(seeded().dir);

@@ -4,7 +4,7 @@
 
 namespace kcache::bench {
 
-service::CompileInput input_of(const std::string& kernel) {
+device_db::CompileInput input_of(const std::string& kernel) {
     const auto& r = rendered(kernel);
     return {r.variant.id(), r.source, r.options, r.entry_points};
 }
@@ -33,7 +33,7 @@ const Seeded& seeded() {
             die("cannot open the seeded store: " + store.error().message);
         }
         for (const auto& k : kernel_names()) {
-            auto e = store->get(service::jit_key_fields(identity(), input_of(k)));
+            auto e = store->get(device_db::jit_key_fields(identity(), input_of(k)));
             if (!e) {
                 die("seeded entry missing for " + k + ": " + e.error().detail);
             }

@@ -28,7 +28,7 @@ inline void per_kernel(benchmark::internal::Benchmark* b) {
 }
 
 // What the service hashes for `kernel`'s default variant.
-service::CompileInput input_of(const std::string& kernel);
+device_db::CompileInput input_of(const std::string& kernel);
 
 // The probed identity of pocl_device(); aborts when probing fails.
 const device_db::DeviceIdentity& identity();

@@ -60,13 +60,13 @@ void BM_StepSourceDigest(benchmark::State& state) {
 void BM_StepKey(benchmark::State& state) {
     const auto input = input_of(kernel_of(state));
     for (auto _ : state) {
-        auto key = store::make_key(service::jit_key_fields(identity(), input));
+        auto key = store::make_key(device_db::jit_key_fields(identity(), input));
         benchmark::DoNotOptimize(key);
     }
 }
 
 void BM_StepStoreGet(benchmark::State& state) {
-    const auto fields = service::jit_key_fields(identity(), input_of(kernel_of(state)));
+    const auto fields = device_db::jit_key_fields(identity(), input_of(kernel_of(state)));
     auto store = store::Store::open(seeded().dir);
     if (!store) {
         die("cannot open the seeded store: " + store.error().message);

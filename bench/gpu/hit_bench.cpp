@@ -124,7 +124,7 @@ void steps(const Device& d, const std::filesystem::path& dir) {
     auto id = kcache::device_db::probe(d.device);
     auto store = kcache::store::Store::open(dir);
     for (const auto& k : kcache::kernels::kernels()) {
-        const auto fields = kcache::service::jit_key_fields(*id, input_of(k.name));
+        const auto fields = kcache::device_db::jit_key_fields(*id, input_of(k.name));
         auto entry = store->get(fields);
         if (!entry) {
             continue;
@@ -152,7 +152,7 @@ void steps(const Device& d, const std::filesystem::path& dir) {
             auto r = rendered(k.name);
             t[2].push_back(us_since(t0));
             t0 = Clock::now();
-            auto key = kcache::store::make_key(kcache::service::jit_key_fields(
+            auto key = kcache::store::make_key(kcache::device_db::jit_key_fields(
                 *id, {r.variant.id(), r.source, r.options, r.entry_points}));
             t[3].push_back(us_since(t0));
             t0 = Clock::now();

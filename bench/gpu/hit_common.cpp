@@ -36,7 +36,7 @@ kcache::kernels::Rendered rendered(const std::string& kernel) {
     return *kcache::kernels::render(*kcache::kernels::make_variant(kernel));
 }
 
-kcache::service::CompileInput input_of(const std::string& kernel) {
+kcache::device_db::CompileInput input_of(const std::string& kernel) {
     auto r = rendered(kernel);
     return {r.variant.id(), r.source, r.options, r.entry_points};
 }
@@ -81,7 +81,7 @@ Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std:
     }
     auto id = kcache::device_db::probe(d.device);
     auto store = kcache::store::Store::open(dir);
-    auto e = store->get(kcache::service::jit_key_fields(*id, input_of(kernel)));
+    auto e = store->get(kcache::device_db::jit_key_fields(*id, input_of(kernel)));
     return e ? e->bytes : Bytes{};
 }
 

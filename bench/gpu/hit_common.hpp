@@ -35,7 +35,7 @@ struct Ctx {
 
 // `kernel`'s default variant, rendered.
 kcache::kernels::Rendered rendered(const std::string& kernel);
-kcache::service::CompileInput input_of(const std::string& kernel);
+kcache::device_db::CompileInput input_of(const std::string& kernel);
 // A Cache on the store in `dir`; `resident` false turns the resident bytes off.
 std::unique_ptr<kcache::Cache> open_at(const std::filesystem::path& dir, bool resident);
 kcache::KernelRequest request_of(const std::string& kernel);

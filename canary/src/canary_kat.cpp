@@ -90,7 +90,7 @@ Result<canary::Verdict, Outcome> run_kat(const Config& config, const SourceReque
         }
         computed.emplace(std::move(*file));
     }
-    auto binary = served.loader.binary_of(served.program);
+    auto binary = served.binary_of(served.program);
     if (!binary) {
         return fail(kat_outcome(StatusCode::device_error, binary.error()));
     }
@@ -132,7 +132,7 @@ Result<canary::Verdict, Outcome> obtain_kat(const Config& config, const SourceRe
         return fail(kat_outcome(StatusCode::invalid_argument,
                                 "cannot read the KAT file: " + text.error().message));
     }
-    auto device = served.identities.of(served.device);
+    auto device = served.identity_of(served.device);
     if (!device) {
         return fail(kat_outcome(StatusCode::device_error, device.error()));
     }
@@ -203,14 +203,14 @@ Outcome caller_kat_gate(const Config& config, const SourceRequest& request,
     // Every answer names its key; should one not, the binary's digest stands in.
     std::string key = served.key_hex;
     if (key.empty()) {
-        auto binary = served.loader.binary_of(served.program);
+        auto binary = served.binary_of(served.program);
         if (!binary) {
             return kat_outcome(StatusCode::device_error, binary.error());
         }
         key =
             "binary:" + sha256_hex({reinterpret_cast<const char*>(binary->data()), binary->size()});
     }
-    const KatServed keyed{key, served.device, served.program, served.identities, served.loader};
+    const KatServed keyed{key, served.device, served.program, served.identity_of, served.binary_of};
     const std::shared_ptr<KatSlot> slot =
         kat_slot(config.dir.string() + '\n' + key + '\n' + request.kat.string() +
                  (request.kat_reference ? "\nreference" : "\nfile"));

@@ -16,23 +16,71 @@
 // again; a changed KAT file is a new test. Verdicts of a test that did not
 // run are kept for the process only.
 
+#include <concepts>
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "identities.hpp"
 #include "kcache/common/result.hpp"
-#include "kcache/service/loader.hpp"
-#include "kcache/service/service_api.hpp"
+#include "kcache/device_db/identity.hpp"
+#include "kcache/kcache_types.hpp"
+#include "kcache/opencl.h"
 
 namespace kcache::service {
+
+// A call of one member function of an object of the caller's, bound by
+// reference (the object outlives it) without naming the object's type.
+template <class R, class Arg>
+class BoundCall {
+  public:
+    R operator()(Arg arg) const { return call_(object_, arg); }
+
+  protected:
+    BoundCall(void* object, R (*call)(void*, Arg)) noexcept : object_(object), call_(call) {}
+
+  private:
+    void* object_;
+    R (*call_)(void*, Arg);
+};
+
+using IdentityResult = Result<std::shared_ptr<const device_db::DeviceIdentity>, std::string>;
+using BinaryResult = Result<std::vector<std::uint8_t>, std::string>;
+
+// What the test reads of the caller's parts, which the service (the
+// composition root) hands in, so that canary includes none of its headers:
+// a device's identity as its device facts keep it (an object with
+// `of(cl_device_id)`: the service's Identities), and a built program's
+// binary (an object with `binary_of(cl_program)`: its Loader).
+struct IdentityOf : BoundCall<IdentityResult, cl_device_id> {
+    template <class Identities>
+    requires requires(Identities& i, cl_device_id d) {
+        { i.of(d) } -> std::convertible_to<IdentityResult>;
+    }
+    IdentityOf(Identities& identities) noexcept  // implicit: KatServed{…, identities, …}
+        : BoundCall(&identities, [](void* o, cl_device_id d) -> IdentityResult {
+              return static_cast<Identities*>(o)->of(d);
+          }) {}
+};
+struct BinaryOf : BoundCall<BinaryResult, cl_program> {
+    template <class Loader>
+    requires requires(Loader& l, cl_program p) {
+        { l.binary_of(p) } -> std::convertible_to<BinaryResult>;
+    }
+    BinaryOf(Loader& loader) noexcept  // implicit: KatServed{…, loader}
+        : BoundCall(&loader, [](void* o, cl_program p) -> BinaryResult {
+              return static_cast<Loader*>(o)->binary_of(p);
+          }) {}
+};
 
 // The program a request's test is about.
 struct KatServed {
     const std::string& key_hex;  // its binary's key (Outcome::key)
     cl_device_id device;
     cl_program program;
-    Identities& identities;
-    Loader& loader;
+    IdentityOf identity_of;
+    BinaryOf binary_of;
 };
 
 // What `request` may do with `served` under `config.canary`: ok (off; the

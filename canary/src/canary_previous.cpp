@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "kcache/canary/canary.hpp"
-#include "kcache/service/keys.hpp"
+#include "kcache/device_db/jit_key.hpp"
 #include "kcache/store/store.hpp"
 
 namespace kcache::canary {
@@ -72,7 +72,7 @@ PreviousBinaries previous_binaries(store::Store& store, const device_db::DeviceI
         if (!rendered) {
             continue;
         }
-        const store::KeyFields wanted = store::normalized(service::jit_key_fields(
+        const store::KeyFields wanted = store::normalized(device_db::jit_key_fields(
             device, {v.id(), rendered->source, rendered->options, rendered->entry_points}));
         const store::EntryInfo* best = nullptr;
         bool best_validated = false;

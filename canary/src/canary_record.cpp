@@ -18,7 +18,7 @@
 #include "kcache/common/sha256.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/common/work.hpp"
-#include "kcache/service/keys.hpp"
+#include "kcache/device_db/jit_key.hpp"
 
 namespace kcache::canary {
 namespace {
@@ -123,7 +123,7 @@ std::string DriverIdentity::describe() const {
 }
 
 DriverIdentity driver_identity(const device_db::DeviceIdentity& device) {
-    const store::KeyFields f = service::jit_key_fields(device, {});
+    const store::KeyFields f = device_db::jit_key_fields(device, {});
     return {f.vendor_id,     device.vendor,    f.pci_device_id, f.device_name,
             f.platform_name, f.driver_version, f.compiler_id};
 }

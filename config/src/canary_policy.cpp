@@ -1,5 +1,6 @@
-// The canary setting (KCACHE_CANARY): the names of its values. The
-// service's canary gate (service/src/ladder/canary_gate.cpp) acts on it.
+// The canary setting (KCACHE_CANARY): the names of its values. Config only
+// reads and names it (Config::canary, a plain value); the service above acts
+// on it, in the ladder's canary gate.
 #include "settings.hpp"
 
 namespace kcache::service {

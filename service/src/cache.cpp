@@ -181,7 +181,7 @@ Outcome prepare(Cache::Impl& impl, cl_context context, cl_device_id device, Plan
 // the key record serialized once, for the key and the hot copy's read.
 void finish(Plan& plan, const service::DeviceFacts& facts) {
     plan.fields = facts.jit_fields;
-    service::set_input_fields(plan.fields, plan.input);
+    device_db::set_input_fields(plan.fields, plan.input);
     plan.key_record = store::serialize_key_fields(plan.fields);
     plan.key = store::Key{sha256(plan.key_record)};
 }

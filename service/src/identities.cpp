@@ -48,7 +48,7 @@ Result<FactsRef, std::string> Identities::facts_of(cl_device_id device,
     facts->quirks = db.quirks_for(**id);
     facts->aot_target = aot_target(db, **id);
     facts->platform = loader_.platform_of(device);
-    facts->jit_fields = jit_device_fields(**id);
+    facts->jit_fields = device_db::jit_device_fields(**id);
     facts->root = root;
     FactsRef shared = std::move(facts);
     if (root) {

@@ -107,7 +107,7 @@ TEST_F(AotRung, PackBinaryForTheTargetLoadsAndIsPromoted) {
     auto in = registry_input("dot");
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
-    auto promoted = st->get(service::jit_key_fields(identity_, in));
+    auto promoted = st->get(device_db::jit_key_fields(identity_, in));
     ASSERT_TRUE(promoted) << store::to_string(promoted.error().reason);
     EXPECT_EQ(promoted->info.provenance.origin, store::Origin::aot);
     EXPECT_EQ(p.outcome().key, promoted->info.key.hex());
@@ -133,7 +133,7 @@ TEST_F(AotRung, RejectedPackBinaryIsRecordedThenJit) {
 
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
-    auto exact = service::jit_key_fields(identity_, registry_input("dot"));
+    auto exact = device_db::jit_key_fields(identity_, registry_input("dot"));
     auto rec = st->find_fresh_failure(store::make_key(exact));
     ASSERT_TRUE(rec && *rec);
     EXPECT_EQ((*rec)->kind, store::FailureKind::rejected_binary);

@@ -42,7 +42,7 @@ class BinaryVouch : public CacheTest {
         EXPECT_TRUE(id && variant);
         auto rendered = kernels::render(*variant);
         EXPECT_TRUE(rendered);
-        return service::jit_key_fields(
+        return device_db::jit_key_fields(
             *id, {variant->id(), rendered->source, rendered->options, rendered->entry_points});
     }
 

@@ -77,11 +77,11 @@ TEST(Identities, ARootDevicesFactsAreMadeOnceAndKeyAsJitKeyFields) {
     EXPECT_EQ(loader.queries(), queries) << "a known root device was asked again";
 
     // The key from the device's half and the input's is jit_key_fields'.
-    const service::CompileInput input{
+    const device_db::CompileInput input{
         "k", "kernel void k(global int* a) { a[0] = 1; }", "  -DX=1   -cl-mad-enable ", {"k", "k"}};
     store::KeyFields fields = facts.jit_fields;
-    service::set_input_fields(fields, input);
-    const store::KeyFields whole = service::jit_key_fields(*facts.id, input);
+    device_db::set_input_fields(fields, input);
+    const store::KeyFields whole = device_db::jit_key_fields(*facts.id, input);
     EXPECT_TRUE(fields == whole);
     EXPECT_EQ(store::make_key(fields), store::make_key(whole));
 }

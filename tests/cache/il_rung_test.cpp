@@ -30,7 +30,7 @@ class IlRung : public CacheTest {
     }
 
     // A pack holding `spirv` as the SPIR-V entry of `input`, and nothing else.
-    std::filesystem::path il_pack(const std::string& name, const service::CompileInput& input,
+    std::filesystem::path il_pack(const std::string& name, const device_db::CompileInput& input,
                                   const std::string& spirv) {
         auto st = store::Store::open(dir() / (name + "-builder"));
         EXPECT_TRUE(st);
@@ -81,7 +81,7 @@ TEST_F(IlRung, APackWithOnlySpirvServesItAndTheNextCacheHitsTheNativeEntry) {
     // The native binary is stored under the device's exact key, from SPIR-V.
     auto st = store::Store::open(dir() / "store");
     ASSERT_TRUE(st);
-    auto native = st->get(service::jit_key_fields(identity_, in));
+    auto native = st->get(device_db::jit_key_fields(identity_, in));
     ASSERT_TRUE(native) << store::to_string(native.error().reason);
     EXPECT_NE(native->info.provenance.build_log.find("SPIR-V"), std::string::npos);
     EXPECT_NE(native->bytes.size(), 0u);
@@ -109,7 +109,7 @@ TEST_F(IlRung, AModuleForAnExtensionSetTheDeviceLacksIsARecordedMissThenSource) 
     req.name = "hfma";
     req.source = half_fma_source();
     req.entry_points = {"hfma"};
-    const service::CompileInput in{req.name, req.source, req.options, req.entry_points};
+    const device_db::CompileInput in{req.name, req.source, req.options, req.entry_points};
     // Stored as a module for no extensions, but compiled with cl_khr_fp16:
     // it calls half-precision built-ins the device's library does not have.
     auto cache = open_with(il_pack("fp16", in, spirv_of(in.source, {"cl_khr_fp16"})));
@@ -149,7 +149,7 @@ TEST_F(IlRung, AnEntryForAnExtensionTheDeviceLacksIsRefusedWithTheMissingName) {
     req.source = r->source;
     req.options = r->options;
     req.entry_points = r->entry_points;
-    const service::CompileInput in{req.name, req.source, req.options, req.entry_points};
+    const device_db::CompileInput in{req.name, req.source, req.options, req.entry_points};
     ASSERT_EQ(service::il_target(in).extensions, std::vector<std::string>{"cl_khr_fp16"});
     auto cache = open_with(il_pack("f16", in, spirv_of(in.source, {"cl_khr_fp16"}, in.options)));
     ASSERT_TRUE(cache);

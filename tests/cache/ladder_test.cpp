@@ -213,7 +213,7 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     ASSERT_FALSE(bytes.empty()) << "ocloc did not produce a tgllp binary";
     auto id = device_db::probe(device_);
     ASSERT_TRUE(id);
-    auto fields = service::jit_key_fields(*id, {req.name, req.source, "", req.entry_points});
+    auto fields = device_db::jit_key_fields(*id, {req.name, req.source, "", req.entry_points});
     {
         auto st = store::Store::open(dir() / "store");
         ASSERT_TRUE(st);

@@ -11,7 +11,7 @@
 
 namespace kcache::test {
 
-inline service::CompileInput registry_input(const std::string& kernel) {
+inline device_db::CompileInput registry_input(const std::string& kernel) {
     auto v = kernels::make_variant(kernel, {});
     EXPECT_TRUE(v);
     auto r = kernels::render(*v);

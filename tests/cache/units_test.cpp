@@ -139,10 +139,10 @@ TEST_F(ReadFile, LinesAreStreamedWithABoundOnEachLine) {
 // the key of a build of one of its texts, and a change of any is a new key.
 TEST(Keys, ALinkIsKeyedByEveryUnitAndItsOptions) {
     const device_db::DeviceIdentity device;
-    const auto digest = [&](const service::CompileInput& input) {
-        return service::jit_key_fields(device, input).source_digest;
+    const auto digest = [&](const device_db::CompileInput& input) {
+        return device_db::jit_key_fields(device, input).source_digest;
     };
-    service::CompileInput link{"", "#error a link", "", {}, {{"float f();", "-DA=1"}}};
+    device_db::CompileInput link{"", "#error a link", "", {}, {{"float f();", "-DA=1"}}};
     const std::string key = digest(link);
     EXPECT_NE(key, digest({"", "#error a link", "", {}, {}})) << "not the build of its source";
     EXPECT_NE(key, digest({"", "float f();", "-DA=1", {}, {}})) << "nor of its unit";
@@ -161,7 +161,7 @@ TEST(Keys, ALinkIsKeyedByEveryUnitAndItsOptions) {
     EXPECT_EQ(digest(link), key);
     changed = link;
     changed.options = "-cl-mad-enable";
-    EXPECT_EQ(service::jit_key_fields(device, changed).build_options, "-cl-mad-enable");
+    EXPECT_EQ(device_db::jit_key_fields(device, changed).build_options, "-cl-mad-enable");
 }
 
 }  // namespace

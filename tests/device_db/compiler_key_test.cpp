@@ -35,7 +35,7 @@ TEST(CompilerKey, TheJitKeyAndTheCanaryNameTheCompilerFiles) {
     ASSERT_EQ(id->compiler_files.size(), 16u);
     const std::string compiler = device_db::jit_compiler_id(*id);
     EXPECT_TRUE(compiler.ends_with(":" + id->compiler_files)) << compiler;
-    EXPECT_EQ(service::jit_key_fields(*id, {}).compiler_id, compiler);
+    EXPECT_EQ(device_db::jit_key_fields(*id, {}).compiler_id, compiler);
     EXPECT_EQ(canary::driver_identity(*id).compiler, compiler);
 }
 

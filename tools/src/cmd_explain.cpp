@@ -52,8 +52,8 @@ std::string remote_state(remote::Client* remote, const store::Key& key) {
 json explain_device(store::Store& store, const device_db::DeviceDb& db,
                     const device_db::DeviceIdentity& id, const kernels::Rendered& r,
                     std::size_t limit, remote::Client* remote) {
-    const service::CompileInput input{r.variant.id(), r.source, r.options, r.entry_points};
-    const store::KeyFields fields = service::jit_key_fields(id, input);
+    const device_db::CompileInput input{r.variant.id(), r.source, r.options, r.entry_points};
+    const store::KeyFields fields = device_db::jit_key_fields(id, input);
     const json wanted = fields_to_json(fields);
     json out = {{"device", id.name},
                 {"key", store::make_key(fields).hex()},

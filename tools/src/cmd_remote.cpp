@@ -228,9 +228,9 @@ int run_pull(const ParsedArgs& args) {
                 ++n.unsupported;
                 continue;
             }
-            const service::CompileInput input{v.id(), rendered->source, rendered->options,
-                                              rendered->entry_points};
-            batch.push_back(service::jit_key_fields(id, input));
+            const device_db::CompileInput input{v.id(), rendered->source, rendered->options,
+                                                rendered->entry_points};
+            batch.push_back(device_db::jit_key_fields(id, input));
             if (batch.size() == kBatch) {
                 pull_batch(**client, *store, batch, n);
                 batch.clear();

@@ -21,8 +21,8 @@ Result<Built, std::string> build_one(const kernels::Variant& variant,
     if (!rendered) {
         return fail(rendered.error().message);
     }
-    const service::CompileInput input{variant.id(), rendered->source, rendered->options,
-                                      rendered->entry_points};
+    const device_db::CompileInput input{variant.id(), rendered->source, rendered->options,
+                                        rendered->entry_points};
     const service::IlTarget target = service::il_target(input);
     const store::KeyFields fields = service::il_key_fields(target, input);
     if (store.get(fields)) {

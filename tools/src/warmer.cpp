@@ -23,7 +23,7 @@ std::optional<std::string> missing_support(const OpenedDevice& dev, const WarmIt
     return std::nullopt;
 }
 
-service::CompileInput compile_input(const WarmItem& item) {
+device_db::CompileInput compile_input(const WarmItem& item) {
     if (item.variant) {
         auto r = kernels::render(*item.variant);
         return {item.variant->id(), r->source, r->options, r->entry_points};
@@ -53,9 +53,9 @@ ItemReport Warmer::build(const OpenedDevice& dev, const WarmItem& item,
     if (unsupported) {
         return {WarmResult::unsupported, "none", *unsupported, std::nullopt};
     }
-    const service::CompileInput input = compile_input(item);
+    const device_db::CompileInput input = compile_input(item);
     const bool storable = !db_.quirks_for(dev.identity).no_cached_binaries;
-    const store::KeyFields fields = service::jit_key_fields(dev.identity, input);
+    const store::KeyFields fields = device_db::jit_key_fields(dev.identity, input);
     if (storable && stored(fields)) {
         return {WarmResult::cached, "user_store", "", fields};
     }

@@ -15,7 +15,7 @@ namespace kcache::service {
 using SteadyClock = std::chrono::steady_clock;
 
 struct Plan {
-    CompileInput input;
+    device_db::CompileInput input;
     store::KeyFields fields;
     std::string key_record;  // serialize_key_fields(fields), what `key` hashes
     store::Key key;

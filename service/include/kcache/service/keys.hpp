@@ -1,7 +1,7 @@
 #pragma once
 // How the service turns (device, kernel variant) into store keys. Shared by
 // the runtime ladder and the CLI (warm, prebuild, explain), so that a binary
-// stored by one is found by the other.
+// stored by one is found by the other. The JIT key is device_db's.
 
 #include <optional>
 #include <string>
@@ -9,35 +9,15 @@
 
 #include "kcache/device_db/database.hpp"
 #include "kcache/device_db/identity.hpp"
+#include "kcache/device_db/jit_key.hpp"
 #include "kcache/kcache_types.hpp"
 #include "kcache/store/key.hpp"
 
 namespace kcache::service {
 
-// What reaches a compiler: the exact text, options and entry points.
-struct CompileInput {
-    std::string name;  // descriptive only
-    std::string source;
-    std::string options;
-    std::vector<std::string> entry_points;
-    // Not empty: a link of these compiled units, `options` the link's
-    // (SourceRequest::link); the source digest then holds every unit.
-    std::vector<LinkUnit> link = {};
-};
-
-// Key fields of a native binary built by `device`'s own driver (JIT) from
-// `input`: every identity field that affects code generation, and the driver
-// (version, UUID and the files of its compiler: device_db::jit_compiler_id)
-// as the compiler identity.
-store::KeyFields jit_key_fields(const device_db::DeviceIdentity& device, const CompileInput& input);
-// The same in two halves: the device's (every field but the input's, made
-// once per device) and then `input`'s, set into `f`.
-store::KeyFields jit_device_fields(const device_db::DeviceIdentity& device);
-void set_input_fields(store::KeyFields& f, const CompileInput& input);
-
 // Key fields of an ahead-of-time binary for ocloc target `target`: no
 // driver fields, so any compatible driver of that target finds it.
-store::KeyFields aot_key_fields(const std::string& target, const CompileInput& input);
+store::KeyFields aot_key_fields(const std::string& target, const device_db::CompileInput& input);
 
 // What a SPIR-V entry was compiled for (docs/design.md, "The SPIR-V tier"):
 // the SPIR-V version and the OpenCL C extensions the module may use, sorted
@@ -51,12 +31,12 @@ struct IlTarget {
 // The IL target of `input`: the extensions its registry variant requires
 // when `input` is one rendered as the registry renders it (its name the
 // variant's id), else none.
-IlTarget il_target(const CompileInput& input);
+IlTarget il_target(const device_db::CompileInput& input);
 
 // Key fields of a SPIR-V module of `input` for `target`: no device or driver
 // fields (any driver that loads IL may build it); target format
 // "spirv:<version>:<extension>+<extension>…".
-store::KeyFields il_key_fields(const IlTarget& target, const CompileInput& input);
+store::KeyFields il_key_fields(const IlTarget& target, const device_db::CompileInput& input);
 
 // The OpenCL C extensions of `target` that `device` lacks (empty: it can
 // build the module), and whether the device loads IL at all (it reports
