@@ -39,7 +39,7 @@ if [ "$mode" = address ]; then
   targets="store_test compiler_runner_test compiler_protocol_test compiler_helper_test
     compiler_jit_test device_db_tests cache_api_test cache_api_store_test cache_ladder_test
     cache_context_test cache_context_cycle_test cli_tests cli_pocl_tests $fuzz_targets"
-  # Not Pocl.AddressSpaceCapIsAppliedToTheHelper: ASan reserves terabytes of
+  # Not CompilerJit.AddressSpaceCapIsAppliedToTheHelper: ASan reserves terabytes of
   # address space for its shadow when a process starts, so a helper under a
   # 4 GiB address-space cap cannot start at all (the cap is tested in build/).
   # Nor CliLoadCheck.VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt: it
@@ -48,13 +48,13 @@ if [ "$mode" = address ]; then
   # (exit 1, not a signal); hiding that would take a suppression of every
   # interceptor PoCL calls (the test runs in build/).
   default_args=(-L 'store|compiler|device_db|pocl|cli|fuzz' -LE 'GPU|python|install|api'
-    -E '^(Pocl[.]AddressSpaceCapIsAppliedToTheHelper|CliLoadCheck[.]VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt)$')
+    -E '^(CompilerJit[.]AddressSpaceCapIsAppliedToTheHelper|CliLoadCheck[.]VerifyReportsABinaryTheDriverCannotLoadAndRecordsIt)$')
 else
   dir=build-tsan
   flags=thread
   targets="cache_concurrency_test cache_api_test cache_api_store_test cache_ladder_test
     cache_pool_test cache_context_test cache_context_cycle_test compiler_pool_test kcache-jit"
-  default_args=(-L pocl -LE 'GPU|python|install|api' -E '^Pocl[.]NoZombiesAfterTimeoutsAndCrashes$')
+  default_args=(-L pocl -LE 'GPU|python|install|api' -E '^CompilerJitPool[.]NoZombiesAfterTimeoutsAndCrashes$')
 fi
 targets=${KCACHE_SANITIZE_TARGETS:-$targets}
 [ $# -gt 0 ] || set -- "${default_args[@]}"

@@ -42,12 +42,12 @@ fi
 rusticl_tests='^((CxxKat|CallerKat|SourceKat|SourceKatC|CanaryDifferential|CanaryRecord|CompilerFiles|CompilerIdentity|CompilerKey|CompilerKeyOfACopy)[.]'
 rusticl_tests+='|CanaryFaults[.](EveryWrongResultOnEveryPrecisionPathAndSizeIsSuspect|ResultsAnUlpOrTwoAwayValidate'
 rusticl_tests+='|TheDefaultSetCoversEveryKernelAndRecordsItsSeed)$'
-rusticl_tests+='|Pocl[.](CallerKernelWalksTheLadder|AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite'
+rusticl_tests+='|ServiceLadder[.](CallerKernelWalksTheLadder|AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite'
 rusticl_tests+='|KeyFollowsSourceAndOptionsNotName|AliasFindsTheSameBinary|SlowKernelTimesOutThenFailsFastFromTheRecord'
 rusticl_tests+='|BuildErrorComesBackWithTheLog|RejectedBinaryIsRecordedThenJit)$'
 # warm's and the layer's tests of what the driver decides, where the outcome
 # does not rest on the probe's rebuild of a program with kernels attached (above)
-rusticl_tests+='|CliPocl[.](WarmTwiceBuildsOnceAndExplainSeesTheEntries'
+rusticl_tests+='|CliDevice[.](WarmTwiceBuildsOnceAndExplainSeesTheEntries'
 rusticl_tests+='|WarmManifestBuildsTheLibrarysOwnKernels|WarmOnADeviceWithoutIlStoresNoSpirv)$'
 rusticl_tests+='|Layer[.](ACompilePastTheDeadlineFailsTheBuildAtTheDeadlineAndTheRecordAnswersAtOnce'
 rusticl_tests+='|AProgramFromIlOnADriverWithoutIlGetsTheDriversAnswer|AProgramThatIsNeverBuiltOpensNoCache)$'

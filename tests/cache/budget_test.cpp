@@ -11,10 +11,10 @@
 namespace kcache::test {
 namespace {
 
-using Pocl = CacheTest;
+using ServiceBudget = CacheTest;
 using std::chrono::milliseconds;
 
-TEST_F(Pocl, HugeDeadlineMeansNoPracticalLimit) {
+TEST_F(ServiceBudget, HugeDeadlineMeansNoPracticalLimit) {
     auto cache = open();
     ASSERT_TRUE(cache);
     SourceRequest r = scale_request(41);
@@ -25,7 +25,7 @@ TEST_F(Pocl, HugeDeadlineMeansNoPracticalLimit) {
     EXPECT_FLOAT_EQ(run_scale(context_, device_, p.get(), 1.0f), 2.0f + 41.0f);
 }
 
-TEST_F(Pocl, ALargerBudgetRetriesARecordedTimeout) {
+TEST_F(ServiceBudget, ALargerBudgetRetriesARecordedTimeout) {
     auto cache = open();
     SourceRequest slow;
     slow.source = nested_macro_kernel(17);

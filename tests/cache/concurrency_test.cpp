@@ -12,10 +12,10 @@
 namespace kcache::test {
 namespace {
 
-using Slow = CacheTest;
+using ServiceConcurrency = CacheTest;
 using std::chrono::milliseconds;
 
-// Slow enough (~1 s on PoCL) that every requester arrives while it compiles.
+// ServiceConcurrency enough (~1 s on PoCL) that every requester arrives while it compiles.
 SourceRequest medium_request() {
     SourceRequest r;
     r.name = "medium";
@@ -24,7 +24,7 @@ SourceRequest medium_request() {
     return r;
 }
 
-TEST_F(Slow, EightThreadsOneKeyOneCompile) {
+TEST_F(ServiceConcurrency, EightThreadsOneKeyOneCompile) {
     auto cache = open();
     std::vector<std::thread> threads;
     std::vector<Outcome> outcomes(8);
@@ -44,7 +44,7 @@ TEST_F(Slow, EightThreadsOneKeyOneCompile) {
     EXPECT_EQ(cache->stats().jit_compiles, 1u);
 }
 
-TEST_F(Slow, FourProcessesOneKeyOneCompile) {
+TEST_F(ServiceConcurrency, FourProcessesOneKeyOneCompile) {
     if (child_role() == "requester") {
         ASSERT_TRUE(wait_for_start_gate());
         Config c = config();

@@ -14,7 +14,7 @@
 namespace kcache::test {
 namespace {
 
-using Slow = CacheTest;
+using ServiceContextCycle = CacheTest;
 
 // Growth in KiB per context over `rounds` of `one_round` (after `warmup` rounds).
 template <class F>
@@ -55,7 +55,7 @@ constexpr double kSlackKiB = 8.0;
 #else
 constexpr double kSlackKiB = 2.0;
 #endif
-TEST_F(Slow, TenThousandContextsKeepResidentMemoryBounded) {
+TEST_F(ServiceContextCycle, TenThousandContextsKeepResidentMemoryBounded) {
     auto cache = open();
     ASSERT_TRUE(cache);
     const KernelRequest dot{"dot", {{"dtype", "f32"}}, {}, Mode::blocking};
@@ -103,7 +103,7 @@ TEST_F(Slow, TenThousandContextsKeepResidentMemoryBounded) {
 // Four threads cycle contexts (create, get, run, release) while two hit the
 // fixture's long-lived context, one of them forgetting it now and then. Every
 // answer must be right, and every cycled context must be destroyed by the end.
-TEST_F(Slow, ThreadsCycleContextsWhileOthersHitALiveOne) {
+TEST_F(ServiceContextCycle, ThreadsCycleContextsWhileOthersHitALiveOne) {
     auto c = config();
     c.max_programs = 8;  // small, so that the bound releases too
     Outcome o;

@@ -19,7 +19,7 @@
 namespace kcache::test {
 namespace {
 
-class Pocl : public CacheTest {
+class ServiceContexts : public CacheTest {
   protected:
     // Removes the stored entry of `key_hex` from the test's store.
     void remove_row(const std::string& key_hex) {
@@ -59,7 +59,7 @@ KernelRequest dot_f32(Mode mode = Mode::blocking) {
     return KernelRequest{"dot", {{"dtype", "f32"}}, {}, mode};
 }
 
-TEST_F(Pocl, ForgetReleasesTheContextButNotTheCallersProgram) {
+TEST_F(ServiceContexts, ForgetReleasesTheContextButNotTheCallersProgram) {
     auto cache = open();
     ASSERT_TRUE(cache);
     std::atomic<int> destroyed{0};
@@ -81,7 +81,7 @@ TEST_F(Pocl, ForgetReleasesTheContextButNotTheCallersProgram) {
     EXPECT_EQ(cache->stats().programs_released, 1u);
 }
 
-TEST_F(Pocl, ForgetThroughTheCApi) {
+TEST_F(ServiceContexts, ForgetThroughTheCApi) {
     ::setenv("KCACHE_DIR", (dir() / "store").c_str(), 1);
     ::setenv("KCACHE_JIT_PATH", jit_helper_path(), 1);
     ::unsetenv("KCACHE_DISABLE");
@@ -112,7 +112,7 @@ void CL_CALLBACK note_destroyer(cl_context, void* user) {
     *static_cast<std::atomic<std::thread::id>*>(user) = std::this_thread::get_id();
 }
 
-TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedOffTheCallersPath) {
+TEST_F(ServiceContexts, ContextOnlyTheCacheHoldsIsReleasedOffTheCallersPath) {
     auto cache = open();
     ASSERT_TRUE(cache);
     std::atomic<int> first_gone{0}, second_gone{0};
@@ -140,7 +140,7 @@ TEST_F(Pocl, ContextOnlyTheCacheHoldsIsReleasedOffTheCallersPath) {
     EXPECT_EQ(second_gone.load(), 1);
 }
 
-TEST_F(Pocl, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
+TEST_F(ServiceContexts, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
     auto cache = open();
     ASSERT_TRUE(cache);
     std::atomic<int> gone{0};
@@ -150,7 +150,7 @@ TEST_F(Pocl, AReleasedContextGoesWithinASecondWithNoFurtherRequest) {
     EXPECT_EQ(cache->stats().programs_released, 1u);
 }
 
-TEST_F(Pocl, AReleasedContextGoesWithinASecondAfterTheReleaserWentIdle) {
+TEST_F(ServiceContexts, AReleasedContextGoesWithinASecondAfterTheReleaserWentIdle) {
     auto cache = open();
     ASSERT_TRUE(cache);
     {  // a first load starts the releaser's thread
@@ -167,7 +167,7 @@ TEST_F(Pocl, AReleasedContextGoesWithinASecondAfterTheReleaserWentIdle) {
     expect_released_soon(ctx, gone);
 }
 
-TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
+TEST_F(ServiceContexts, LeastRecentlyUsedProgramIsReleasedFirst) {
     auto c = config();
     c.max_programs = 2;
     auto cache = open(c);
@@ -192,7 +192,7 @@ TEST_F(Pocl, LeastRecentlyUsedProgramIsReleasedFirst) {
     EXPECT_EQ(cache->stats().jit_compiles, 3u);
 }
 
-TEST_F(Pocl, NewContextLoadsFromMemoryWithoutReadingTheStore) {
+TEST_F(ServiceContexts, NewContextLoadsFromMemoryWithoutReadingTheStore) {
     auto cache = open();
     ASSERT_TRUE(cache);
     auto first = cache->program(context_, device_, dot_f32());
@@ -219,7 +219,7 @@ TEST_F(Pocl, NewContextLoadsFromMemoryWithoutReadingTheStore) {
 // A new context reuses the plan this cache resolved for the request before
 // (no quirks, rendering or hashing again), but never the request's mode or
 // deadline: those are each request's own.
-TEST_F(Pocl, PlanReusedForANewContextKeepsEachRequestsModeAndDeadline) {
+TEST_F(ServiceContexts, PlanReusedForANewContextKeepsEachRequestsModeAndDeadline) {
     auto cache = open_without_resident_bytes();  // the removed row is gone for good
     ASSERT_TRUE(cache);
     auto first = cache->program(context_, device_, scale_request(41));
@@ -246,7 +246,7 @@ TEST_F(Pocl, PlanReusedForANewContextKeepsEachRequestsModeAndDeadline) {
     EXPECT_EQ(gone.load(), 1);
 }
 
-TEST_F(Pocl, ResidentBytesOffReadsTheStore) {
+TEST_F(ServiceContexts, ResidentBytesOffReadsTheStore) {
     auto cache = open_without_resident_bytes();
     ASSERT_TRUE(cache);
     ASSERT_TRUE(cache->program(context_, device_, scale_request(31)).ok());

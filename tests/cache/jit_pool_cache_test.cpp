@@ -1,4 +1,4 @@
-// Pocl.*: the cache's JIT rung through persistent helpers: one helper serves
+// ServiceJitPool.*: the cache's JIT rung through persistent helpers: one helper serves
 // a cache's compiles in turn, closing the cache stops it, and the helper is
 // the one the Config names.
 
@@ -15,10 +15,10 @@
 namespace kcache::test {
 namespace {
 
-using Pocl = CacheTest;
+using ServiceJitPool = CacheTest;
 using namespace std::chrono_literals;
 
-TEST_F(Pocl, OneHelperServesTheCacheAndCloseStopsIt) {
+TEST_F(ServiceJitPool, OneHelperServesTheCacheAndCloseStopsIt) {
     ASSERT_TRUE(live_children_named("kcache-jit").empty());
     auto cache = open();
     auto first = cache->program(context_, device_, scale_request(1));
@@ -36,7 +36,7 @@ TEST_F(Pocl, OneHelperServesTheCacheAndCloseStopsIt) {
     EXPECT_TRUE(wait_reaped(after_first[0], 5s)) << "helper outlived the cache";
 }
 
-TEST_F(Pocl, HelpersZeroStartsAHelperPerCompile) {
+TEST_F(ServiceJitPool, HelpersZeroStartsAHelperPerCompile) {
     auto config = this->config();
     config.jit_helpers = 0;
     auto cache = Cache::open(config);
@@ -48,7 +48,7 @@ TEST_F(Pocl, HelpersZeroStartsAHelperPerCompile) {
 
 // On a CPU device the cache asks for a warm-up launch; a pooled helper
 // answers before it, and the warmed binary replaces the stored one after.
-TEST_F(Pocl, TheWarmedBinaryReplacesTheStoredOneAfterTheAnswer) {
+TEST_F(ServiceJitPool, TheWarmedBinaryReplacesTheStoredOneAfterTheAnswer) {
     auto cache = open();
     auto request = scale_request(6);
     request.warmup_local_size = 16;
@@ -73,7 +73,7 @@ TEST_F(Pocl, TheWarmedBinaryReplacesTheStoredOneAfterTheAnswer) {
 // Closing the cache right after the answer waits for the warm-up, so that a
 // short-lived process (`kcache warm`) leaves warmed binaries behind: the
 // entry is written again after the answer.
-TEST_F(Pocl, ClosingTheCacheWaitsForTheWarmupAfterTheAnswer) {
+TEST_F(ServiceJitPool, ClosingTheCacheWaitsForTheWarmupAfterTheAnswer) {
     auto cache = open();
     auto request = scale_request(7);
     request.warmup_local_size = 16;
@@ -96,7 +96,7 @@ TEST_F(Pocl, ClosingTheCacheWaitsForTheWarmupAfterTheAnswer) {
 
 // The helper is the one Config::jit_helper names: KCACHE_JIT_PATH is read by
 // load_config() alone, never by the layers below it.
-TEST_F(Pocl, HelperPathComesFromTheConfigNotTheEnvironment) {
+TEST_F(ServiceJitPool, HelperPathComesFromTheConfigNotTheEnvironment) {
     ::setenv("KCACHE_JIT_PATH", "/nonexistent/from-the-environment/kcache-jit", 1);
     auto good = open("good");
     auto config = this->config("bad");

@@ -16,10 +16,10 @@
 namespace kcache::test {
 namespace {
 
-using Pocl = CacheTest;
+using ServiceLadder = CacheTest;
 using std::chrono::milliseconds;
 
-TEST_F(Pocl, CallerKernelWalksTheLadder) {
+TEST_F(ServiceLadder, CallerKernelWalksTheLadder) {
     auto cache = open();
     ASSERT_TRUE(cache);
     auto first = cache->program(context_, device_, scale_request(7));
@@ -43,7 +43,7 @@ TEST_F(Pocl, CallerKernelWalksTheLadder) {
     EXPECT_FLOAT_EQ(run_scale(context_, device_, stored.get(), 0.5f), 2.0f * 0.5f + 7.0f);
 }
 
-TEST_F(Pocl, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
+TEST_F(ServiceLadder, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
     {
         auto cache = open();
         ASSERT_TRUE(cache->program(context_, device_, scale_request(8)).ok());
@@ -87,7 +87,7 @@ TEST_F(Pocl, AFreshCacheLoadsAStoredBinaryFromItsHotCopyWithoutSQLite) {
     EXPECT_EQ(q.outcome().rung, Rung::jit);
 }
 
-TEST_F(Pocl, KeyFollowsSourceAndOptionsNotName) {
+TEST_F(ServiceLadder, KeyFollowsSourceAndOptionsNotName) {
     auto cache = open();
     auto base = cache->program(context_, device_, scale_request(1));
     ASSERT_TRUE(base.ok()) << base.outcome().message;
@@ -110,7 +110,7 @@ TEST_F(Pocl, KeyFollowsSourceAndOptionsNotName) {
     EXPECT_EQ(new_opts.outcome().rung, Rung::jit);
 }
 
-TEST_F(Pocl, AliasFindsTheSameBinary) {
+TEST_F(ServiceLadder, AliasFindsTheSameBinary) {
     auto cache = open();
     KernelRequest canonical{"qconv_pointwise", {}, std::nullopt, Mode::blocking};
     auto a = cache->program(context_, device_, canonical);
@@ -147,7 +147,7 @@ struct PackAnswer {
     std::uint64_t jit_compiles = 0;
 };
 
-class PoclPack : public CacheTest {
+class ServicePacks : public CacheTest {
   protected:
     // Asks a fresh cache reading the pack dir()/`pack` for scale_request(3);
     // fails the test unless it opens and answers with a program that computes
@@ -168,7 +168,7 @@ class PoclPack : public CacheTest {
     }
 };
 
-TEST_F(PoclPack, PackAnswersAfterTheUserStore) {
+TEST_F(ServicePacks, PackAnswersAfterTheUserStore) {
     build_pack(open("builder"), context_, device_, dir(), "system.kcpack");
     const PackAnswer answer = ask_with_pack("system.kcpack");
     EXPECT_EQ(answer.outcome.rung, Rung::pack);
@@ -185,7 +185,7 @@ TEST_F(PoclPack, PackAnswersAfterTheUserStore) {
 // A pack's binary is loaded in kcache-verify before this process loads it:
 // a truncated one (PoCL asserts in its loader: it would abort this test) with
 // its checksum recomputed is a miss and a JIT.
-TEST_F(PoclPack, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
+TEST_F(ServicePacks, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
     build_pack(
         open("builder"), context_, device_, dir(), "damaged.kcpack", [](store::Store& builder) {
             auto listed = builder.list();
@@ -207,7 +207,7 @@ TEST_F(PoclPack, ATruncatedPackBinaryIsAMissAndAJitNeverASignal) {
 // key) is loaded in kcache-verify before this process loads it: a driver that
 // rejects it (PoCL) and one that aborts the process on it (rusticl) both
 // make it a recorded miss, and the JIT's binary that replaces it is trusted.
-TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
+TEST_F(ServiceLadder, RejectedBinaryIsRecordedThenJit) {
     auto req = scale_request(4);
     auto bytes = tgllp_binary(dir(), req.source);
     ASSERT_FALSE(bytes.empty()) << "ocloc did not produce a tgllp binary";
@@ -252,7 +252,7 @@ TEST_F(Pocl, RejectedBinaryIsRecordedThenJit) {
     EXPECT_EQ(hit.outcome().rung, Rung::user_store);
 }
 
-TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {
+TEST_F(ServiceLadder, SlowKernelTimesOutThenFailsFastFromTheRecord) {
     auto cache = open();
     SourceRequest slow;
     slow.source = nested_macro_kernel(17);
@@ -273,7 +273,7 @@ TEST_F(Pocl, SlowKernelTimesOutThenFailsFastFromTheRecord) {
     EXPECT_EQ(cache->stats().jit_compiles, 1u);  // no second compile started
 }
 
-TEST_F(Pocl, BuildErrorComesBackWithTheLog) {
+TEST_F(ServiceLadder, BuildErrorComesBackWithTheLog) {
     auto cache = open();
     SourceRequest bad;
     bad.source = "__kernel void broken(__global float* a) { a[0] = undeclared_thing; }\n";
@@ -286,7 +286,7 @@ TEST_F(Pocl, BuildErrorComesBackWithTheLog) {
     EXPECT_EQ(again.outcome().rung, Rung::failure_record);
 }
 
-TEST_F(Pocl, FailFastAndBackgroundModes) {
+TEST_F(ServiceLadder, FailFastAndBackgroundModes) {
     auto cache = open();
     auto req = scale_request(5);
     req.mode = Mode::fail_fast;
@@ -306,7 +306,7 @@ TEST_F(Pocl, FailFastAndBackgroundModes) {
     EXPECT_EQ(cache->stats().jit_compiles, 1u);
 }
 
-TEST_F(Pocl, BadRequestsGetTypedErrors) {
+TEST_F(ServiceLadder, BadRequestsGetTypedErrors) {
     auto cache = open();
     KernelRequest unknown{"no_such_kernel", {}, std::nullopt, Mode::blocking};
     EXPECT_EQ(cache->program(context_, device_, unknown).outcome().status,

@@ -52,7 +52,7 @@ class StderrToFile {
     std::filesystem::path path_;
 };
 
-class PoclLogSink : public CacheTest {
+class ServiceLogSink : public CacheTest {
   protected:
     void TearDown() override { set_log_handler(nullptr); }
     bool logged(const std::string& text) {
@@ -82,7 +82,7 @@ class PoclLogSink : public CacheTest {
     std::vector<std::string> messages_;
 };
 
-TEST_F(PoclLogSink, WithAHandlerSetNothingReachesStderr) {
+TEST_F(ServiceLogSink, WithAHandlerSetNothingReachesStderr) {
     // An entry to corrupt, and a pack (unsigned) made from a store holding it.
     {
         auto c = config("builder");
@@ -200,7 +200,7 @@ TEST(LogLevels, TheCApisHandlersKeepTheirContractAndV3AsksForMore) {
     kcache_set_log_handler(nullptr, nullptr);
 }
 
-TEST_F(PoclLogSink, WithoutAHandlerStderrGetsWarningsAndErrors) {
+TEST_F(ServiceLogSink, WithoutAHandlerStderrGetsWarningsAndErrors) {
     StderrToFile err(dir() / "stderr.txt");
     say_each_level();
     EXPECT_EQ(err.restore(), "kcache: error: e\nkcache: warning: w\n");

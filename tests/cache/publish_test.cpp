@@ -13,9 +13,9 @@
 namespace kcache::test {
 namespace {
 
-using PoclPublish = CacheTest;
+using ServicePublish = CacheTest;
 
-TEST_F(PoclPublish, AFailedStoreWriteIsCountedAndNamed) {
+TEST_F(ServicePublish, AFailedStoreWriteIsCountedAndNamed) {
     auto c = config();
     c.max_bytes = 16;  // smaller than any binary: every put fails (too large)
     auto cache = open(c);
@@ -38,7 +38,7 @@ TEST_F(PoclPublish, AFailedStoreWriteIsCountedAndNamed) {
     EXPECT_EQ(fine->stats().store_write_failures, 0u);
 }
 
-TEST_F(PoclPublish, TheCStatsCarryFailedWrites) {
+TEST_F(ServicePublish, TheCStatsCarryFailedWrites) {
     ::setenv("KCACHE_DIR", (dir() / "c").c_str(), 1);
     ::setenv("KCACHE_JIT_PATH", jit_helper_path(), 1);
     ::setenv("KCACHE_MAX_SIZE", "16", 1);

@@ -13,7 +13,7 @@
 namespace kcache::test {
 namespace {
 
-class PoclSignedPack : public CacheTest {
+class ServiceSignedPacks : public CacheTest {
   protected:
     void SetUp() override {
         CacheTest::SetUp();
@@ -69,7 +69,7 @@ class PoclSignedPack : public CacheTest {
     int n_ = 0;
 };
 
-TEST_F(PoclSignedPack, AnUnsignedPackIsUsedWithoutThePolicyAndSkippedWithIt) {
+TEST_F(ServiceSignedPacks, AnUnsignedPackIsUsedWithoutThePolicyAndSkippedWithIt) {
     Outcome o = lookup(false, true);
     EXPECT_EQ(o.status, StatusCode::ok) << o.message;
     EXPECT_EQ(o.rung, Rung::pack);
@@ -80,7 +80,7 @@ TEST_F(PoclSignedPack, AnUnsignedPackIsUsedWithoutThePolicyAndSkippedWithIt) {
     EXPECT_NE(skipped(o).find("unsigned"), std::string::npos) << skipped(o);
 }
 
-TEST_F(PoclSignedPack, ATrustedSignatureAdmitsThePackAndEveryFlawKeepsItOut) {
+TEST_F(ServiceSignedPacks, ATrustedSignatureAdmitsThePackAndEveryFlawKeepsItOut) {
     ASSERT_TRUE(store::sign_pack(pack_, key_));
     Outcome o = lookup(true, true);
     EXPECT_EQ(o.status, StatusCode::ok) << o.message;

@@ -34,6 +34,6 @@ class PoolTest : public test::TempDirTest {
     }
 };
 
-using Pocl = PoolTest;
+using CompilerJitPool = PoolTest;
 
 }  // namespace kcache::compiler

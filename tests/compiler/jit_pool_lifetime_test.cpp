@@ -1,4 +1,4 @@
-// Pocl.* (PoCL): the lifetimes of persistent kcache-jit helpers: a crash
+// CompilerJitPool.* (PoCL): the lifetimes of persistent kcache-jit helpers: a crash
 // kills only its helper, idle helpers exit, shutdown kills busy and idle
 // ones, nothing is left a zombie, and helpers die with their parent process.
 // Helpers are observed through what they report and through /proc, never
@@ -22,7 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST_F(Pocl, CrashKillsOnlyItsHelper) {
+TEST_F(CompilerJitPool, CrashKillsOnlyItsHelper) {
     JitCompiler jit(pooled(2));
     // Two compiles at once: two helpers.
     std::vector<Result<JitResult, JitError>> warm(2, fail(JitError{}));
@@ -50,7 +50,7 @@ TEST_F(Pocl, CrashKillsOnlyItsHelper) {
     EXPECT_EQ(next->served, 2u);
 }
 
-TEST_F(Pocl, IdleHelperExits) {
+TEST_F(CompilerJitPool, IdleHelperExits) {
     JitCompiler jit(pooled(1, 300ms));
     auto r = jit.compile(test::axpb_request(1), Clock::now() + 60s);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -62,7 +62,7 @@ TEST_F(Pocl, IdleHelperExits) {
     EXPECT_EQ(again->served, 1u);
 }
 
-TEST_F(Pocl, ShutdownKillsBusyAndIdleHelpers) {
+TEST_F(CompilerJitPool, ShutdownKillsBusyAndIdleHelpers) {
     JitCompiler jit(pooled(2));
     Result<JitResult, JitError> busy = fail(JitError{});
     std::jthread t([&] { busy = jit.compile(test::slow_request(), Clock::now() + 120s); });
@@ -85,7 +85,7 @@ TEST_F(Pocl, ShutdownKillsBusyAndIdleHelpers) {
     EXPECT_EQ(later.error().kind, JitErrc::spawn_failed);
 }
 
-TEST_F(Pocl, NoZombiesAfterTimeoutsAndCrashes) {
+TEST_F(CompilerJitPool, NoZombiesAfterTimeoutsAndCrashes) {
     JitCompiler pooled_jit(pooled(1));
     JitCompiler one_shot(pooled(0));
     std::vector<pid_t> helpers;
@@ -137,7 +137,7 @@ void run_doomed_parent(const std::filesystem::path& dir) {
     std::this_thread::sleep_for(300s);
 }
 
-TEST_F(Pocl, HelpersDieWithTheirParentProcess) {
+TEST_F(CompilerJitPool, HelpersDieWithTheirParentProcess) {
     if (test::child_role() == "doomed") {
         run_doomed_parent(test::child_env("DIR"));
         return;

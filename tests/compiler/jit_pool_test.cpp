@@ -1,4 +1,4 @@
-// Pocl.* (PoCL): persistent kcache-jit helpers behind JitCompiler: reuse,
+// CompilerJitPool.* (PoCL): persistent kcache-jit helpers behind JitCompiler: reuse,
 // deadlines, warm-ups after the answer and concurrency (their lifetimes:
 // jit_pool_lifetime_test.cpp). Helpers are observed through what they report
 // (their pid and how many compiles they served) and through /proc, never
@@ -23,7 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST_F(Pocl, PooledHelperServesLaterCompiles) {
+TEST_F(CompilerJitPool, PooledHelperServesLaterCompiles) {
     JitCompiler jit(pooled(1));
     std::vector<pid_t> pids;
     for (int salt = 1; salt <= 3; ++salt) {
@@ -39,7 +39,7 @@ TEST_F(Pocl, PooledHelperServesLaterCompiles) {
     EXPECT_EQ(jit.helper_pids(), std::vector<pid_t>{pids[0]});
 }
 
-TEST_F(Pocl, PoolOffStartsAFreshHelperPerCompile) {
+TEST_F(CompilerJitPool, PoolOffStartsAFreshHelperPerCompile) {
     JitCompiler jit(pooled(0));
     auto a = jit.compile(test::axpb_request(1), Clock::now() + 60s);
     auto b = jit.compile(test::axpb_request(2), Clock::now() + 60s);
@@ -50,7 +50,7 @@ TEST_F(Pocl, PoolOffStartsAFreshHelperPerCompile) {
     EXPECT_TRUE(jit.helper_pids().empty());
 }
 
-TEST_F(Pocl, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
+TEST_F(CompilerJitPool, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
     JitCompiler jit(pooled(1));
     auto first = jit.compile(test::axpb_request(1), Clock::now() + 60s);
     ASSERT_TRUE(first.ok()) << first.error().message;
@@ -72,7 +72,7 @@ TEST_F(Pocl, DeadlineKillsThePooledHelperAndTheNextCompileSucceeds) {
 // one when a request asks for another stack: a build that overflows 1 MiB
 // succeeds on the default stack right after a 1 MiB request, in the same
 // helper.
-TEST_F(Pocl, PooledHelperMakesABuildThreadPerStackSize) {
+TEST_F(CompilerJitPool, PooledHelperMakesABuildThreadPerStackSize) {
     JitCompiler jit(pooled(1));
     auto small = test::axpb_request(1);
     small.build_stack_bytes = 1u << 20;
@@ -92,7 +92,7 @@ TEST_F(Pocl, PooledHelperMakesABuildThreadPerStackSize) {
 // A request with warm_after_reply is answered before its warm-up: the
 // answer's binary is not warmed, then the hook gets the warmed one from the
 // same helper, which goes on to serve the next compile.
-TEST_F(Pocl, WarmupAfterTheAnswerReachesTheHookAndKeepsTheHelper) {
+TEST_F(CompilerJitPool, WarmupAfterTheAnswerReachesTheHookAndKeepsTheHelper) {
     JitCompiler jit(pooled(1));
     auto q = test::axpb_request(21);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
@@ -125,7 +125,7 @@ TEST_F(Pocl, WarmupAfterTheAnswerReachesTheHookAndKeepsTheHelper) {
 }
 
 // A fresh helper per compile answers once: it warms up before answering.
-TEST_F(Pocl, WithThePoolOffTheWarmupComesBeforeTheAnswer) {
+TEST_F(CompilerJitPool, WithThePoolOffTheWarmupComesBeforeTheAnswer) {
     JitCompiler jit(pooled(0));
     auto q = test::axpb_request(23);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
@@ -139,7 +139,7 @@ TEST_F(Pocl, WithThePoolOffTheWarmupComesBeforeTheAnswer) {
     EXPECT_FALSE(told);
 }
 
-TEST_F(Pocl, DrainWaitsForTheWarmupAfterTheAnswer) {
+TEST_F(CompilerJitPool, DrainWaitsForTheWarmupAfterTheAnswer) {
     JitCompiler jit(pooled(1));
     auto q = test::axpb_request(24);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
@@ -155,7 +155,7 @@ TEST_F(Pocl, DrainWaitsForTheWarmupAfterTheAnswer) {
 // A warm-up launch that never ends (the kernel spins on a zeroed buffer)
 // after the answer: the helper is killed at the compile's deadline, the hook
 // is told so, and the next compile gets a fresh helper.
-TEST_F(Pocl, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
+TEST_F(CompilerJitPool, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
     JitCompiler jit(pooled(1));
     JitRequest q;
     q.device = test::pocl_device();
@@ -183,7 +183,7 @@ TEST_F(Pocl, AWarmupThatHangsAfterTheAnswerIsKilledAtTheDeadline) {
     EXPECT_NE(next->helper_pid, r->helper_pid);
 }
 
-TEST_F(Pocl, ConcurrentCompilesShareABoundedPool) {
+TEST_F(CompilerJitPool, ConcurrentCompilesShareABoundedPool) {
     constexpr int kThreads = 6;
     constexpr std::size_t kPool = 2;
     std::mutex mu;

@@ -1,4 +1,4 @@
-// Pocl.*: kcache-jit against the real PoCL driver.
+// CompilerJit.*: kcache-jit against the real PoCL driver.
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Pocl : public test::TempDirTest {
+class CompilerJit : public test::TempDirTest {
   protected:
     void SetUp() override {
         TempDirTest::SetUp();
@@ -22,7 +22,7 @@ class Pocl : public test::TempDirTest {
     JitCompiler jit() const { return test::pocl_jit(dir().string()); }
 };
 
-TEST_F(Pocl, JitBuildsAValidatedBinaryThatRuns) {
+TEST_F(CompilerJit, JitBuildsAValidatedBinaryThatRuns) {
     auto r = jit().compile(test::axpb_request(7), Clock::now() + 60s);
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_FALSE(r->binary.empty());
@@ -33,7 +33,7 @@ TEST_F(Pocl, JitBuildsAValidatedBinaryThatRuns) {
     EXPECT_EQ(test::run_axpb_binary(r->binary, 256, 64, nullptr), 12.0f);
 }
 
-TEST_F(Pocl, WarmedBinaryRunsCorrectly) {
+TEST_F(CompilerJit, WarmedBinaryRunsCorrectly) {
     auto q = test::axpb_request(11);
     q.warmup = WarmupLaunch{1, {256, 1, 1}, {64, 1, 1}, 4096};
     auto r = jit().compile(q, Clock::now() + 60s);
@@ -43,7 +43,7 @@ TEST_F(Pocl, WarmedBinaryRunsCorrectly) {
     EXPECT_EQ(test::run_axpb_binary(r->binary, 256, 64, nullptr), 16.0f);
 }
 
-TEST_F(Pocl, WarmupOfAllKernelsWithScalarAndLocalArguments) {
+TEST_F(CompilerJit, WarmupOfAllKernelsWithScalarAndLocalArguments) {
     auto q = test::axpb_request(0);
     q.source = R"(__kernel void k1(__global float* a, int n, float4 v, __local float* tmp) {
         size_t i = get_global_id(0);
@@ -58,7 +58,7 @@ TEST_F(Pocl, WarmupOfAllKernelsWithScalarAndLocalArguments) {
     EXPECT_TRUE(r->warmed) << r->warmup_note;
 }
 
-TEST_F(Pocl, BuildErrorComesBackWithTheCompilerLog) {
+TEST_F(CompilerJit, BuildErrorComesBackWithTheCompilerLog) {
     auto q = test::axpb_request(0);
     q.source = "__kernel void broken(__global float* a) { a[0] = undeclared_name; }\n";
     q.entry_points = {"broken"};
@@ -68,7 +68,7 @@ TEST_F(Pocl, BuildErrorComesBackWithTheCompilerLog) {
     EXPECT_NE(r.error().log.find("undeclared_name"), std::string::npos) << r.error().log;
 }
 
-TEST_F(Pocl, MissingEntryPointIsABuildError) {
+TEST_F(CompilerJit, MissingEntryPointIsABuildError) {
     auto q = test::axpb_request(0);
     q.entry_points = {"not_there"};
     auto r = jit().compile(q, Clock::now() + 60s);
@@ -77,7 +77,7 @@ TEST_F(Pocl, MissingEntryPointIsABuildError) {
     EXPECT_NE(r.error().message.find("not_there"), std::string::npos);
 }
 
-TEST_F(Pocl, IdentityMatchingNoDeviceIsDeviceNotFound) {
+TEST_F(CompilerJit, IdentityMatchingNoDeviceIsDeviceNotFound) {
     auto q = test::axpb_request(0);
     q.device.driver_version = "0.0-no-such-driver";
     auto r = jit().compile(q, Clock::now() + 60s);
@@ -88,7 +88,7 @@ TEST_F(Pocl, IdentityMatchingNoDeviceIsDeviceNotFound) {
         << r.error().message;
 }
 
-TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
+TEST_F(CompilerJit, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
     auto q = test::axpb_request(0);
     q.device.uuid_hex = std::string(32, 'f');
     auto r = jit().compile(q, Clock::now() + 60s);
@@ -96,7 +96,7 @@ TEST_F(Pocl, UuidSelectsNothingWhenTheDeviceHasNoSuchUuid) {
     EXPECT_EQ(r.error().kind, JitErrc::device_not_found);
 }
 
-TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
+TEST_F(CompilerJit, AddressSpaceCapIsAppliedToTheHelper) {
     auto q = test::axpb_request(3);
     q.address_space_cap = 4ull << 30;
     auto roomy = jit().compile(q, Clock::now() + 60s);
@@ -109,7 +109,7 @@ TEST_F(Pocl, AddressSpaceCapIsAppliedToTheHelper) {
     EXPECT_NE(cramped.error().kind, JitErrc::timeout) << cramped.error().message;
 }
 
-TEST_F(Pocl, SpirvOnADriverWithoutIlIsARefusalWithTheReasonNotACrash) {
+TEST_F(CompilerJit, SpirvOnADriverWithoutIlIsARefusalWithTheReasonNotACrash) {
     // Debian's PoCL is built without SPIR-V: it reports no IL version, and
     // the helper answers with the driver's refusal and keeps serving.
     ASSERT_EQ(test::test_device_il_version(), "") << "this test is about a driver without IL";

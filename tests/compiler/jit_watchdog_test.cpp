@@ -1,4 +1,4 @@
-// Slow.* (PoCL, slow): the watchdog against a compile that takes minutes.
+// CompilerWatchdog.* (PoCL, slow): the watchdog against a compile that takes minutes.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,9 +14,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Slow : public test::TempDirTest {};
+class CompilerWatchdog : public test::TempDirTest {};
 
-TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
+TEST_F(CompilerWatchdog, HungCompileTimesOutAndLeavesNoHelper) {
     auto config = JitConfig{test::jit_helper_path(), {"POCL_CACHE_DIR=" + dir().string()}, {}};
     pid_t helper = -1;
     config.on_start = [&](pid_t p) { helper = p; };
@@ -32,7 +32,7 @@ TEST_F(Slow, HungCompileTimesOutAndLeavesNoHelper) {
     EXPECT_TRUE(test::live_group_members(helper).empty());
 }
 
-TEST_F(Slow, HelperDiesWhenItsParentIsKilled) {
+TEST_F(CompilerWatchdog, HelperDiesWhenItsParentIsKilled) {
     // The doomed parent reports the helper's pid, then compiles for minutes.
     const auto forked = test::fork_parent([&](const StartHook& report) {
         auto config = JitConfig{test::jit_helper_path(), {"POCL_CACHE_DIR=" + dir().string()}, {}};
@@ -47,7 +47,7 @@ TEST_F(Slow, HelperDiesWhenItsParentIsKilled) {
     EXPECT_TRUE(test::live_group_members(forked.started).empty());
 }
 
-TEST_F(Slow, DeepExpressionCrashesASmallStackAndBuildsOnTheLargeOne) {
+TEST_F(CompilerWatchdog, DeepExpressionCrashesASmallStackAndBuildsOnTheLargeOne) {
     auto small = test::pocl_jit((dir() / "a").string())
                      .compile(test::deep_expression_request(1u << 20), Clock::now() + 60s);
     ASSERT_FALSE(small.ok());

@@ -1,4 +1,4 @@
-// Ocloc.*: the AOT backend against the installed ocloc (no GPU needed).
+// CompilerOcloc.*: the AOT backend against the installed ocloc (no GPU needed).
 
 #include "kcache/compiler/ocloc.hpp"
 
@@ -23,7 +23,7 @@ const char* kKernel =
     "__kernel void add(__global float* a, __global const float* b) {\n"
     "    size_t i = get_global_id(0);\n    a[i] += b[i];\n}\n";
 
-class Ocloc : public test::TempDirTest {
+class CompilerOcloc : public test::TempDirTest {
   protected:
     OclocCompiler ocloc(const std::string& path = "/usr/bin/ocloc") const {
         OclocConfig c;
@@ -38,7 +38,7 @@ class Ocloc : public test::TempDirTest {
     }
 };
 
-TEST_F(Ocloc, CompilesForATargetName) {
+TEST_F(CompilerOcloc, CompilesForATargetName) {
     auto r = build("tgllp");
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_EQ(r->format, AotFormat::device_elf);
@@ -50,7 +50,7 @@ TEST_F(Ocloc, CompilesForATargetName) {
     EXPECT_TRUE(std::filesystem::is_empty(dir()));
 }
 
-TEST_F(Ocloc, CompilesForAPciId) {
+TEST_F(CompilerOcloc, CompilesForAPciId) {
     auto r = build("0x9a49");
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_EQ(r->format, AotFormat::device_elf);
@@ -58,7 +58,7 @@ TEST_F(Ocloc, CompilesForAPciId) {
     EXPECT_TRUE(check_device_elf(r->binary).ok());
 }
 
-TEST_F(Ocloc, CompilesAFatBinaryOfSeveralTargets) {
+TEST_F(CompilerOcloc, CompilesAFatBinaryOfSeveralTargets) {
     auto r = build("tgllp,dg1");
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_EQ(r->format, AotFormat::fat_binary);
@@ -68,7 +68,7 @@ TEST_F(Ocloc, CompilesAFatBinaryOfSeveralTargets) {
     EXPECT_TRUE(looks_like_spirv(r->spirv));
 }
 
-TEST_F(Ocloc, MeteorLakeIdIsReportedUnsupported) {
+TEST_F(CompilerOcloc, MeteorLakeIdIsReportedUnsupported) {
     auto r = build("0x7d55");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::unsupported_target) << r.error().log;
@@ -77,26 +77,26 @@ TEST_F(Ocloc, MeteorLakeIdIsReportedUnsupported) {
     EXPECT_NE(r.error().message.find("Cannot get HW Info"), std::string::npos) << r.error().message;
 }
 
-TEST_F(Ocloc, UnknownTargetNameIsUnsupported) {
+TEST_F(CompilerOcloc, UnknownTargetNameIsUnsupported) {
     auto r = build("tgllp,not-a-gpu");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::unsupported_target) << r.error().log;
 }
 
-TEST_F(Ocloc, TargetThatLooksLikeAnOptionIsRejected) {
+TEST_F(CompilerOcloc, TargetThatLooksLikeAnOptionIsRejected) {
     auto r = build("-q");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::bad_target);
 }
 
-TEST_F(Ocloc, BuildErrorComesBackWithTheLog) {
+TEST_F(CompilerOcloc, BuildErrorComesBackWithTheLog) {
     auto r = build("tgllp", "__kernel void f(__global int* a) { a[0] = nope; }\n");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::build_error) << r.error().message;
     EXPECT_NE(r.error().log.find("nope"), std::string::npos) << r.error().log;
 }
 
-TEST_F(Ocloc, DeadlineKillsOcloc) {
+TEST_F(CompilerOcloc, DeadlineKillsOcloc) {
     const auto start = Clock::now();
     auto r = build("tgllp:dg1", kKernel, 30ms);
     ASSERT_FALSE(r.ok());
@@ -104,7 +104,7 @@ TEST_F(Ocloc, DeadlineKillsOcloc) {
     EXPECT_LT(Clock::now() - start, 1s);
 }
 
-TEST_F(Ocloc, CrashOfOclocIsReportedWithTheSignal) {
+TEST_F(CompilerOcloc, CrashOfOclocIsReportedWithTheSignal) {
     ::setenv("FAKE_OCLOC_MODE", "crash", 1);
     auto r =
         ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
@@ -114,7 +114,7 @@ TEST_F(Ocloc, CrashOfOclocIsReportedWithTheSignal) {
     EXPECT_EQ(r.error().signal, SIGSEGV);
 }
 
-TEST_F(Ocloc, SuccessWithoutAnOutputFileIsNoOutput) {
+TEST_F(CompilerOcloc, SuccessWithoutAnOutputFileIsNoOutput) {
     auto r =
         ocloc(KCACHE_TEST_FAKE_OCLOC).compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
@@ -123,7 +123,7 @@ TEST_F(Ocloc, SuccessWithoutAnOutputFileIsNoOutput) {
 
 // ocloc runs in a scratch directory under the configured root; TMPDIR is the
 // configuration's business (Config::tmpdir), not this layer's.
-TEST_F(Ocloc, RunsInAScratchDirectoryUnderTheGivenRoot) {
+TEST_F(CompilerOcloc, RunsInAScratchDirectoryUnderTheGivenRoot) {
     const auto record = dir() / "cwd";
     const char* own_tmpdir = std::getenv("TMPDIR");
     const std::optional<std::string> saved =
@@ -142,14 +142,14 @@ TEST_F(Ocloc, RunsInAScratchDirectoryUnderTheGivenRoot) {
     EXPECT_FALSE(std::filesystem::exists(ran_in)) << "the scratch directory is left behind";
 }
 
-TEST_F(Ocloc, MissingOclocIsSpawnFailed) {
+TEST_F(CompilerOcloc, MissingOclocIsSpawnFailed) {
     auto r =
         ocloc("/nonexistent/ocloc").compile(AotRequest{kKernel, "", "tgllp"}, Clock::now() + 10s);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, OclocErrc::spawn_failed) << r.error().message;
 }
 
-TEST_F(Ocloc, IdentityIsVersionPlusLibraryDigests) {
+TEST_F(CompilerOcloc, IdentityIsVersionPlusLibraryDigests) {
     auto id = ocloc().identity(Clock::now() + 30s);
     ASSERT_TRUE(id.ok()) << id.error().message << "\n" << id.error().log;
     EXPECT_NE(id->ocloc_version.find('.'), std::string::npos) << id->ocloc_version;
@@ -163,7 +163,7 @@ TEST_F(Ocloc, IdentityIsVersionPlusLibraryDigests) {
     EXPECT_EQ(again->to_string(), id->to_string());
 }
 
-TEST_F(Ocloc, SanityChecksRejectDamagedBinaries) {
+TEST_F(CompilerOcloc, SanityChecksRejectDamagedBinaries) {
     auto single = build("tgllp");
     auto fat = build("tgllp,dg1");
     ASSERT_TRUE(single.ok() && fat.ok());

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Ocloc : public kcache::test::TempDirTest {
+class DeviceDbOcloc : public kcache::test::TempDirTest {
   protected:
     // Exit status of `ocloc compile` for `target`, output kept under the temp dir.
     int compile(const std::string& target) {
@@ -39,7 +39,7 @@ class Ocloc : public kcache::test::TempDirTest {
     }
 };
 
-TEST_F(Ocloc, EveryFamilysTargetStatusMatchesTheInstalledOcloc) {
+TEST_F(DeviceDbOcloc, EveryFamilysTargetStatusMatchesTheInstalledOcloc) {
     ASSERT_EQ(std::system("command -v ocloc > /dev/null"), 0) << "ocloc is not installed";
     auto db = DeviceDb::builtin();
     ASSERT_TRUE(db.ok()) << db.error().message;
@@ -60,7 +60,7 @@ TEST_F(Ocloc, EveryFamilysTargetStatusMatchesTheInstalledOcloc) {
     }
 }
 
-TEST_F(Ocloc, SupportedTargetsProduceABinary) {
+TEST_F(DeviceDbOcloc, SupportedTargetsProduceABinary) {
     ASSERT_EQ(compile("tgllp"), 0);
     bool found = false;
     for (const auto& entry : fs::directory_iterator(dir() / "tgllp")) {
@@ -69,7 +69,7 @@ TEST_F(Ocloc, SupportedTargetsProduceABinary) {
     EXPECT_TRUE(found);
 }
 
-TEST_F(Ocloc, EveryListedIgpuIsCoveredOrRecordedAsUnsupported) {
+TEST_F(DeviceDbOcloc, EveryListedIgpuIsCoveredOrRecordedAsUnsupported) {
     auto db = DeviceDb::builtin();
     ASSERT_TRUE(db.ok()) << db.error().message;
     std::set<std::string> listed;

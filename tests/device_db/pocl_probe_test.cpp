@@ -27,7 +27,7 @@ std::optional<OpenClDevice> pocl_device() {
     return std::nullopt;
 }
 
-TEST(Pocl, DeviceProbeFillsTheCoreFields) {
+TEST(DeviceDbProbe, FillsTheCoreFields) {
     auto pocl = pocl_device();
     ASSERT_TRUE(pocl.has_value());
     const DeviceIdentity& id = pocl->identity;
@@ -50,7 +50,7 @@ TEST(Pocl, DeviceProbeFillsTheCoreFields) {
     EXPECT_TRUE(DriverVersion::parse_prefix(id.driver_version).has_value()) << id.driver_version;
 }
 
-TEST(Pocl, DeviceProbeFallsBackWhereExtensionsAreMissing) {
+TEST(DeviceDbProbe, FallsBackWhereExtensionsAreMissing) {
     auto pocl = pocl_device();
     ASSERT_TRUE(pocl.has_value());
     const DeviceIdentity& id = pocl->identity;
@@ -67,7 +67,7 @@ TEST(Pocl, DeviceProbeFallsBackWhereExtensionsAreMissing) {
     }
 }
 
-TEST(Pocl, DeviceProbeIsRepeatable) {
+TEST(DeviceDbProbe, IsRepeatable) {
     auto first = pocl_device();
     ASSERT_TRUE(first.has_value());
     auto again = probe(first->device);
@@ -78,7 +78,7 @@ TEST(Pocl, DeviceProbeIsRepeatable) {
     EXPECT_EQ(again->vendor_id, first->identity.vendor_id);
 }
 
-TEST(Pocl, DeviceProbeOfACpuMatchesNoGpuRecordOrQuirk) {
+TEST(DeviceDbProbe, OfACpuMatchesNoGpuRecordOrQuirk) {
     auto pocl = pocl_device();
     ASSERT_TRUE(pocl.has_value());
     auto db = DeviceDb::builtin();
@@ -102,7 +102,7 @@ TEST(Pocl, DeviceProbeOfACpuMatchesNoGpuRecordOrQuirk) {
     }
 }
 
-TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {
+TEST(DeviceDbProbe, KeyFieldsAreOrderedAndFilled) {
     auto pocl = pocl_device();
     ASSERT_TRUE(pocl.has_value());
     const auto fields = key_fields(pocl->identity);
@@ -124,7 +124,7 @@ TEST(Pocl, DeviceProbeKeyFieldsAreOrderedAndFilled) {
     EXPECT_EQ(fields[3].second, "");  // no cl_intel_device_attribute_query on PoCL
 }
 
-TEST(Pocl, DeviceProbeOfAnInvalidDeviceIsAnOpenClError) {
+TEST(DeviceDbProbe, OfAnInvalidDeviceIsAnOpenClError) {
     auto r = probe(nullptr);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, DeviceDbErrc::opencl);

@@ -39,7 +39,7 @@ void check_inference(DType dtype) {
         const auto gamma = random_values(DType::f32, sh.c, ++seed, 0.5f, 2.0f);
         const auto beta = random_values(DType::f32, sh.c, ++seed);
         for (Activation act : {Activation::none, Activation::relu}) {
-            auto run = Pocl::device_run(bn_id(dtype, act));
+            auto run = KernelsCl::device_run(bn_id(dtype, act));
             cl::BatchnormBuffers b;
             b.x = run->upload(kernels::encode(dtype, x));
             b.mean = floats(*run, mean);
@@ -76,7 +76,7 @@ void check_training(DType dtype, float offset) {
         const auto gamma = random_values(DType::f32, sh.c, ++seed, 0.5f, 2.0f);
         const auto beta = random_values(DType::f32, sh.c, ++seed);
         const auto c = static_cast<std::size_t>(sh.c);
-        auto run = Pocl::device_run(bn_id(dtype, Activation::relu));
+        auto run = KernelsCl::device_run(bn_id(dtype, Activation::relu));
         cl::BatchnormBuffers b;
         b.x = run->upload(kernels::encode(dtype, x));
         b.mean = run->scratch(c * sizeof(float));
@@ -101,7 +101,7 @@ void check_training(DType dtype, float offset) {
     }
 }
 
-class Batchnorm : public PoclByDType {};
+class Batchnorm : public KernelsClByDType {};
 
 TEST_P(Batchnorm, Inference) {
     check_inference(GetParam());
@@ -110,7 +110,7 @@ TEST_P(Batchnorm, Training) {
     check_training(GetParam(), 0.0f);
     check_training(GetParam(), 100.0f);
 }
-INSTANTIATE_TEST_SUITE_P(Pocl, Batchnorm, ::testing::ValuesIn(kAllDTypes), dtype_name);
+INSTANTIATE_TEST_SUITE_P(KernelsCl, Batchnorm, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
 }  // namespace
 }  // namespace kcache::test

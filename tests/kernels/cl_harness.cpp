@@ -10,9 +10,9 @@
 
 namespace kcache::test {
 
-std::filesystem::path Pocl::cache_dir_;
-std::unique_ptr<PoclDevice> Pocl::device_;
-std::map<std::string, cl::ProgramHandle> Pocl::programs_;
+std::filesystem::path KernelsCl::cache_dir_;
+std::unique_ptr<PoclDevice> KernelsCl::device_;
+std::map<std::string, cl::ProgramHandle> KernelsCl::programs_;
 
 namespace {
 
@@ -49,29 +49,29 @@ std::unique_ptr<PoclDevice> open_pocl() {
 
 }  // namespace
 
-void Pocl::SetUpTestSuite() {
+void KernelsCl::SetUpTestSuite() {
     // Must precede the first OpenCL call: PoCL reads it when it initialises.
     cache_dir_ = make_temp_dir("pocl-cache");
     setenv("POCL_CACHE_DIR", cache_dir_.c_str(), 1);
     device_ = open_pocl();
 }
 
-void Pocl::TearDownTestSuite() {
+void KernelsCl::TearDownTestSuite() {
     programs_.clear();
     device_.reset();
     std::error_code ec;
     std::filesystem::remove_all(cache_dir_, ec);
 }
 
-void Pocl::SetUp() {
+void KernelsCl::SetUp() {
     ASSERT_NE(device_, nullptr) << "no PoCL OpenCL device (clinfo -l)";
 }
 
-PoclDevice& Pocl::device() {
+PoclDevice& KernelsCl::device() {
     return *device_;
 }
 
-cl::ProgramHandle Pocl::build(const std::string& source, const std::string& options) {
+cl::ProgramHandle KernelsCl::build(const std::string& source, const std::string& options) {
     const char* text = source.c_str();
     const std::size_t length = source.size();
     cl_int err = CL_SUCCESS;
@@ -90,7 +90,7 @@ cl::ProgramHandle Pocl::build(const std::string& source, const std::string& opti
     return prog;
 }
 
-cl_program Pocl::program(const std::string& id) {
+cl_program KernelsCl::program(const std::string& id) {
     auto found = programs_.find(id);
     if (found != programs_.end())
         return found->second.get();
@@ -109,7 +109,7 @@ cl_program Pocl::program(const std::string& id) {
     return raw;
 }
 
-std::unique_ptr<cl::DeviceRun> Pocl::device_run(const std::string& id) {
+std::unique_ptr<cl::DeviceRun> KernelsCl::device_run(const std::string& id) {
     cl_program prog = program(id);
     std::size_t local_size = 1;
     auto variant = kernels::parse_variant(id);
@@ -123,7 +123,7 @@ std::unique_ptr<cl::DeviceRun> Pocl::device_run(const std::string& id) {
                                            local_size);
 }
 
-cl::MemHandle Pocl::buffer(const std::vector<std::uint8_t>& bytes) {
+cl::MemHandle KernelsCl::buffer(const std::vector<std::uint8_t>& bytes) {
     cl::MemHandle mem = buffer(bytes.size());
     if (!bytes.empty()) {
         EXPECT_EQ(clEnqueueWriteBuffer(device_->queue.get(), mem.get(), CL_TRUE, 0, bytes.size(),
@@ -133,7 +133,7 @@ cl::MemHandle Pocl::buffer(const std::vector<std::uint8_t>& bytes) {
     return mem;
 }
 
-cl::MemHandle Pocl::buffer(std::size_t size) {
+cl::MemHandle KernelsCl::buffer(std::size_t size) {
     cl_int err = CL_SUCCESS;
     cl::MemHandle mem(clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
                                      size == 0 ? 1 : size, nullptr, &err));
@@ -141,7 +141,7 @@ cl::MemHandle Pocl::buffer(std::size_t size) {
     return mem;
 }
 
-std::vector<std::uint8_t> Pocl::read(cl_mem mem, std::size_t size) {
+std::vector<std::uint8_t> KernelsCl::read(cl_mem mem, std::size_t size) {
     std::vector<std::uint8_t> out(size);
     if (size == 0)
         return out;
@@ -151,7 +151,7 @@ std::vector<std::uint8_t> Pocl::read(cl_mem mem, std::size_t size) {
     return out;
 }
 
-void Pocl::run(cl_kernel k, std::vector<std::size_t> global, std::vector<std::size_t> local) {
+void KernelsCl::run(cl_kernel k, std::vector<std::size_t> global, std::vector<std::size_t> local) {
     ASSERT_EQ(global.size(), local.size());
     cl_event done = nullptr;
     ASSERT_EQ(clEnqueueNDRangeKernel(device_->queue.get(), k, static_cast<cl_uint>(global.size()),

@@ -30,10 +30,10 @@ struct PoclDevice {
     std::vector<std::string> extensions;
 };
 
-// Fixture for every `Pocl.*` test: points POCL_CACHE_DIR at a fresh temporary
+// Fixture for every `KernelsCl.*` test: points POCL_CACHE_DIR at a fresh temporary
 // directory (so PoCL's own cache cannot hide a build problem), opens the PoCL
 // device once per suite, and builds each variant at most once per suite.
-class Pocl : public ::testing::Test {
+class KernelsCl : public ::testing::Test {
   public:
     static void SetUpTestSuite();
     static void TearDownTestSuite();
@@ -88,9 +88,9 @@ inline constexpr kernels::DType kAllDTypes[] = {kernels::DType::f32, kernels::DT
 
 // Fixture of the known-answer tests that run once per element type
 // (GetParam()). A suite derives from it and instantiates itself as
-// `INSTANTIATE_TEST_SUITE_P(Pocl, Suite, ::testing::ValuesIn(kAllDTypes), dtype_name)`,
-// so its tests are named `Pocl/Suite.Test/f16`.
-class PoclByDType : public Pocl, public ::testing::WithParamInterface<kernels::DType> {};
+// `INSTANTIATE_TEST_SUITE_P(KernelsCl, Suite, ::testing::ValuesIn(kAllDTypes), dtype_name)`,
+// so its tests are named `KernelsCl/Suite.Test/f16`.
+class KernelsClByDType : public KernelsCl, public ::testing::WithParamInterface<kernels::DType> {};
 
 // The test-name suffix of an element-type parameter: "f32", "f16" or "bf16".
 std::string dtype_name(const ::testing::TestParamInfo<kernels::DType>& info);

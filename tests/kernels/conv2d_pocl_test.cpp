@@ -46,7 +46,7 @@ std::vector<std::uint8_t> run_conv(DType dtype, Activation act, const Conv2dShap
                                    const std::vector<float>& x, const std::vector<float>& w,
                                    const std::vector<float>& bias,
                                    const std::vector<std::uint8_t>& y_init) {
-    auto run = Pocl::device_run(conv_id(dtype, act));
+    auto run = KernelsCl::device_run(conv_id(dtype, act));
     cl::Conv2dBuffers b;
     b.x = run->upload(kernels::encode(dtype, x));
     b.w = run->upload(kernels::encode(dtype, w));
@@ -81,16 +81,16 @@ void check_cases(DType dtype) {
     }
 }
 
-class Conv2d : public PoclByDType {};
+class Conv2d : public KernelsClByDType {};
 
 TEST_P(Conv2d, Shapes) {
     check_cases(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Pocl, Conv2d, ::testing::ValuesIn(kAllDTypes), dtype_name);
+INSTANTIATE_TEST_SUITE_P(KernelsCl, Conv2d, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
 // Empty outputs (no images, no filters, filter not fitting): a launch of one
 // padding work-group must leave the output buffer untouched.
-TEST_F(Pocl, Conv2dEmptyWritesNothing) {
+TEST_F(KernelsCl, Conv2dEmptyWritesNothing) {
     const Conv2dShape empties[] = {
         {0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},  // N = 0
         {2, 3, 5, 5, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1},  // K = 0

@@ -28,8 +28,8 @@ __kernel void widen(__global const ELEM* in, __global float* out) {
 cl::KernelHandle convert_kernel(DType dtype, const char* entry) {
     const std::string prelude(*kernels::embedded_source("prelude.cl"));
     cl::ProgramHandle prog =
-        Pocl::build(prelude + kConvertSource,
-                    std::string("-cl-std=CL1.2 -DKC_") + (dtype == DType::f16 ? "F16" : "BF16"));
+        KernelsCl::build(prelude + kConvertSource, std::string("-cl-std=CL1.2 -DKC_") +
+                                                       (dtype == DType::f16 ? "F16" : "BF16"));
     if (!prog)
         return nullptr;
     cl_int err = CL_SUCCESS;
@@ -59,11 +59,11 @@ void check_narrow(DType dtype) {
     std::vector<float> in = probe_floats();
     in.push_back(std::nanf(""));
     in.push_back(std::bit_cast<float>(0x7f800001u));  // signalling NaN, payload in low bits
-    cl::MemHandle ib = Pocl::buffer(kernels::encode(DType::f32, in));
-    cl::MemHandle ob = Pocl::buffer(in.size() * 2);
+    cl::MemHandle ib = KernelsCl::buffer(kernels::encode(DType::f32, in));
+    cl::MemHandle ob = KernelsCl::buffer(in.size() * 2);
     set_args(k.get(), ib.get(), ob.get());
-    Pocl::run(k.get(), {in.size()}, {1});
-    const auto out = Pocl::read(ob.get(), in.size() * 2);
+    KernelsCl::run(k.get(), {in.size()}, {1});
+    const auto out = KernelsCl::read(ob.get(), in.size() * 2);
     for (std::size_t i = 0; i < in.size(); ++i) {
         std::uint16_t got = 0;
         std::memcpy(&got, &out[i * 2], 2);
@@ -85,11 +85,11 @@ void check_widen_all_patterns(DType dtype) {
         const auto bits = static_cast<std::uint16_t>(h);
         std::memcpy(&in[h * 2], &bits, 2);
     }
-    cl::MemHandle ib = Pocl::buffer(in);
-    cl::MemHandle ob = Pocl::buffer(65536 * 4);
+    cl::MemHandle ib = KernelsCl::buffer(in);
+    cl::MemHandle ob = KernelsCl::buffer(65536 * 4);
     set_args(k.get(), ib.get(), ob.get());
-    Pocl::run(k.get(), {65536}, {64});
-    const auto got = kernels::decode(DType::f32, Pocl::read(ob.get(), 65536 * 4));
+    KernelsCl::run(k.get(), {65536}, {64});
+    const auto got = kernels::decode(DType::f32, KernelsCl::read(ob.get(), 65536 * 4));
     const auto want = kernels::decode(dtype, in);
     for (std::size_t i = 0; i < got.size(); ++i) {
         if (std::isnan(want[i])) {
@@ -102,7 +102,7 @@ void check_widen_all_patterns(DType dtype) {
 }
 
 // The conversions of the two 16-bit element types (f32 needs none).
-class Convert : public PoclByDType {};
+class Convert : public KernelsClByDType {};
 
 TEST_P(Convert, StoreMatchesHostRounding) {
     check_narrow(GetParam());
@@ -110,7 +110,8 @@ TEST_P(Convert, StoreMatchesHostRounding) {
 TEST_P(Convert, LoadMatchesHostForEveryPattern) {
     check_widen_all_patterns(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Pocl, Convert, ::testing::Values(DType::f16, DType::bf16), dtype_name);
+INSTANTIATE_TEST_SUITE_P(KernelsCl, Convert, ::testing::Values(DType::f16, DType::bf16),
+                         dtype_name);
 
 }  // namespace
 }  // namespace kcache::test

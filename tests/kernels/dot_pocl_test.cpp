@@ -18,7 +18,7 @@ std::string dot_id(DType dtype, std::size_t ls) {
 // Runs both passes of dot on `batch` rows of length `n` and returns the results.
 std::vector<float> run_dot(DType dtype, std::size_t ls, const std::vector<float>& x,
                            const std::vector<float>& y, std::size_t n, std::size_t batch) {
-    auto run = Pocl::device_run(dot_id(dtype, ls));
+    auto run = KernelsCl::device_run(dot_id(dtype, ls));
     cl::DotBuffers b;
     b.x = run->upload(kernels::encode(dtype, x));
     b.y = run->upload(kernels::encode(dtype, y));
@@ -52,22 +52,22 @@ void check_lengths(DType dtype) {
         check_dot(dtype, 64, n, 3, seed += 2);
 }
 
-class Dot : public PoclByDType {};
+class Dot : public KernelsClByDType {};
 
 TEST_P(Dot, Lengths) {
     check_lengths(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Pocl, Dot, ::testing::ValuesIn(kAllDTypes), dtype_name);
+INSTANTIATE_TEST_SUITE_P(KernelsCl, Dot, ::testing::ValuesIn(kAllDTypes), dtype_name);
 
-TEST_F(Pocl, DotF32Length2Pow24) {
+TEST_F(KernelsCl, DotF32Length2Pow24) {
     check_dot(DType::f32, 256, std::size_t{1} << 24, 1, 99);
 }
-TEST_F(Pocl, DotF16Length2Pow24) {
+TEST_F(KernelsCl, DotF16Length2Pow24) {
     check_dot(DType::f16, 256, std::size_t{1} << 24, 1, 98);
 }
 
 // Exact small-integer data: any lost or doubled partial shows as a wrong integer.
-TEST_F(Pocl, DotCountsEveryElementOnce) {
+TEST_F(KernelsCl, DotCountsEveryElementOnce) {
     for (DType dtype : kAllDTypes) {
         const std::size_t n = 60001;  // below the f16 maximum
         std::vector<float> x(n, 1.0f), y(n, 1.0f);
@@ -79,7 +79,7 @@ TEST_F(Pocl, DotCountsEveryElementOnce) {
 }
 
 // The native-half variant needs cl_khr_fp16, which this PoCL lacks: refused up front.
-TEST_F(Pocl, DotNativeHalfIsUnsupportedHere) {
+TEST_F(KernelsCl, DotNativeHalfIsUnsupportedHere) {
     auto variant = kernels::parse_variant("dot:dtype=f16,arith=f16");
     ASSERT_TRUE(variant.ok());
     auto support = kernels::check_support(*variant, device().extensions);

@@ -30,40 +30,40 @@ std::vector<std::uint8_t> binary_of(cl_program program) {
     return bytes;
 }
 
-TEST_F(Pocl, KatPassesOnEachKernelBuiltFromTheRegistrySource) {
+TEST_F(KernelsCl, KatPassesOnEachKernelBuiltFromTheRegistrySource) {
     for (const std::string id :
          {"dot:dtype=f16,ls=64", "conv2d:dtype=bf16,act=relu", "qconv_pointwise:out=i8,act=relu",
           "batchnorm:dtype=f32", "qconv2d_pointwise:out=f32"}) {
         const kernels::Variant v = variant(id);
         ASSERT_TRUE(cl::has_kat(v.kernel)) << id;
         const cl::KatResult r =
-            cl::run_kat(device().context.get(), device().device, Pocl::program(id), v);
+            cl::run_kat(device().context.get(), device().device, KernelsCl::program(id), v);
         EXPECT_EQ(r.state, cl::KatState::passed) << id << ": " << r.detail;
         EXPECT_NE(r.detail.find("max error"), std::string::npos) << r.detail;
     }
 }
 
-TEST_F(Pocl, KatFailsOnTheProgramOfAnotherKernelNamingTheCall) {
+TEST_F(KernelsCl, KatFailsOnTheProgramOfAnotherKernelNamingTheCall) {
     const cl::KatResult r = cl::run_kat(device().context.get(), device().device,
-                                        Pocl::program("dot:dtype=f32"), variant("conv2d"));
+                                        KernelsCl::program("dot:dtype=f32"), variant("conv2d"));
     EXPECT_EQ(r.state, cl::KatState::failed);
     EXPECT_NE(r.detail.find("clCreateKernel(conv2d_direct): CL_INVALID_KERNEL_NAME (-46)"),
               std::string::npos)
         << r.detail;
 }
 
-TEST_F(Pocl, KatOfAKernelWithoutOneIsNoKat) {
+TEST_F(KernelsCl, KatOfAKernelWithoutOneIsNoKat) {
     kernels::Variant v;
     v.kernel = "not_a_kernel";
     EXPECT_FALSE(cl::has_kat(v.kernel));
-    const cl::KatResult r =
-        cl::run_kat(device().context.get(), device().device, Pocl::program("dot:dtype=f32"), v);
+    const cl::KatResult r = cl::run_kat(device().context.get(), device().device,
+                                        KernelsCl::program("dot:dtype=f32"), v);
     EXPECT_EQ(r.state, cl::KatState::no_kat);
 }
 
-TEST_F(Pocl, LaunchersReportTheFailingCallAndItsErrorName) {
-    cl::LaunchTarget t{device().queue.get(), Pocl::program("conv2d:dtype=f32"), 256, {}};
-    auto run = Pocl::device_run("dot:dtype=f32");
+TEST_F(KernelsCl, LaunchersReportTheFailingCallAndItsErrorName) {
+    cl::LaunchTarget t{device().queue.get(), KernelsCl::program("conv2d:dtype=f32"), 256, {}};
+    auto run = KernelsCl::device_run("dot:dtype=f32");
     cl::DotBuffers b{run->scratch(64), run->scratch(64), run->scratch(64), run->scratch(64)};
     auto launched = cl::launch_dot(t, 10, 1, b);
     ASSERT_FALSE(launched.ok());
@@ -85,24 +85,24 @@ TEST_F(Pocl, LaunchersReportTheFailingCallAndItsErrorName) {
 }
 
 // Nothing to compute (no rows, no channels): a marker event that completes.
-TEST_F(Pocl, LaunchersWithNothingToDoReturnACompletedMarker) {
-    auto run = Pocl::device_run("dot:dtype=f32");
+TEST_F(KernelsCl, LaunchersWithNothingToDoReturnACompletedMarker) {
+    auto run = KernelsCl::device_run("dot:dtype=f32");
     cl::DotBuffers b{run->scratch(4), run->scratch(4), run->scratch(4), run->scratch(4)};
     auto launched = cl::launch_dot(run->target(), 5, 0, b);
     ASSERT_TRUE(launched.ok()) << launched.error().message;
     cl_event e = launched->get();
     EXPECT_EQ(clWaitForEvents(1, &e), CL_SUCCESS);
 
-    auto bn = Pocl::device_run("batchnorm:dtype=f32");
+    auto bn = KernelsCl::device_run("batchnorm:dtype=f32");
     auto stats = cl::launch_batchnorm_stats(bn->target(), {2, 0, 3}, {});
     ASSERT_TRUE(stats.ok()) << stats.error().message;
     e = stats->get();
     EXPECT_EQ(clWaitForEvents(1, &e), CL_SUCCESS);
 }
 
-TEST_F(Pocl, ProgramFromBinaryLoadsARealBinaryAndNamesWhyItRejectsOthers) {
+TEST_F(KernelsCl, ProgramFromBinaryLoadsARealBinaryAndNamesWhyItRejectsOthers) {
     const std::string id = "dot:dtype=f32";
-    const auto bytes = binary_of(Pocl::program(id));
+    const auto bytes = binary_of(KernelsCl::program(id));
     ASSERT_FALSE(bytes.empty());
     auto rendered = kernels::render(variant(id));
     ASSERT_TRUE(rendered.ok());

@@ -18,7 +18,7 @@ namespace {
 // Tiger Lake (Gen12LP): supports cl_khr_fp16 and every core feature the kernels use.
 constexpr const char* kTarget = "tgllp";
 
-class Ocloc : public test::TempDirTest {};
+class KernelsOcloc : public test::TempDirTest {};
 
 std::string slurp(const std::filesystem::path& path) {
     std::ifstream in(path);
@@ -27,7 +27,7 @@ std::string slurp(const std::filesystem::path& path) {
     return text.str();
 }
 
-TEST_F(Ocloc, EveryVariantCompilesForAnIntelTarget) {
+TEST_F(KernelsOcloc, EveryVariantCompilesForAnIntelTarget) {
     ASSERT_EQ(std::system("command -v ocloc >/dev/null 2>&1"), 0) << "ocloc is not installed";
     int index = 0;
     bool saw_extension_variant = false;

@@ -59,7 +59,7 @@ std::vector<float> run_qconv(const std::string& name, QuantOutput out, Activatio
                            ",act=" + (act == Activation::relu ? "relu" : "none");
     const std::size_t count = kernels::qconv_work_items(sh);
     const std::size_t out_size = out == QuantOutput::i8 ? 1 : 4;
-    auto run = Pocl::device_run(id);
+    auto run = KernelsCl::device_run(id);
     cl::QconvBuffers b;
     b.x = run->upload(bytes_of(d.x));
     b.w = run->upload(bytes_of(d.w));
@@ -102,18 +102,18 @@ void check_all(const std::string& name, QuantOutput out, float scale_hi) {
     }
 }
 
-TEST_F(Pocl, QconvPointwiseInt8Output) {
+TEST_F(KernelsCl, QconvPointwiseInt8Output) {
     check_all("qconv_pointwise", QuantOutput::i8, 0.01f);
 }
-TEST_F(Pocl, QconvPointwiseInt8Saturates) {
+TEST_F(KernelsCl, QconvPointwiseInt8Saturates) {
     check_all("qconv_pointwise", QuantOutput::i8, 1.0f);
 }
-TEST_F(Pocl, QconvPointwiseF32Output) {
+TEST_F(KernelsCl, QconvPointwiseF32Output) {
     check_all("qconv_pointwise", QuantOutput::f32, 0.01f);
 }
 
 // The old name runs the very same program text and gives the same answers.
-TEST_F(Pocl, Qconv2dPointwiseAliasRunsTheSameKernel) {
+TEST_F(KernelsCl, Qconv2dPointwiseAliasRunsTheSameKernel) {
     auto alias = kernels::parse_variant("qconv2d_pointwise:out=i8");
     auto canonical = kernels::parse_variant("qconv_pointwise:out=i8");
     ASSERT_TRUE(alias.ok() && canonical.ok());

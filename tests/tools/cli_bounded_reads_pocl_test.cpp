@@ -12,9 +12,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CliBoundedReadsPocl : public CliTest {};
+class CliBoundedReadsDevice : public CliTest {};
 
-TEST_F(CliBoundedReadsPocl, WarmPastTheUserStoreNeverWaitsOnAFifo) {
+TEST_F(CliBoundedReadsDevice, WarmPastTheUserStoreNeverWaitsOnAFifo) {
     cli_deadline_ = std::chrono::seconds(120);
     const std::vector<std::string> warm = {"warm", "--kernels", "dot", "--dtypes", "f32"};
     const std::vector<std::string> env = {"XDG_CONFIG_HOME=" + (dir() / "config").string()};

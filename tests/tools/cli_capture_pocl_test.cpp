@@ -14,7 +14,7 @@
 namespace kcache::test {
 namespace {
 
-class CliCapturePocl : public CliTest {
+class CliCaptureDevice : public CliTest {
   protected:
     // The workload's metrics file (m-PID.prom in dir()), written at its exit,
     // parses in the Prometheus text format and counts its two compiles.
@@ -46,7 +46,7 @@ class CliCapturePocl : public CliTest {
     }
 };
 
-TEST_F(CliCapturePocl, ACapturedRunReplaysWithNoJitOnAFreshStore) {
+TEST_F(CliCaptureDevice, ACapturedRunReplaysWithNoJitOnAFreshStore) {
     const auto trace = dir() / "trace.json";
     const CliRun first =
         workload(dir() / "a", {"KCACHE_TRACE=" + trace.string(),

@@ -10,9 +10,9 @@
 namespace kcache::test {
 namespace {
 
-class CliConcurrencyPocl : public CliConcurrency {};
+class CliConcurrencyDevice : public CliConcurrency {};
 
-TEST_F(CliConcurrencyPocl, WarmKeepsEveryEntryItBuiltWhileOtherCommandsUseTheStore) {
+TEST_F(CliConcurrencyDevice, WarmKeepsEveryEntryItBuiltWhileOtherCommandsUseTheStore) {
     // An existing store with its hot copies, as on a machine that warmed before.
     const CliRun first = kcache({"warm", "--manifest", manifest("a", 1).string(), "--json"});
     ASSERT_EQ(first.code, 0) << first.err;
@@ -43,7 +43,7 @@ TEST_F(CliConcurrencyPocl, WarmKeepsEveryEntryItBuiltWhileOtherCommandsUseTheSto
     EXPECT_EQ(kcache({"verify"}).code, 0);
 }
 
-TEST_F(CliConcurrencyPocl, ImportKeepsEveryEntryWhileOtherCommandsUseTheStore) {
+TEST_F(CliConcurrencyDevice, ImportKeepsEveryEntryWhileOtherCommandsUseTheStore) {
     constexpr int kEntries = 1500;
     const auto pack = dir() / "many.pack";
     {

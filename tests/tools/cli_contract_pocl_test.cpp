@@ -11,9 +11,9 @@
 namespace kcache::test {
 namespace {
 
-class CliContractPocl : public CliTest {};
+class CliContractDevice : public CliTest {};
 
-TEST_F(CliContractPocl, WarmEscapesAManifestsNamesInProgressAndSummary) {
+TEST_F(CliContractDevice, WarmEscapesAManifestsNamesInProgressAndSummary) {
     std::ofstream(dir() / "k.cl") << "__kernel void k(__global float* x) { x[0] += 1.0f; }\n";
     std::ofstream(dir() / "bad.cl") << "__kernel void b(__global float* x) { x[0] = \x1b[2J; }\n";
     std::ofstream(dir() / "m.json")

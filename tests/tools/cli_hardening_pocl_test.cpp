@@ -18,7 +18,7 @@
 namespace kcache::test {
 namespace {
 
-class CliPoclHardening : public CliTest {
+class CliDeviceHardening : public CliTest {
   protected:
     // A manifest with one small kernel `scale` (or `source` when given).
     std::filesystem::path manifest(const std::string& source = "") {
@@ -32,7 +32,7 @@ class CliPoclHardening : public CliTest {
     }
 };
 
-TEST_F(CliPoclHardening, BuildLargerThanTheSizeBoundIsCountedAsNotStored) {
+TEST_F(CliDeviceHardening, BuildLargerThanTheSizeBoundIsCountedAsNotStored) {
     const auto m = manifest();
     const CliRun r = kcache({"warm", "--manifest", m.string(), "--json"}, {"KCACHE_MAX_SIZE=1K"});
     EXPECT_EQ(r.code, 1) << r.out << r.err;
@@ -50,7 +50,7 @@ TEST_F(CliPoclHardening, BuildLargerThanTheSizeBoundIsCountedAsNotStored) {
 
 // The store on a file system that is full: the compile succeeds, the put
 // fails with SQLite's "disk is full", and warm says so and exits 1.
-TEST_F(CliPoclHardening, BuildOnAFullDiskIsCountedAsNotStored) {
+TEST_F(CliDeviceHardening, BuildOnAFullDiskIsCountedAsNotStored) {
     if (::geteuid() != 0) {
         GTEST_SKIP() << "mounting a small tmpfs needs root (CI runs as root); the size-bound "
                         "case above covers the same path";
@@ -84,7 +84,7 @@ TEST_F(CliPoclHardening, BuildOnAFullDiskIsCountedAsNotStored) {
     EXPECT_NE(j["items"][0]["message"].get<std::string>().find("full"), std::string::npos) << r.out;
 }
 
-TEST_F(CliPoclHardening, WarmRebuildsADamagedEntryInsteadOfCountingIt) {
+TEST_F(CliDeviceHardening, WarmRebuildsADamagedEntryInsteadOfCountingIt) {
     const auto m = manifest();
     ASSERT_EQ(kcache({"warm", "--manifest", m.string()}).code, 0);
     raw_sql(store_dir() / ks::kStoreFileName, "UPDATE entries SET checksum = zeroblob(16)");
@@ -97,7 +97,7 @@ TEST_F(CliPoclHardening, WarmRebuildsADamagedEntryInsteadOfCountingIt) {
     EXPECT_EQ(kcache({"warm", "--manifest", m.string(), "--json"}).json()["already_cached"], 1);
 }
 
-TEST_F(CliPoclHardening, ManifestSourcesMustBeBoundedRegularFiles) {
+TEST_F(CliDeviceHardening, ManifestSourcesMustBeBoundedRegularFiles) {
     std::filesystem::create_directories(dir() / "srcdir");
     ASSERT_EQ(::mkfifo((dir() / "fifo.cl").c_str(), 0600), 0);
     for (const std::string& source :
@@ -113,7 +113,7 @@ TEST_F(CliPoclHardening, ManifestSourcesMustBeBoundedRegularFiles) {
     EXPECT_EQ(zero.code, 2) << zero.err;
 }
 
-TEST_F(CliPoclHardening, TimeoutRecordGivesWayToALargerBudget) {
+TEST_F(CliDeviceHardening, TimeoutRecordGivesWayToALargerBudget) {
     const std::vector<std::string> dot = {"warm", "--kernels", "dot", "--dtypes", "f32", "--json"};
     auto quick = dot;
     quick.insert(quick.end(), {"--timeout", "1ms"});
@@ -135,7 +135,7 @@ TEST_F(CliPoclHardening, TimeoutRecordGivesWayToALargerBudget) {
     EXPECT_EQ(later.json()["built"], 2) << later.out;
 }
 
-TEST_F(CliPoclHardening, BuildErrorsShowTheLogAndTheClErrorName) {
+TEST_F(CliDeviceHardening, BuildErrorsShowTheLogAndTheClErrorName) {
     const auto m = manifest("__kernel void scale(__global float* x) { x[0] = undeclared_name; }\n");
     const CliRun text = kcache({"warm", "--manifest", m.string()});
     EXPECT_EQ(text.code, 1) << text.out << text.err;
@@ -154,7 +154,7 @@ TEST_F(CliPoclHardening, BuildErrorsShowTheLogAndTheClErrorName) {
               std::string::npos);
 }
 
-TEST_F(CliPoclHardening, AMissingJitHelperIsNamed) {
+TEST_F(CliDeviceHardening, AMissingJitHelperIsNamed) {
     const CliRun r = kcache({"warm", "--manifest", manifest().string()},
                             {"KCACHE_JIT_PATH=/nonexistent/kcache-jit"});
     EXPECT_EQ(r.code, 1) << r.out << r.err;

@@ -11,9 +11,9 @@
 namespace kcache::test {
 namespace {
 
-using CliPocl = CliTest;
+using CliDevice = CliTest;
 
-TEST_F(CliPocl, DevicesListsPoclWithJitCoverage) {
+TEST_F(CliDevice, DevicesListsPoclWithJitCoverage) {
     const CliRun r = kcache({"devices", "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = r.json();
@@ -34,14 +34,14 @@ TEST_F(CliPocl, DevicesListsPoclWithJitCoverage) {
     EXPECT_NE(text.out.find("OpenCL devices (1"), std::string::npos) << text.out;
 }
 
-TEST_F(CliPocl, DevicesReportsAProbeThatCannotFinish) {
+TEST_F(CliDevice, DevicesReportsAProbeThatCannotFinish) {
     // A probe bound far below PoCL's start-up time: killed by the watchdog.
     const CliRun r = kcache({"devices", "--json", "--timeout", "1ms"});
     EXPECT_EQ(r.code, 5) << r.out;
     EXPECT_TRUE(r.json().contains("probe_error"));
 }
 
-TEST_F(CliPocl, DoctorShowsWhereTheStoreComesFrom) {
+TEST_F(CliDevice, DoctorShowsWhereTheStoreComesFrom) {
     const CliRun r = kcache({"doctor", "--json"});
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     bool store_dir = false;
@@ -57,7 +57,7 @@ TEST_F(CliPocl, DoctorShowsWhereTheStoreComesFrom) {
     EXPECT_TRUE(icd);
 }
 
-TEST_F(CliPocl, DoctorFlagsAStoreOthersCanWrite) {
+TEST_F(CliDevice, DoctorFlagsAStoreOthersCanWrite) {
     std::filesystem::create_directories(store_dir());
     std::filesystem::permissions(store_dir(), std::filesystem::perms::all);
     const CliRun r = kcache({"doctor"});
@@ -67,7 +67,7 @@ TEST_F(CliPocl, DoctorFlagsAStoreOthersCanWrite) {
 
 // Warming a subset twice: the first run builds, the second finds everything
 // (idempotent); explain then reports the hit, and a field diff for a miss.
-TEST_F(CliPocl, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
+TEST_F(CliDevice, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
     const std::vector<std::string> subset = {"warm", "--kernels", "dot", "--dtypes",
                                              "f32",  "--jobs",    "2",   "--json"};
     const CliRun first = kcache(subset);
@@ -107,7 +107,7 @@ TEST_F(CliPocl, WarmTwiceBuildsOnceAndExplainSeesTheEntries) {
 
 // The SPIR-V entries warm stores are for devices that load IL only: on
 // Debian's PoCL (no IL) it stores none and says nothing of SPIR-V.
-TEST_F(CliPocl, WarmOnADeviceWithoutIlStoresNoSpirv) {
+TEST_F(CliDevice, WarmOnADeviceWithoutIlStoresNoSpirv) {
     ASSERT_EQ(test_device_il_version(), "") << "this test is about a driver without IL";
     const std::vector<std::string> subset = {"warm", "--kernels", "dot", "--dtypes", "f32"};
     std::vector<std::string> as_json = subset;
@@ -128,7 +128,7 @@ TEST_F(CliPocl, WarmOnADeviceWithoutIlStoresNoSpirv) {
     }
 }
 
-TEST_F(CliPocl, WarmAndExplainRejectBadInput) {
+TEST_F(CliDevice, WarmAndExplainRejectBadInput) {
     EXPECT_EQ(kcache({"warm", "--device", "no-such-device"}).code, 3);
     EXPECT_EQ(kcache({"warm", "--kernels", "matmul"}).code, 3);
     EXPECT_EQ(kcache({"warm", "--dtypes", "f8"}).code, 3);
@@ -140,7 +140,7 @@ TEST_F(CliPocl, WarmAndExplainRejectBadInput) {
     EXPECT_EQ(kcache({"explain", "dot:dtype"}).code, 2);
 }
 
-TEST_F(CliPocl, WarmManifestBuildsTheLibrarysOwnKernels) {
+TEST_F(CliDevice, WarmManifestBuildsTheLibrarysOwnKernels) {
     std::ofstream(dir() / "scale.cl")
         << "__kernel void scale(__global float* x, float a) { x[get_global_id(0)] *= a; }\n";
     const auto manifest = dir() / "manifest.json";

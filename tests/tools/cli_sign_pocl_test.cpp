@@ -8,7 +8,7 @@
 namespace kcache::test {
 namespace {
 
-class CliSignPocl : public CliTest {
+class CliSignDevice : public CliTest {
   protected:
     std::filesystem::path make_pack() {
         auto store = ks::Store::open(dir() / "src", ks::Policy{});
@@ -34,7 +34,7 @@ class CliSignPocl : public CliTest {
     }
 };
 
-TEST_F(CliSignPocl, DoctorAndDevicesNameAPackThePolicyKeepsOut) {
+TEST_F(CliSignDevice, DoctorAndDevicesNameAPackThePolicyKeepsOut) {
     const auto pack = make_pack();
     const CliRun relaxed = run({"doctor", "--json"}, false);
     EXPECT_EQ(relaxed.code, 0) << relaxed.out;

@@ -13,7 +13,7 @@
 namespace kcache::test {
 namespace {
 
-class CliWarmRepairPocl : public CliTest {
+class CliWarmRepair : public CliTest {
   protected:
     std::filesystem::path db() const { return store_dir() / ks::kStoreFileName; }
 
@@ -40,7 +40,7 @@ class CliWarmRepairPocl : public CliTest {
     std::string rows() { return raw_sql(db(), "SELECT count(*) FROM entries"); }
 };
 
-TEST_F(CliWarmRepairPocl, AFlippedByteInAStoredBlobIsRebuiltNotCountedAsCached) {
+TEST_F(CliWarmRepair, AFlippedByteInAStoredBlobIsRebuiltNotCountedAsCached) {
     const CliRun first = warm();
     ASSERT_EQ(first.code, 0) << first.err;
     ASSERT_EQ(first.json()["built"], 3);
@@ -61,7 +61,7 @@ TEST_F(CliWarmRepairPocl, AFlippedByteInAStoredBlobIsRebuiltNotCountedAsCached) 
     EXPECT_EQ(warm().json()["already_cached"], 3);
 }
 
-TEST_F(CliWarmRepairPocl, AnEntryLostBehindItsHotCopyIsRebuilt) {
+TEST_F(CliWarmRepair, AnEntryLostBehindItsHotCopyIsRebuilt) {
     ASSERT_EQ(warm().code, 0);
     raw_sql(db(), "DELETE FROM entries WHERE id = (SELECT id FROM entries ORDER BY id LIMIT 1)");
     ASSERT_EQ(rows(), "2");
@@ -73,7 +73,7 @@ TEST_F(CliWarmRepairPocl, AnEntryLostBehindItsHotCopyIsRebuilt) {
     EXPECT_EQ(rows(), "3");
 }
 
-TEST_F(CliWarmRepairPocl, DamagedHotCopiesAreNotTakenForTheirEntries) {
+TEST_F(CliWarmRepair, DamagedHotCopiesAreNotTakenForTheirEntries) {
     ASSERT_EQ(warm().code, 0);
     ASSERT_EQ(damage_hot_copies(store_dir()), 3u);
     // The entries themselves are sound: cached, and nothing is quarantined.
@@ -90,7 +90,7 @@ TEST_F(CliWarmRepairPocl, DamagedHotCopiesAreNotTakenForTheirEntries) {
     EXPECT_NE(kcache({"verify"}).out.find("checked 3 hot copies, 0 removed"), std::string::npos);
 }
 
-TEST_F(CliWarmRepairPocl, EntriesEvictedByTheSameRunAreReportedAsNotKept) {
+TEST_F(CliWarmRepair, EntriesEvictedByTheSameRunAreReportedAsNotKept) {
     ASSERT_EQ(warm().code, 0);
     const auto stored = kcache({"stats", "--json"}).json()["stored_bytes"].get<std::uint64_t>();
     // Room for one of the three entries (their sizes are alike), not for two.

@@ -20,7 +20,7 @@ using kcache::test::test_provenance;
 namespace kt = kcache::test;
 namespace fs = std::filesystem;
 
-class Slow : public Store {};
+class StoreSoak : public Store {};
 
 namespace {
 
@@ -49,7 +49,7 @@ constexpr const char* kTotalsConsistent =
 
 }  // namespace
 
-TEST_F(Slow, StoreRoundTripsAThousandEntriesOfRandomSize) {
+TEST_F(StoreSoak, StoreRoundTripsAThousandEntriesOfRandomSize) {
     std::mt19937_64 rng(::testing::UnitTest::GetInstance()->random_seed());
     // Sizes spread log-uniformly over 0 B … 1 MiB (so small and large both
     // occur often), plus both extremes exactly.
@@ -110,7 +110,7 @@ void run_shared_child() {
     kt::report_line("puts " + std::to_string(puts) + " hits " + std::to_string(hits));
 }
 
-TEST_F(Slow, StoreSharedByEightProcessesStaysConsistent) {
+TEST_F(StoreSoak, StoreSharedByEightProcessesStaysConsistent) {
     if (kt::child_role() == "shared") {
         run_shared_child();
         return;
@@ -162,7 +162,7 @@ void run_writer_child() {
     }
 }
 
-TEST_F(Slow, StoreKeepsEveryReturnedPutWhenWritersAreKilled) {
+TEST_F(StoreSoak, StoreKeepsEveryReturnedPutWhenWritersAreKilled) {
     if (kt::child_role() == "writer") {
         run_writer_child();
         return;
@@ -203,7 +203,7 @@ TEST_F(Slow, StoreKeepsEveryReturnedPutWhenWritersAreKilled) {
     std::printf("crash test: %d children killed, %zu returned puts verified\n", killed, confirmed);
 }
 
-TEST_F(Slow, StoreCreatedByEightProcessesAtOnce) {
+TEST_F(StoreSoak, StoreCreatedByEightProcessesAtOnce) {
     if (kt::child_role() == "creator") {
         ASSERT_TRUE(kt::wait_for_start_gate());
         auto store = ks::Store::open(kt::child_env("STORE"));
@@ -233,7 +233,7 @@ TEST_F(Slow, StoreCreatedByEightProcessesAtOnce) {
 // another process must therefore never be visible before its schema is: in
 // every round, openers race creators on a fresh directory, opening read-only
 // as soon as the file exists, exactly as warm decides.
-TEST_F(Slow, StoreIsNeverSeenWithoutItsSchemaByConcurrentOpeners) {
+TEST_F(StoreSoak, StoreIsNeverSeenWithoutItsSchemaByConcurrentOpeners) {
     if (kt::child_role() == "opener") {
         const fs::path dir = kt::child_env("STORE");
         ASSERT_TRUE(kt::wait_for_start_gate());

@@ -13,7 +13,8 @@ namespace kcache::device_db {
 
 enum class GpuKind { integrated, discrete };
 
-// Whether the installed ocloc accepts a family's target name (checked by Ocloc.* tests).
+// Whether the installed ocloc accepts a family's target name (checked by the DeviceDbOcloc.*
+// tests).
 enum class OclocSupport { supported, unsupported };
 
 // Whether the install-time AOT prebuild covers a family ("the listed iGPUs").
