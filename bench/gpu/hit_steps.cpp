@@ -36,8 +36,9 @@ std::map<std::string, double> spans_in(const std::filesystem::path& file) {
     return dur;
 }
 
-// The steps as printed: a span, or the plan less the gates inside it, or the
-// request less every step inside it ("rest": signature, rungs above, outcome).
+// The steps as printed: a span (the plan and the two gates are steps of the
+// ladder of their own), or the request less every step inside it ("rest":
+// signature, rungs above, outcome).
 struct Steps {
     double plan, gates, read, vouch, load, publish, rest;
 };
@@ -45,12 +46,12 @@ struct Steps {
 Steps steps_of(std::map<std::string, double> s) {
     Steps t{};
     t.gates = s["canary gate"] + s["errata gate"];
-    t.plan = s["plan"] - t.gates;
+    t.plan = s["plan"];
     t.read = s["tier read"];
     t.vouch = s["vouch"];
     t.load = s["load"];
     t.publish = s["publish"];
-    t.rest = s["request"] - s["plan"] - t.read - t.vouch - t.load - t.publish;
+    t.rest = s["request"] - t.plan - t.gates - t.read - t.vouch - t.load - t.publish;
     return t;
 }
 

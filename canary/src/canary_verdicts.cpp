@@ -12,7 +12,6 @@
 #include "kcache/common/fork.hpp"
 #include "kcache/common/key_lock.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/common/workers.hpp"
 
 namespace kcache::service {
 namespace {
@@ -131,29 +130,22 @@ std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
     if (!known->started) {
         known->started = true;
         lock.unlock();
-        const bool unwaited = config.canary == CanaryPolicy::warn && parts.workers != nullptr;
-        const auto priority = unwaited ? canary::Priority::background : canary::Priority::normal;
-        std::function<void()> fill = [known, config, device, id = driver.id, parts, priority] {
-            std::shared_ptr<const canary::Record> record;
-            try {
-                record = std::make_shared<const canary::Record>(
-                    obtain(config, device, id, parts, priority));
-            } catch (const std::exception& e) {  // only std::bad_alloc is expected
-                logging::warning(std::string("driver canary: no verdicts: ") + e.what());
-                record = std::make_shared<const canary::Record>();
-            }
-            std::lock_guard g(known->mu);
-            known->record = std::move(record);
-            known->filled.notify_all();
-        };
-        if (!unwaited || !parts.workers->start(fill)) {
-            fill();
+        // Under warn this runs after the answer, on a worker (canary_gate.hpp).
+        const auto priority = config.canary == CanaryPolicy::warn ? canary::Priority::background
+                                                                  : canary::Priority::normal;
+        std::shared_ptr<const canary::Record> record;
+        try {
+            record = std::make_shared<const canary::Record>(
+                obtain(config, device, driver.id, parts, priority));
+        } catch (const std::exception& e) {  // only std::bad_alloc is expected
+            logging::warning(std::string("driver canary: no verdicts: ") + e.what());
+            record = std::make_shared<const canary::Record>();
         }
         lock.lock();
+        known->record = std::move(record);
+        known->filled.notify_all();
     }
-    if (config.canary != CanaryPolicy::warn) {
-        known->filled.wait(lock, [&] { return known->record != nullptr; });
-    }
+    known->filled.wait(lock, [&] { return known->record != nullptr; });
     return known->record;
 }
 

@@ -7,10 +7,10 @@
 // then read its record, so the canary runs once per driver and store.
 //
 // Under enforce the first request waits for the verdicts. Under warn (where
-// no verdict changes what is served) the canary runs on a worker of the
-// cache, its helpers below the caller's priority, the request goes on
-// without it, and the verdicts are logged when they come; the cache waits
-// for it when it closes.
+// no verdict changes what is served) they are asked for after the answer,
+// on a worker of the cache (service/src/ladder/canary_gate.hpp), the
+// canary's helpers below the caller's priority, and the verdicts are logged
+// when they come; the cache waits for it when it closes.
 
 #include <functional>
 #include <memory>
@@ -23,17 +23,11 @@ namespace kcache::store {
 class Store;
 }
 
-namespace kcache {
-class Workers;
-}
-
 namespace kcache::service {
 
-// What the canary uses of a cache (each may be null: no differential check,
-// and the canary runs on the requesting thread).
+// What the canary uses of a cache (a null store: no differential check).
 struct CanaryParts {
     store::Store* store = nullptr;  // earlier drivers' binaries
-    Workers* workers = nullptr;     // where a canary nobody waits for runs
     // Called once with each record the canary has just run (not one read
     // from the store), on the thread that ran it.
     std::function<void(const canary::Record&)> on_run;
@@ -47,9 +41,9 @@ struct DriverRef {
 };
 
 // The verdicts of `device`'s driver (`driver`) for a cache of `config`:
-// known ones, else the canary's, waited for under enforce; under warn null
-// while the canary runs in the background (started by this call or an
-// earlier one). Throws only std::bad_alloc.
+// known ones, else the canary's, run by this call (below the caller's
+// priority under warn) or waited for where another call runs it. Throws
+// only std::bad_alloc.
 std::shared_ptr<const canary::Record> driver_verdicts(const Config& config,
                                                       const device_db::DeviceIdentity& device,
                                                       const DriverRef& driver,

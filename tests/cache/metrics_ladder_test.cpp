@@ -144,7 +144,9 @@ TEST_F(MetricsLadder, AFirstHitsRecordSplitsItIntoItsStepsAndARepeatHitHasNone) 
     ASSERT_TRUE(dot(*open(), context_).ok());  // compiled and stored, untraced
     Config c = config();
     c.trace = (dir() / "trace.json").string();
-    c.canary = CanaryPolicy::warn;  // the gates run on the record the canary left
+    // The gates run on the record the canary left, before the answer (under
+    // warn they run after it, on a worker).
+    c.canary = CanaryPolicy::enforce;
     auto identity = device_db::probe(device_);
     ASSERT_TRUE(identity.ok()) << identity.error().message;
     canary::Record record;  // as `kcache warm` leaves it: the canary has run

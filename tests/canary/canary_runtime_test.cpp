@@ -71,11 +71,14 @@ TEST_F(CanaryRuntime, WarnServesTheMiscompiledKernelAndWarnsOnceTheCanaryHasRun)
     auto stored = record("9.1-warn");
     ASSERT_TRUE(stored);
     EXPECT_TRUE(stored->suspect());
-    // Now that the verdict is known, serving the suspect variant is logged.
+    // Now that the verdict is known, serving the suspect variant is logged,
+    // after the answer (the gates under warn run on a worker of the cache).
     auto cache = Cache::open(config(CanaryPolicy::warn));
     ASSERT_TRUE(cache);
     Program dot = cache->program(context_, device_, kernel_request("dot"));
     EXPECT_EQ(dot.outcome().status, StatusCode::ok) << dot.outcome().message;
+    EXPECT_NE(dot.get(), nullptr);
+    cache.reset();  // waits for its workers
     EXPECT_NE(log.text().find("served anyway"), std::string::npos) << log.text();
 }
 

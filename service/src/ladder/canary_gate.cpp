@@ -1,35 +1,34 @@
+// The canary's gate and what both gates do with a suspect finding
+// (canary_gate.hpp).
+
 #include "canary_gate.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 
-#include "canary_verdicts.hpp"
-#include "kcache/canary/canary.hpp"
+#include "errata_gate.hpp"
 #include "kcache/cl/kat.hpp"
 #include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/observe/trace.hpp"
-#include "stored_tiers.hpp"
+#include "rungs.hpp"
 
 namespace kcache::service {
 namespace {
 
-// One driver's variants already warned about in this process (under `mu` of Gate).
-struct WarnedFor {
-    std::set<std::string> warned;
-};
-
-struct Gate {
+// The variants already warned about in this process, by store directory
+// and driver identity.
+struct Warned {
     std::mutex mu;
-    std::map<std::string, std::shared_ptr<WarnedFor>> by_driver;  // store dir + identity id
+    std::map<std::string, std::set<std::string>> by_driver;
 };
 
 // This process's (a forked child starts afresh: fork.hpp).
-Gate& gate() {
-    static fork_safety::PerProcess<Gate> g;
-    return g.get();
+Warned& warned() {
+    static fork_safety::PerProcess<Warned> w;
+    return w.get();
 }
 
 std::string describe(const canary::Verdict& v) {
@@ -38,61 +37,95 @@ std::string describe(const canary::Verdict& v) {
 
 }  // namespace
 
-Outcome canary_gate(const Config& config, const device_db::DeviceIdentity& device,
-                    const kernels::Variant& variant, const ErrataSources& sources,
-                    Workers* background) {
-    Outcome ok;
-    ok.status = StatusCode::ok;
-    if (config.canary == CanaryPolicy::off) {
-        return ok;
+bool gated(const Config& config, const Ask& ask) noexcept {
+    return config.canary != CanaryPolicy::off && ask.fresh() && ask.variant.has_value();
+}
+
+DriverRef gate_driver(Ask& ask) {
+    if (!ask.driver) {
+        ask.driver = canary::driver_identity(*ask.facts->id);
+        ask.driver_id = ask.driver->id();
     }
-    const canary::DriverIdentity identity = canary::driver_identity(device);
-    const std::string identity_id = identity.id();  // once, for both gates
-    const DriverRef driver{identity, identity_id};
-    std::shared_ptr<WarnedFor> known;
-    {
-        std::lock_guard g(gate().mu);
-        auto& slot = gate().by_driver[config.dir.string() + "\n" + identity_id];
-        slot = slot ? slot : std::make_shared<WarnedFor>();
-        known = slot;
-    }
-    std::shared_ptr<const canary::Record> record;
-    const canary::Verdict* v = nullptr;
-    if (cl::has_kat(variant.kernel)) {
-        trace::Span span("canary gate", "gate");  // the errata's gate is a span of its own
-        // Suspect findings are published for other nodes to apply as errata.
-        const CanaryParts parts{
-            sources.stored != nullptr ? sources.stored->user() : nullptr, background,
-            [remote = sources.remote](const canary::Record& r) { publish_findings(r, remote); }};
-        record = driver_verdicts(config, device, driver, parts);
-        v = record ? canary::verdict_for(*record, variant) : nullptr;
-    }
-    std::string what;
-    if (v != nullptr && v->state == canary::VerdictState::suspect) {
-        what = "the driver canary found " + identity.describe() + " suspect for " + variant.id() +
-               ": " + describe(*v);
-    } else if (auto e = erratum_for(config, driver, variant, sources)) {
-        what = "erratum " + e->id() + " (" + (e->source.empty() ? "a pack" : e->source) +
-               ") marks " + identity.describe() + " suspect for " + variant.id() + ": " +
-               e->describe();
-    } else {
-        return ok;
-    }
-    if (config.canary == CanaryPolicy::enforce) {
-        Outcome suspect;
-        suspect.status = StatusCode::driver_suspect;
-        suspect.message = what + "; not served (KCACHE_CANARY=enforce)";
-        return suspect;
-    }
+    return DriverRef{*ask.driver, ask.driver_id};
+}
+
+void warn_once(const Config& config, const std::string& driver_id, const std::string& variant_id,
+               const std::string& what) {
     bool first = false;
     {
-        std::lock_guard g(gate().mu);
-        first = known->warned.insert(variant.id()).second;
+        Warned& w = warned();
+        std::lock_guard g(w.mu);
+        first = w.by_driver[config.dir.string() + "\n" + driver_id].insert(variant_id).second;
     }
     if (first) {
         logging::warning(what + "; served anyway (KCACHE_CANARY=warn)");
     }
-    return ok;
+}
+
+Step suspect_found(const Config& config, Ask& ask, const std::string& what) {
+    if (config.canary != CanaryPolicy::enforce) {
+        warn_once(config, ask.driver_id, ask.variant->id(), what);
+        return Step::miss();
+    }
+    ask.take_plan();  // dropped: a plan kept would pass the gates unasked
+    ask.out = Outcome{};
+    ask.out.status = StatusCode::driver_suspect;
+    ask.out.message = what + "; not served (KCACHE_CANARY=enforce)";
+    return Step::answered();
+}
+
+std::string canary_finding(const RungParts& parts, const device_db::DeviceIdentity& device,
+                           const DriverRef& driver, const kernels::Variant& variant) {
+    if (!cl::has_kat(variant.kernel)) {
+        return {};
+    }
+    // Suspect findings are published for other nodes to apply as errata.
+    const CanaryParts canary_parts{
+        parts.stored.user(),
+        [remote = parts.remote](const canary::Record& r) { publish_findings(r, remote); }};
+    const std::shared_ptr<const canary::Record> record =
+        driver_verdicts(parts.config, device, driver, canary_parts);
+    const canary::Verdict* v = record ? canary::verdict_for(*record, variant) : nullptr;
+    if (v == nullptr || v->state != canary::VerdictState::suspect) {
+        return {};
+    }
+    return "the driver canary found " + driver.identity.describe() + " suspect for " +
+           variant.id() + ": " + describe(*v);
+}
+
+void gate_later(const RungParts& parts, Ask& ask) {
+    std::function<void()> gates = [&parts, facts = ask.facts, variant = *ask.variant] {
+        try {
+            const canary::DriverIdentity identity = canary::driver_identity(*facts->id);
+            const std::string id = identity.id();
+            const DriverRef driver{identity, id};
+            std::string what = canary_finding(parts, *facts->id, driver, variant);
+            if (what.empty()) {
+                what = errata_finding(parts, driver, variant);
+            }
+            if (!what.empty()) {
+                warn_once(parts.config, id, variant.id(), what);
+            }
+        } catch (const std::exception& e) {  // only std::bad_alloc is expected
+            logging::warning(std::string("driver canary: the gates did not run: ") + e.what());
+        }
+    };
+    if (!parts.workers.start(gates)) {
+        gates();  // the cache is closing: here, then
+    }
+}
+
+Step CanaryGate::attempt(Ask& ask) {
+    if (!gated(parts_.config, ask)) {
+        return Step::miss();
+    }
+    if (parts_.config.canary == CanaryPolicy::warn) {
+        gate_later(parts_, ask);  // both gates, after the answer they cannot change
+        return Step::miss();
+    }
+    const DriverRef driver = gate_driver(ask);
+    const std::string what = canary_finding(parts_, *ask.facts->id, driver, *ask.variant);
+    return what.empty() ? Step::miss() : suspect_found(parts_.config, ask, what);
 }
 
 }  // namespace kcache::service

@@ -10,10 +10,11 @@
 #include <memory>
 #include <mutex>
 
+#include "canary_gate.hpp"
 #include "kcache/common/file_stamp.hpp"
 #include "kcache/common/fork.hpp"
 #include "kcache/common/log.hpp"
-#include "kcache/observe/trace.hpp"
+#include "rungs.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache::service {
@@ -101,7 +102,6 @@ void refresh_remote(const Config& config, const canary::DriverIdentity& d, Drive
 std::optional<errata::Erratum> erratum_for(const Config& config, const DriverRef& driver,
                                            const kernels::Variant& variant,
                                            const ErrataSources& sources) {
-    trace::Span span("errata gate", "gate");
     const std::shared_ptr<DriverErrata> known = slot_for(config, driver.id);
     std::lock_guard g(known->mu);
     if (sources.remote != nullptr) {
@@ -121,6 +121,24 @@ std::optional<errata::Erratum> erratum_for(const Config& config, const DriverRef
         }
     }
     return std::nullopt;
+}
+
+std::string errata_finding(const RungParts& parts, const DriverRef& driver,
+                           const kernels::Variant& variant) {
+    const auto e = erratum_for(parts.config, driver, variant, {&parts.stored, parts.remote});
+    if (!e) {
+        return {};
+    }
+    return "erratum " + e->id() + " (" + (e->source.empty() ? "a pack" : e->source) + ") marks " +
+           driver.identity.describe() + " suspect for " + variant.id() + ": " + e->describe();
+}
+
+Step ErrataGate::attempt(Ask& ask) {
+    if (!gated(parts_.config, ask) || parts_.config.canary == CanaryPolicy::warn) {
+        return Step::miss();  // under warn the canary's gate ran both, after the answer
+    }
+    const std::string what = errata_finding(parts_, gate_driver(ask), *ask.variant);
+    return what.empty() ? Step::miss() : suspect_found(parts_.config, ask, what);
 }
 
 void publish_findings(const canary::Record& record, remote::Client* remote) {

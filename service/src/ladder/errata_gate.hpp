@@ -1,9 +1,9 @@
 #pragma once
 // The runtime's side of the errata feed: which erratum, if any, covers a
 // registry variant on the running driver, from the node's accepted errata,
-// the packs' and the remote's. The canary's gate asks it before anything is
-// served or compiled for the driver, and treats an answer as a suspect
-// verdict (canary_gate.hpp).
+// the packs' and the remote's. The ladder's errata gate (rungs.hpp:
+// ErrataGate) asks it before anything is served or compiled for the driver,
+// and treats an answer as a suspect verdict of the canary (canary_gate.hpp).
 
 #include <optional>
 

@@ -1,7 +1,13 @@
-// The lookup ladder, top to bottom. A request walks the rungs in this order
+// The lookup ladder, top to bottom. A request walks its steps in this order
 // until one answers:
 //
-//   in-process   a program this Cache built for the context (rungs_memory.cpp)
+//   in-process   a program this Cache built for the context, by the
+//                request's signature (rungs_memory.cpp)
+//   plan         the request resolved: device facts, quirks, the variant
+//                rendered, the key, the deadline (plan_stage.cpp)
+//   canary gate  the driver canary's verdict on the variant (canary_gate.cpp)
+//   errata gate  an erratum covering the variant on the driver (errata_gate.cpp)
+//   by key       a program this Cache built for the context by the plan's key
 //   resident     bytes this process already loaded, for a new context
 //   stored       the exact binary: the user store's hot copy, its SQLite
 //                entry, then packs (rungs_stored.cpp)
@@ -17,22 +23,32 @@
 #include "kcache/common/hot_path.hpp"
 
 #include <tuple>
+#include <utility>
 
 #include "kcache/observe/trace.hpp"
 #include "rungs.hpp"
 
 namespace kcache::service {
 
-// The ladder, top to bottom (each rung is one class of rungs.hpp), with the
-// parts its rungs are made of, in one block of memory.
+// The ladder, top to bottom (each step is one class of rungs.hpp), with the
+// parts its steps are made of, in one block of memory. A repeat hit ends at
+// the first; a step that needs the plan comes after the plan stage.
 struct Ladder::Rungs {
-    explicit Rungs(const RungParts& p)
-        : parts(p), list(parts, parts, parts, parts, parts, parts, parts, parts) {}
+    using List =
+        std::tuple<InProcessRung, PlanStage, CanaryGate, ErrataGate, KeptByKeyRung, ResidentRung,
+                   StoredRung, RemoteRung, AotRung, IlRung, FailureRecordRung, JitRung>;
+    explicit Rungs(const RungParts& p) : parts(p), list(made(parts)) {}
+
+    // Every step of the list made of `parts`.
+    static List made(const RungParts& parts) {
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return List((static_cast<void>(I), parts)...);
+        }
+        (std::make_index_sequence<std::tuple_size_v<List>>());
+    }
 
     const RungParts parts;
-    std::tuple<InProcessRung, ResidentRung, StoredRung, RemoteRung, AotRung, IlRung,
-               FailureRecordRung, JitRung>
-        list;
+    List list;
 };
 
 Ladder::Ladder(const RungParts& parts) : rungs_(std::make_unique<Rungs>(parts)) {}
@@ -53,7 +69,7 @@ template <class Rung>
     if (rung.needs_plan() && ask.plan() == nullptr) {
         return true;  // the request cannot be planned: `ask.out` says why
     }
-    trace::Span span(rung.name(), "rung");
+    trace::Span span(rung.name(), rung.category());
     Step step = rung.attempt(ask);
     if (!step.done) {
         return false;

@@ -1,8 +1,10 @@
 #pragma once
 // The lookup ladder (docs/design.md, "The lookup ladder"): an ordered list
-// of rungs, each an object behind one small interface. A request walks it
-// from the top (ladder.cpp); the first rung that answers ends the walk, and
-// every rung that does not leaves its reason in the outcome.
+// of steps, each an object behind one small interface: the rungs that may
+// answer, and the stages between them that make the plan and gate it
+// (rungs.hpp). A request walks it from the top (ladder.cpp); the first step
+// that answers ends the walk, and every one that does not leaves its
+// reason, if it has one, in the outcome.
 
 #include <memory>
 #include <string_view>
@@ -12,8 +14,11 @@
 #include "counters.hpp"
 #include "flight.hpp"
 #include "identities.hpp"
+#include "kcache/common/workers.hpp"
+#include "kcache/device_db/database.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/service/loader.hpp"
+#include "plan_memo.hpp"
 #include "program_cache.hpp"
 #include "publish.hpp"
 #include "resident_bytes.hpp"
@@ -68,22 +73,29 @@ struct RungParts {
     SingleFlight& flight;
     Identities& identities;
     Counters& counters;
+    const device_db::DeviceDb& db;
+    PlanMemo& plans;
+    Workers& workers;  // the canary's background run under warn
 };
 
-// One rung of the ladder (rungs.hpp lists them). The walk calls each rung
-// through its own final class, so no call goes through the table of
-// virtual functions: a request in a new context finds all of this cold.
+// One step of the ladder, a rung or a stage (rungs.hpp lists them). The walk
+// calls each through its own final class, so no call goes through the table
+// of virtual functions: a request in a new context finds all of this cold.
 class LadderRung {
   public:
-    // `name`: a literal, the rung's name in logs, metrics and traces;
-    // `parts`: the ladder's, which outlive the rung.
-    LadderRung(std::string_view name, const RungParts& parts) : parts_(parts), name_(name) {}
+    // `name`: a literal, the step's name in logs, metrics and traces, and
+    // `category` its trace span's ("rung", "plan", "gate"); `parts`: the
+    // ladder's, which outlive the step.
+    LadderRung(std::string_view name, const RungParts& parts, std::string_view category = "rung")
+        : parts_(parts), name_(name), category_(category) {}
     virtual ~LadderRung() = default;
     LadderRung(const LadderRung&) = delete;
     LadderRung& operator=(const LadderRung&) = delete;
 
     std::string_view name() const noexcept { return name_; }
-    // Whether the rung looks at the request's plan (the walk makes it first).
+    std::string_view category() const noexcept { return category_; }
+    // Whether the step looks at the request's plan (the plan stage, above
+    // every step that does, made it).
     virtual bool needs_plan() const noexcept { return true; }
     // Answers `ask` (setting the outcome's rung, and its status unless it
     // loaded a program) or returns a miss, after adding its reason to
@@ -95,6 +107,7 @@ class LadderRung {
 
   private:
     std::string_view name_;
+    std::string_view category_;
 };
 
 class Ladder {

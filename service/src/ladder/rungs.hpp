@@ -1,5 +1,6 @@
 #pragma once
-// The rungs of the ladder, in the order ladder.cpp lists them; each is
+// The steps of the ladder, in the order ladder.cpp lists them: the rungs
+// that may answer and the stages that plan and gate the request; each is
 // defined in the file named.
 
 #include <chrono>
@@ -30,13 +31,50 @@ Result<ProgramRef, std::string> load_checked(const RungParts& parts, Ask& ask,
                                              std::span<const std::uint8_t> bytes,
                                              const Vouch& vouch = {});
 
-// A program kept for (context, device): by the request's signature (a
-// repeat hit: nothing is planned), else, when the pair has programs here, by
-// the plan's key, another request naming the same binary (rungs_memory.cpp).
+// A program kept for (context, device) by the request's signature: a repeat
+// hit, for which nothing is planned (rungs_memory.cpp).
 class InProcessRung final : public LadderRung {
   public:
     explicit InProcessRung(const RungParts& parts) : LadderRung("in_process", parts) {}
     bool needs_plan() const noexcept override { return false; }
+    Step attempt(Ask& ask) override;
+};
+
+// The plan (plan_stage.cpp): the one kept for this device and request (a new
+// context's: its handle is still checked), else resolved: the context
+// checked, the device's facts and quirks, the variant rendered or the
+// source taken, the key; then the request's deadline and mode. Answers only
+// when no plan can be made, with why.
+class PlanStage final : public LadderRung {
+  public:
+    explicit PlanStage(const RungParts& parts) : LadderRung("plan", parts, "plan") {}
+    bool needs_plan() const noexcept override { return false; }
+    Step attempt(Ask& ask) override;
+};
+
+// The driver canary's verdict on a fresh plan's registry variant
+// (canary_gate.cpp): answers driver_suspect under enforce when the verdict is
+// suspect; under warn says so once and goes on.
+class CanaryGate final : public LadderRung {
+  public:
+    explicit CanaryGate(const RungParts& parts) : LadderRung("canary gate", parts, "gate") {}
+    Step attempt(Ask& ask) override;
+};
+
+// An erratum covering a fresh plan's registry variant on the driver
+// (errata_gate.cpp): as a suspect verdict of the canary.
+class ErrataGate final : public LadderRung {
+  public:
+    explicit ErrataGate(const RungParts& parts) : LadderRung("errata gate", parts, "gate") {}
+    Step attempt(Ask& ask) override;
+};
+
+// A program kept for the context by the plan's key, for another request
+// naming the same binary, asked only when the context has programs here
+// (rungs_memory.cpp).
+class KeptByKeyRung final : public LadderRung {
+  public:
+    explicit KeptByKeyRung(const RungParts& parts) : LadderRung("in_process by key", parts) {}
     Step attempt(Ask& ask) override;
 };
 

@@ -1,6 +1,6 @@
-// The ladder's rungs in memory: the in-process rung (programs this Cache
-// built, per context, over ProgramCache) and resident bytes (binaries this
-// process already loaded, over ResidentBytes).
+// The ladder's rungs in memory: the in-process rung and its lookup by key
+// (programs this Cache built, per context, over ProgramCache) and resident
+// bytes (binaries this process already loaded, over ResidentBytes).
 
 #include "kcache/common/hot_path.hpp"
 #include "rungs.hpp"
@@ -22,17 +22,22 @@ KCACHE_HOT_PATH Step InProcessRung::attempt(Ask& ask) {
         ask.out.key = hit.key.hex();
         return found(ask, parts_.counters, hit.program);
     }
-    if (hit.context_known) {
-        const Plan* plan = ask.plan();
-        if (plan == nullptr) {
-            return Step::answered();  // `ask.out` says why
-        }
-        if (cl_program kept =
-                parts_.programs.find(ask.context, ask.device, plan->key, ask.signature)) {
-            return found(ask, parts_.counters, kept);
-        }
+    ask.context_known = hit.context_known;
+    if (!hit.context_known) {
+        // (The message fits a short string: no allocation on a new context's load.)
+        ask.out.misses.emplace_back(Rung::in_process, MissCause::not_in_process, "not in process");
     }
-    // (The message fits a short string: no allocation on a new context's load.)
+    return Step::miss();
+}
+
+KCACHE_HOT_PATH Step KeptByKeyRung::attempt(Ask& ask) {
+    if (!ask.context_known) {
+        return Step::miss();  // the in-process rung told the miss
+    }
+    if (cl_program kept =
+            parts_.programs.find(ask.context, ask.device, ask.planned().key, ask.signature)) {
+        return found(ask, parts_.counters, kept);
+    }
     ask.out.misses.emplace_back(Rung::in_process, MissCause::not_in_process, "not in process");
     return Step::miss();
 }
