@@ -15,7 +15,7 @@
 namespace kcache::metrics {
 namespace {
 
-struct Registry {
+struct CounterRegistry {
     std::mutex mu;
     std::vector<const CacheCounters*> open;
     CounterTotals closed{};
@@ -23,22 +23,22 @@ struct Registry {
 
 // A forked child's own: the parent's may be locked by a thread the child
 // does not have, and the parent's caches are never closed in the child.
-Registry& registry() {
-    static fork_safety::PerProcess<Registry> per_process;
+CounterRegistry& counter_registry() {
+    static fork_safety::PerProcess<CounterRegistry> per_process;
     return per_process.get();
 }
 
 }  // namespace
 
 CacheCounters::CacheCounters() {
-    Registry& r = registry();
+    CounterRegistry& r = counter_registry();
     std::lock_guard g(r.mu);
     r.open.push_back(this);
 }
 
 CacheCounters::~CacheCounters() {
     try {
-        Registry& r = registry();
+        CounterRegistry& r = counter_registry();
         std::lock_guard g(r.mu);
         const auto it = std::find(r.open.begin(), r.open.end(), this);
         if (it == r.open.end()) {
@@ -55,7 +55,7 @@ CacheCounters::~CacheCounters() {
 }
 
 CounterTotals counter_totals() {
-    Registry& r = registry();
+    CounterRegistry& r = counter_registry();
     std::lock_guard g(r.mu);
     CounterTotals sum = r.closed;
     for (const CacheCounters* c : r.open) {

@@ -62,11 +62,7 @@ void warn_once(const Config& config, const std::string& driver_id, const std::st
     }
 }
 
-Step suspect_found(const Config& config, Ask& ask, const std::string& what) {
-    if (config.canary != CanaryPolicy::enforce) {
-        warn_once(config, ask.driver_id, ask.variant->id(), what);
-        return Step::miss();
-    }
+Step suspect_found(Ask& ask, const std::string& what) {
     ask.take_plan();  // dropped: a plan kept would pass the gates unasked
     ask.out = Outcome{};
     ask.out.status = StatusCode::driver_suspect;
@@ -119,13 +115,13 @@ Step CanaryGate::attempt(Ask& ask) {
     if (!gated(parts_.config, ask)) {
         return Step::miss();
     }
-    if (parts_.config.canary == CanaryPolicy::warn) {
-        gate_later(parts_, ask);  // both gates, after the answer they cannot change
+    if (parts_.config.canary != CanaryPolicy::enforce) {
+        gate_later(parts_, ask);  // warn: both gates, after the answer they cannot change
         return Step::miss();
     }
     const DriverRef driver = gate_driver(ask);
     const std::string what = canary_finding(parts_, *ask.facts->id, driver, *ask.variant);
-    return what.empty() ? Step::miss() : suspect_found(parts_.config, ask, what);
+    return what.empty() ? Step::miss() : suspect_found(ask, what);
 }
 
 }  // namespace kcache::service

@@ -27,8 +27,7 @@ DriverRef gate_driver(Ask& ask);
 // What a suspect finding (`what`: the verdict or erratum, said) makes of a
 // gated request under enforce: it is answered driver_suspect with `what` in
 // the message, and its plan is dropped (the next request is gated again).
-// Under warn it goes on after warn_once(). Throws only std::bad_alloc.
-Step suspect_found(const Config& config, Ask& ask, const std::string& what);
+Step suspect_found(Ask& ask, const std::string& what);
 
 // Logs `what` once per store, driver and variant in the process, as served
 // anyway under warn.

@@ -134,11 +134,11 @@ std::string errata_finding(const RungParts& parts, const DriverRef& driver,
 }
 
 Step ErrataGate::attempt(Ask& ask) {
-    if (!gated(parts_.config, ask) || parts_.config.canary == CanaryPolicy::warn) {
+    if (!gated(parts_.config, ask) || parts_.config.canary != CanaryPolicy::enforce) {
         return Step::miss();  // under warn the canary's gate ran both, after the answer
     }
     const std::string what = errata_finding(parts_, gate_driver(ask), *ask.variant);
-    return what.empty() ? Step::miss() : suspect_found(parts_.config, ask, what);
+    return what.empty() ? Step::miss() : suspect_found(ask, what);
 }
 
 void publish_findings(const canary::Record& record, remote::Client* remote) {
