@@ -47,12 +47,10 @@ std::optional<Remote> start_rclone(const std::filesystem::path& dir) {
 
 // s3rver's account, signed requests, path-style on loopback.
 std::vector<std::string> s3_env(const std::string& endpoint, const std::string& bucket) {
-    return {"KCACHE_REMOTE=s3://" + bucket + "/bench",
-            "KCACHE_REMOTE_S3_ENDPOINT=" + endpoint,
+    return {"KCACHE_REMOTE=s3://" + bucket + "/bench?endpoint=" + endpoint,
             std::string("AWS_ACCESS_KEY_ID=") + test::S3Server::kAccessKeyId,
             std::string("AWS_SECRET_ACCESS_KEY=") + test::S3Server::kSecret,
-            "AWS_SESSION_TOKEN=",
-            "KCACHE_REMOTE_S3_CREDENTIALS_FILE="};
+            "AWS_SESSION_TOKEN=", "KCACHE_REMOTE_S3_CREDENTIALS_FILE="};
 }
 
 std::optional<Remote> start_s3(const std::filesystem::path& dir) {

@@ -19,7 +19,7 @@ namespace kcache::bench {
 struct Remote {
     std::string name;
     // NAME=value settings of a node using it: KCACHE_REMOTE and the
-    // backend's own (KCACHE_REMOTE_S3_ENDPOINT, AWS_ACCESS_KEY_ID, …).
+    // backend's own (an s3:// URL's endpoint attribute, AWS_ACCESS_KEY_ID, …).
     std::vector<std::string> env;
     std::shared_ptr<void> server;  // keeps the server process running
     // The server's own time per GET so far, in µs, where its log says it

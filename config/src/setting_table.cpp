@@ -207,6 +207,9 @@ std::string remote_schemes(std::string& v) {
             return "expected URLs separated by spaces, of a supported scheme (" +
                    remote::supported_scheme_list() + "), got " + u;
         }
+        if (auto ok = remote::check_base_url(u); !ok) {
+            return ok.error().message;
+        }
     }
     return {};
 }

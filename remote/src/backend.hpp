@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -128,8 +130,8 @@ using MakeBackend = Result<std::unique_ptr<Backend>, RemoteError> (*)(
 class Backends {
   public:
     // Makes the backends of the settings' URLs, which have supported schemes
-    // (check_schemes); the first maker's error otherwise. `settings`
-    // outlives this.
+    // and their attributes split off (split_base_urls); the first maker's
+    // error otherwise. `settings` outlives this.
     Status<RemoteError> open(const Settings& settings,
                              const std::shared_ptr<Credential>& credential);
     // The backend for `url`, whose scheme is one of the base URLs' (after open).
@@ -139,20 +141,30 @@ class Backends {
     std::vector<std::pair<MakeBackend, std::unique_ptr<Backend>>> made_;
 };
 
-// A config error naming the supported schemes when a URL of `urls` has none of them.
-Status<RemoteError> check_schemes(const std::vector<std::string>& urls);
+// Checks each base URL of `settings` (check_base_url) and moves its
+// attributes, the text after '?', into Settings::url_attributes: the client
+// builds object URLs from the base URLs without them. The first URL's error
+// otherwise.
+Status<RemoteError> split_base_urls(Settings& settings);
 
-// The backend over HTTP and HTTPS (http_backend.cpp).
-Result<std::unique_ptr<Backend>, RemoteError> make_http(
-    const Settings& settings, const std::shared_ptr<Credential>& credential);
-// The backend for S3 buckets, s3://bucket/prefix (s3_backend.cpp).
-Result<std::unique_ptr<Backend>, RemoteError> make_s3(
-    const Settings& settings, const std::shared_ptr<Credential>& credential);
-// The backend of redis:// and redis+cluster:// (redis_backend.cpp); the
-// credential gives the password when a URL names none. A config error for a URL it cannot
-// serve (rediss://: this hiredis has no TLS) or a password it would send in
-// clear that the settings do not allow.
-Result<std::unique_ptr<Backend>, RemoteError> make_redis(
+// A base URL's attributes by name, values percent-decoded.
+using Attributes = std::map<std::string, std::string>;
+
+// The attributes `text` ("name=value&…") of the base URL `url`: a config
+// error naming `url` for an item without '=', a bad %-escape, a name not in
+// `known` (the message lists them) or a name given twice.
+Result<Attributes, RemoteError> parse_attributes(const std::string& url, const std::string& text,
+                                                 std::initializer_list<std::string_view> known);
+
+// Checks the attributes `attributes` of the base URL `url` (without them)
+// for a backend that reads some: a config error for one it does not take or
+// a value it cannot use. The column of the backend table (backends.cpp).
+using CheckAttributes = Status<RemoteError> (*)(const std::string& url,
+                                                const std::string& attributes);
+
+// The backend of the scheme of `settings`' first base URL, made by its row
+// of the table (backends.cpp), where each backend's maker is declared.
+Result<std::unique_ptr<Backend>, RemoteError> make_backend(
     const Settings& settings, const std::shared_ptr<Credential>& credential);
 
 }  // namespace kcache::remote

@@ -39,8 +39,8 @@ Result<std::unique_ptr<Client>, RemoteError> Client::open(Settings settings) {
     if (settings.base_urls.empty()) {
         return error(RemoteErrc::config, "no remote URL");
     }
-    if (auto schemes = check_schemes(settings.base_urls); !schemes) {
-        return fail(schemes.error());
+    if (auto urls = split_base_urls(settings); !urls) {
+        return fail(urls.error());
     }
     if (auto names = check_namespaces(settings); !names) {
         return fail(names.error());

@@ -70,6 +70,13 @@ struct S3Target {
     bool virtual_hosted = false;
 };
 
+// The settings of the base URL `url` (without attributes): its attributes
+// `attributes` (region, endpoint, url_style = path | virtual | auto,
+// profile, credentials_file; "name=value&…") over `defaults`; a config
+// error naming the URL for an attribute it does not take or a bad value.
+Result<S3Settings, RemoteError> s3_settings_of(const std::string& url,
+                                               const std::string& attributes, S3Settings defaults);
+
 // The target of `settings` (endpoint, region, URL style); a config error for
 // an endpoint that is not http(s)://host[:port].
 Result<S3Target, RemoteError> s3_target(const S3Settings& settings);

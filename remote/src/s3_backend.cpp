@@ -68,12 +68,25 @@ std::string error_code(const store::Bytes& body) {
     return word ? code : "";
 }
 
+// One s3:// base URL's place: its bucket's endpoint and addressing, and the
+// keys that sign for it (its attributes over the settings' defaults).
+struct Site {
+    std::string base;  // s3://bucket[/prefix], without attributes
+    S3Settings settings;
+    S3Target target;
+    std::unique_ptr<S3Keys> keys;  // reads `settings`
+};
+
+// The bucket of an s3:// URL.
+std::string bucket_of(const std::string& url) {
+    const std::string rest = url.substr(std::min(url.size(), kScheme.size()));
+    return rest.substr(0, rest.find_first_of("/?"));
+}
+
 class S3Backend final : public Backend {
   public:
-    S3Backend(const Settings& settings, S3Target target, S3Credentials credentials)
-        : http_(settings, nullptr),
-          target_(std::move(target)),
-          keys_(settings.s3, std::move(credentials)) {}
+    S3Backend(const Settings& settings, std::vector<std::unique_ptr<Site>> sites)
+        : http_(settings, nullptr), sites_(std::move(sites)) {}
 
     Result<Reply, Failure> get(const std::string& url) override {
         return send(Method::get, url, {}, {200});
@@ -95,22 +108,45 @@ class S3Backend final : public Backend {
         unsigned char digest[EVP_MAX_MD_SIZE];
         unsigned int size = 0;
         (void)EVP_Digest("", 0, digest, &size, EVP_sha256(), nullptr);
-        return http_.preconnect(s3_http_url(target_, url), stop);
+        return http_.preconnect(s3_http_url(site_of(url).target, url), stop);
     }
     Result<std::vector<ListedObject>, Failure> list(const std::string& dir) override {
         return s3_list(*this, dir);  // s3_list.cpp: signed GETs of the bucket
     }
 
   private:
+    // The site of `url`: that of the longest base URL it starts with (at a
+    // '/' or '?'), else the first of its bucket (a listing names the bucket
+    // alone), else the first.
+    Site& site_of(const std::string& url) {
+        Site* best = nullptr;
+        for (const auto& site : sites_) {
+            const std::string& b = site->base;
+            const bool under =
+                url.compare(0, b.size(), b) == 0 &&
+                (url.size() == b.size() || url[b.size()] == '/' || url[b.size()] == '?');
+            if (under && (best == nullptr || b.size() > best->base.size())) {
+                best = site.get();
+            }
+        }
+        for (const auto& site : sites_) {
+            if (best == nullptr && bucket_of(site->base) == bucket_of(url)) {
+                best = site.get();
+            }
+        }
+        return best != nullptr ? *best : *sites_.front();
+    }
+
     // One signed request for the object `url` (s3://…); sent once more when
     // the keys were refused and their file now holds others (rotated).
     Result<Reply, Failure> send(Method m, const std::string& url,
                                 std::span<const std::uint8_t> body,
                                 std::initializer_list<long> ok) {
-        const S3Keys::Now keys = keys_.current();
-        auto reply = send_as(m, url, body, ok, keys);
-        if (!reply && refused(reply.error()) && keys_.refresh(keys)) {
-            return send_as(m, url, body, ok, keys_.current());
+        Site& site = site_of(url);
+        const S3Keys::Now keys = site.keys->current();
+        auto reply = send_as(m, site.target, url, body, ok, keys);
+        if (!reply && refused(reply.error()) && site.keys->refresh(keys)) {
+            return send_as(m, site.target, url, body, ok, site.keys->current());
         }
         return reply;
     }
@@ -122,10 +158,10 @@ class S3Backend final : public Backend {
                (f.status == 400 && f.error.message.find("(ExpiredToken)") != std::string::npos);
     }
 
-    Result<Reply, Failure> send_as(Method m, const std::string& url,
+    Result<Reply, Failure> send_as(Method m, const S3Target& target, const std::string& url,
                                    std::span<const std::uint8_t> body,
                                    std::initializer_list<long> ok, const S3Keys::Now& keys) {
-        const std::string http_url = s3_http_url(target_, url);
+        const std::string http_url = s3_http_url(target, url);
         RequestAuth auth{&keys.sig, {}};
         const std::string_view payload(reinterpret_cast<const char*>(body.data()), body.size());
         auth.headers.push_back("x-amz-content-sha256: " + sha256_hex(payload));
@@ -144,9 +180,37 @@ class S3Backend final : public Backend {
     }
 
     Http http_;
-    S3Target target_;
-    S3Keys keys_;
+    std::vector<std::unique_ptr<Site>> sites_;
 };
+
+// The site of the base URL `url`: its attributes (`attributes`) over the
+// settings' S3 defaults, the target and the credentials they name.
+Result<std::unique_ptr<Site>, RemoteError> make_site(const Settings& settings,
+                                                     const std::string& url) {
+    if (auto ok = check_s3_url(url); !ok) {
+        return fail(ok.error());
+    }
+    const auto a = settings.url_attributes.find(url);
+    auto site = std::make_unique<Site>();
+    site->base = url;
+    auto own =
+        s3_settings_of(url, a == settings.url_attributes.end() ? "" : a->second, settings.s3);
+    if (!own) {
+        return fail(own.error());
+    }
+    site->settings = std::move(*own);
+    auto target = s3_target(site->settings);
+    if (!target) {
+        return fail(target.error());
+    }
+    site->target = std::move(*target);
+    auto credentials = find_s3_credentials(site->settings);
+    if (!credentials) {
+        return fail(credentials.error());
+    }
+    site->keys = std::make_unique<S3Keys>(site->settings, std::move(*credentials));
+    return site;
+}
 
 }  // namespace
 
@@ -209,27 +273,71 @@ std::string s3_http_url(const S3Target& target, const std::string& url) {
     return target.scheme + "://" + target.authority + "/" + bucket + (query ? "" : "/") + path;
 }
 
+Result<S3Settings, RemoteError> s3_settings_of(const std::string& url,
+                                               const std::string& attributes, S3Settings defaults) {
+    if (attributes.empty()) {
+        return defaults;
+    }
+    auto a = parse_attributes(url, attributes,
+                              {"region", "endpoint", "url_style", "profile", "credentials_file"});
+    if (!a) {
+        return fail(a.error());
+    }
+    S3Settings s = std::move(defaults);
+    for (const auto& [name, value] : *a) {
+        if (name == "region") {
+            s.region = value;
+        } else if (name == "endpoint") {
+            s.endpoint = value;
+        } else if (name == "profile") {
+            s.profile = value;
+        } else if (name == "credentials_file") {
+            s.credentials_file = value;
+        } else if (value == "path" || value == "virtual" || value == "auto") {  // url_style
+            s.url_style = value == "path"      ? S3UrlStyle::path
+                          : value == "virtual" ? S3UrlStyle::virtual_hosted
+                                               : S3UrlStyle::automatic;
+        } else {
+            return config_error("remote URL " + url + ": url_style=" + value +
+                                " is not one of path, virtual or auto");
+        }
+    }
+    const bool region_ok =
+        s.region.size() <= 64 && std::all_of(s.region.begin(), s.region.end(),
+                                             [](char c) { return lower_or_digit(c) || c == '-'; });
+    if (!region_ok) {
+        return config_error("remote URL " + url + ": region=" + s.region +
+                            " is not a region such as us-east-1 (a-z, 0-9 and '-')");
+    }
+    return s;
+}
+
+Status<RemoteError> check_s3_attributes(const std::string& url, const std::string& attributes) {
+    auto s = s3_settings_of(url, attributes, {});
+    if (!s) {
+        return fail(s.error());
+    }
+    if (auto target = s3_target(*s); !target) {
+        return config_error("remote URL " + url + ": " + target.error().message);
+    }
+    return Ok{};
+}
+
 Result<std::unique_ptr<Backend>, RemoteError> make_s3(
     const Settings& settings, const std::shared_ptr<Credential>& /*credential*/) {
     // A bearer token is for the http(s) servers among the base URLs; S3
     // requests carry a signature instead.
+    std::vector<std::unique_ptr<Site>> sites;
     for (const std::string& url : settings.base_urls) {
         if (url.compare(0, kScheme.size(), kScheme) == 0) {
-            if (auto ok = check_s3_url(url); !ok) {
-                return fail(ok.error());
+            auto site = make_site(settings, url);
+            if (!site) {
+                return fail(site.error());
             }
+            sites.push_back(std::move(*site));
         }
     }
-    auto target = s3_target(settings.s3);
-    if (!target) {
-        return fail(target.error());
-    }
-    auto credentials = find_s3_credentials(settings.s3);
-    if (!credentials) {
-        return fail(credentials.error());
-    }
-    return std::unique_ptr<Backend>(
-        std::make_unique<S3Backend>(settings, std::move(*target), std::move(*credentials)));
+    return std::unique_ptr<Backend>(std::make_unique<S3Backend>(settings, std::move(sites)));
 }
 
 }  // namespace kcache::remote

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "kcache/common/read_file.hpp"
+#include "kcache/remote/schemes.hpp"
 #include "s3.hpp"
 
 namespace kcache::remote {
@@ -171,8 +172,8 @@ Result<S3Credentials, RemoteError> look_up(const S3Settings& settings) {
         return from_file(file, profile);
     }
     return config_error(
-        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-        "KCACHE_REMOTE_S3_CREDENTIALS_FILE, or write " +
+        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the "
+        "URL's credentials_file attribute, or write " +
         (file.empty() ? std::string("~/.aws/credentials") : file.string()) + " (profile [" +
         profile + "])");
 }
@@ -188,8 +189,14 @@ std::string s3_region(const S3Settings& settings) {
     return "us-east-1";
 }
 
-Result<std::string, RemoteError> s3_credentials_origin(const S3Settings& settings) {
-    auto c = find_s3_credentials(settings);
+Result<std::string, RemoteError> s3_credentials_origin(const std::string& url,
+                                                       const S3Settings& defaults) {
+    const auto [base, attributes] = split_attributes(url);
+    auto settings = s3_settings_of(base, attributes, defaults);
+    if (!settings) {
+        return fail(settings.error());
+    }
+    auto c = find_s3_credentials(*settings);
     if (!c) {
         return fail(c.error());
     }

@@ -47,7 +47,7 @@ TEST(RemoteBackends, AnUnknownSchemeIsAConfigErrorNamingTheSupportedOnes) {
 
 // The HTTP backend for `s` (it cannot fail to be made).
 std::unique_ptr<remote::Backend> http_backend(const remote::Settings& s) {
-    auto made = remote::make_http(s, *remote::Credential::open(s));
+    auto made = remote::make_backend(s, *remote::Credential::open(s));
     return made ? std::move(*made) : nullptr;
 }
 

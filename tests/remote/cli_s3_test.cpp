@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cli_runner.hpp"
 #include "remote_support.hpp"
 #include "s3_server.hpp"
@@ -20,13 +22,12 @@ class CliS3 : public CliTest {
         ASSERT_TRUE(start_into(server_, S3Server::start(dir() / "s3rver")));
     }
     // The settings of a node of the bucket whose secret is `secret`, with
-    // its store in `store`.
+    // its store in `store`: the endpoint an attribute of the URL.
     std::vector<std::string> node(const std::string& store,
                                   const std::string& secret = S3Server::kSecret) {
         std::vector<std::string> env = signing_env(dir() / "keys");
         for (std::string e :
-             {"KCACHE_REMOTE=s3://" + server_->bucket() + "/fleet",
-              "KCACHE_REMOTE_S3_ENDPOINT=" + server_->endpoint(),
+             {"KCACHE_REMOTE=s3://" + server_->bucket() + "/fleet?endpoint=" + server_->endpoint(),
               std::string("AWS_ACCESS_KEY_ID=") + S3Server::kAccessKeyId,
               "AWS_SECRET_ACCESS_KEY=" + secret, "KCACHE_DIR=" + (dir() / store).string()}) {
             env.push_back(std::move(e));
@@ -91,6 +92,42 @@ TEST_F(CliS3, DoctorNamesWhereTheCredentialsCameFromNeverTheSecret) {
     EXPECT_NE(bad_text.find("SignatureDoesNotMatch"), std::string::npos) << bad_text;
     EXPECT_EQ(bad.out.find(wrong), std::string::npos);
     EXPECT_EQ(bad.err.find(wrong), std::string::npos);
+}
+
+TEST_F(CliS3, TheEndpointVariableOfTheLastReleaseIsStillRead) {
+    std::vector<std::string> env = node("old");
+    for (std::string& e : env) {
+        if (e.rfind("KCACHE_REMOTE=", 0) == 0) {
+            e = "KCACHE_REMOTE=s3://" + server_->bucket() + "/fleet";
+        }
+    }
+    env.push_back("KCACHE_REMOTE_S3_ENDPOINT=" + server_->endpoint());
+    const CliRun warmer = kcache(kWarm, env);
+    ASSERT_EQ(warmer.code, 0) << warmer.out << warmer.err;
+    EXPECT_GE(warmer.json()["remote_uploads"], 1) << warmer.err;
+    EXPECT_EQ(server_->count("PUT", 200), warmer.json()["remote_uploads"].get<std::size_t>());
+}
+
+TEST_F(CliS3, AUrlsCredentialsFileIsWhatTheDoctorNamesAndWhatSigns) {
+    const auto file = dir() / "fleet-aws";
+    std::ofstream(file) << "[ci]\naws_access_key_id = " << S3Server::kAccessKeyId
+                        << "\naws_secret_access_key = " << S3Server::kSecret << "\n";
+    std::vector<std::string> env = signing_env(dir() / "keys");
+    env.push_back("KCACHE_DIR=" + (dir() / "store").string());
+    env.push_back("KCACHE_REMOTE=s3://" + server_->bucket() + "/fleet?endpoint=" +
+                  server_->endpoint() + "&profile=ci&credentials_file=" + file.string());
+    const CliRun doctor = kcache({"doctor", "--json"}, env);
+    const auto [text, problem] = findings(doctor);
+    EXPECT_NE(text.find("s3 credentials: S3RVER from " + file.string() + " [ci]"),
+              std::string::npos)
+        << text;
+    EXPECT_FALSE(problem) << text;
+    const CliRun warmer = kcache(kWarm, env);
+    ASSERT_EQ(warmer.code, 0) << warmer.out << warmer.err;
+    EXPECT_GE(server_->count("PUT", 200), 1u);
+    env.back() += "x";  // no such file: a clear error, named by the setting
+    const CliRun broken = kcache({"doctor", "--json"}, env);
+    EXPECT_NE(broken.out.find(file.string() + "x"), std::string::npos) << broken.out << broken.err;
 }
 
 }  // namespace

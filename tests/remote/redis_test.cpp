@@ -36,7 +36,7 @@ constexpr const char* kReaderAcl =
 
 TEST_F(RedisTest, AnswersEachRequestWithAReplyOrATypedFailure) {
     const remote::Settings s = settings(server_->url());
-    auto backend = remote::make_redis(s, *remote::Credential::open(s));
+    auto backend = remote::make_backend(s, *remote::Credential::open(s));
     ASSERT_TRUE(backend) << backend.error().message;
     // Database 2, key prefix "team": the key is "team/kcache/v1/ab/object".
     const std::string url = server_->url() + "/2/team/kcache/v1/ab/object";
@@ -171,7 +171,7 @@ TEST_F(RedisTest, ValuesThatAreNotTheObjectAreCountedCorruptMisses) {
     s.max_object_bytes = 1 << 20;
     auto c = client(s);
     ASSERT_TRUE(c);
-    auto backend = remote::make_redis(s, *remote::Credential::open(s));
+    auto backend = remote::make_backend(s, *remote::Credential::open(s));
     ASSERT_TRUE(backend);
     ASSERT_TRUE(c->upload(made_up_fields(1), made_up_bytes(1), made_up_provenance()));
     auto whole = (*backend)->get(server_->url() + "/" + key_of(1));

@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include "backend.hpp"
+#include "kcache/remote/schemes.hpp"
 #include "s3.hpp"
 #include "temp_dir.hpp"
 
@@ -180,7 +182,70 @@ TEST_F(S3Settings, NoCredentialsAnywhereIsAConfigErrorSayingWhereToPutThem) {
     EXPECT_EQ(c.error().code, RemoteErrc::config);
     EXPECT_NE(c.error().message.find("no S3 credentials"), std::string::npos);
     EXPECT_NE(c.error().message.find("AWS_ACCESS_KEY_ID"), std::string::npos);
-    EXPECT_NE(c.error().message.find("KCACHE_REMOTE_S3_CREDENTIALS_FILE"), std::string::npos);
+    EXPECT_NE(c.error().message.find("credentials_file attribute"), std::string::npos);
+}
+
+TEST_F(S3Settings, AttributesOfTheUrlOverrideTheDefaultsAndArePercentDecoded) {
+    remote::S3Settings defaults;
+    defaults.region = "eu-west-3";
+    defaults.profile = "fleet";
+    auto s = remote::s3_settings_of(
+        "s3://kc/ci",
+        "endpoint=http://127.0.0.1:9000&url_style=virtual&credentials_file=/etc/a%26b&region=ap-"
+        "south-1",
+        defaults);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->endpoint, "http://127.0.0.1:9000");
+    EXPECT_EQ(s->url_style, remote::S3UrlStyle::virtual_hosted);
+    EXPECT_EQ(s->credentials_file, "/etc/a&b");
+    EXPECT_EQ(s->region, "ap-south-1");
+    EXPECT_EQ(s->profile, "fleet");  // not given: the default's
+    s = remote::s3_settings_of("s3://kc/ci", "profile=ci&url_style=auto", defaults);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(s->profile, "ci");
+    EXPECT_EQ(s->region, "eu-west-3");
+    EXPECT_EQ(s->url_style, remote::S3UrlStyle::automatic);
+}
+
+TEST_F(S3Settings, ABadAttributeIsAConfigErrorNamingTheUrlAndWhatIsTaken) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"s3://kc/ci?regoin=eu-west-1", "names: region, endpoint"},
+        {"s3://kc/ci?region", "name=value"},
+        {"s3://kc/ci?region=eu&region=us", "given twice"},
+        {"s3://kc/ci?region=EU_WEST", "a-z, 0-9"},
+        {"s3://kc/ci?url_style=host", "path, virtual or auto"},
+        {"s3://kc/ci?endpoint=ftp://h", "http://host[:port]"},
+        {"s3://kc/ci?endpoint=http%3", "%-encoded"},
+        {"https://cache.site/kc?region=eu", "takes no attributes"},
+        {"redis://127.0.0.1:6379/0?ttl=5", "takes no attributes"},
+    };
+    for (const auto& [url, says] : cases) {
+        auto r = remote::check_base_url(url);
+        ASSERT_FALSE(r) << url;
+        EXPECT_EQ(r.error().code, RemoteErrc::config);
+        EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+        remote::Settings s;
+        s.base_urls = {url};
+        auto c = remote::Client::open(s);  // the client refuses it the same way
+        ASSERT_FALSE(c) << url;
+        EXPECT_EQ(c.error().message, r.error().message);
+    }
+    EXPECT_TRUE(remote::check_base_url("s3://kc/ci?region=eu-west-1&url_style=path"));
+    EXPECT_TRUE(remote::check_base_url("s3://kc/ci?"));  // an empty list: none
+    EXPECT_TRUE(remote::check_base_url("https://cache.site/kc"));
+}
+
+TEST_F(S3Settings, TheDoctorsCredentialsLineReadsTheUrlsOwnFile) {
+    const auto file = write("fleet-aws",
+                            "[ci]\naws_access_key_id = AKIAFLEET\n"
+                            "aws_secret_access_key = fleet-secret\n");
+    auto origin = remote::s3_credentials_origin(
+        "s3://kc/ci?profile=ci&credentials_file=" + file.string(), {});
+    ASSERT_TRUE(origin) << origin.error().message;
+    EXPECT_EQ(*origin, "AKIAFLEET from " + file.string() + " [ci]");
+    origin = remote::s3_credentials_origin("s3://kc/ci?profile=ci", {});  // no file anywhere
+    ASSERT_FALSE(origin);
+    EXPECT_NE(origin.error().message.find("no S3 credentials"), std::string::npos);
 }
 
 TEST_F(S3Settings, AKeyIdThatWouldBreakAHeaderIsRefused) {

@@ -136,10 +136,40 @@ TEST_F(RemoteS3, AWrongSecretIsRefusedByTheServerAndCountedAsAnError) {
     EXPECT_EQ(k.hits, 0u);
 }
 
+TEST_F(RemoteS3, EachUrlsAttributesPlaceItsObjectsAndSignThem) {
+    start();
+    remote::Settings s = settings();  // writes the right credentials file
+    std::ofstream(dir() / "wrong") << "[default]\naws_access_key_id = " << S3Server::kAccessKeyId
+                                   << "\naws_secret_access_key = not-the-secret\n";
+    const std::string good = "s3://" + server_->bucket() + "/fleet";
+    const std::string other = "s3://" + server_->bucket() + "/other";
+    const std::string at = "?url_style=path&endpoint=" + server_->endpoint() + "&credentials_file=";
+    s.base_urls = {good + at + (dir() / "credentials").string(),
+                   other + at + (dir() / "wrong").string()};
+    s.s3 = {};  // no defaults: AWS and the environment, were the attributes not read
+    auto c = client(s);
+    ASSERT_TRUE(c);
+    int placed = 0;
+    for (int n = 0; n < 12; ++n) {
+        auto up = c->upload(made_up_fields(n), made_up_bytes(n), made_up_provenance());
+        const bool on_good = c->shard_for(store::make_key(made_up_fields(n))) == good;
+        placed += on_good ? 1 : 0;
+        EXPECT_EQ(static_cast<bool>(up), on_good) << n;
+        EXPECT_EQ(std::filesystem::exists(server_->object_file(object_key(n))), on_good) << n;
+        if (!on_good) {  // signed with the other URL's wrong secret
+            ASSERT_FALSE(up);
+            EXPECT_NE(up.error().message.find("HTTP 403"), std::string::npos);
+        }
+    }
+    EXPECT_GT(placed, 0);
+    EXPECT_LT(placed, 12);
+    EXPECT_EQ(server_->count("PUT", 200), static_cast<std::size_t>(placed));
+}
+
 TEST_F(RemoteS3, GarbageUnderAKeyIsACorruptMiss) {
     start();
     const remote::Settings s = settings();
-    auto backend = remote::make_s3(s, *remote::Credential::open(s));
+    auto backend = remote::make_backend(s, *remote::Credential::open(s));
     ASSERT_TRUE(backend) << backend.error().message;
     auto c = client(s);
     ASSERT_TRUE(c);

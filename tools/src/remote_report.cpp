@@ -5,6 +5,7 @@
 
 #include "kcache/common/read_file.hpp"
 #include "kcache/config/remote_tier.hpp"
+#include "kcache/remote/schemes.hpp"
 #include "kcache/sign/signature.hpp"
 #include "remote_cli.hpp"
 
@@ -172,17 +173,25 @@ std::optional<RemoteCheck> namespace_check(const Config& config) {
     return RemoteCheck{"namespaces", detail, ok};
 }
 
-// Where the S3 credentials come from (the access key id, never the secret);
-// a problem when none are found. nullopt when no base URL is an s3:// one.
-std::optional<RemoteCheck> s3_credentials_check(const Config& config) {
-    const bool s3 = std::any_of(config.remote_urls.begin(), config.remote_urls.end(),
-                                [](const std::string& u) { return u.rfind("s3://", 0) == 0; });
-    if (!s3) {
-        return std::nullopt;
+// Where each s3:// base URL's credentials come from (the access key id,
+// never the secret); a problem when none are found. Empty when no base URL
+// is an s3:// one.
+std::vector<RemoteCheck> s3_credentials_checks(const Config& config) {
+    std::vector<RemoteCheck> out;
+    std::size_t s3 = 0;
+    for (const std::string& url : config.remote_urls) {
+        s3 += url.rfind("s3://", 0) == 0 ? 1 : 0;
     }
-    auto origin = remote::s3_credentials_origin(service::remote_s3_settings(config));
-    return RemoteCheck{"s3 credentials", origin ? *origin : origin.error().message,
-                       static_cast<bool>(origin)};
+    for (const std::string& url : config.remote_urls) {
+        if (url.rfind("s3://", 0) != 0) {
+            continue;
+        }
+        auto origin = remote::s3_credentials_origin(url, service::remote_s3_settings(config));
+        const std::string name =
+            s3 == 1 ? "s3 credentials" : "s3 credentials " + remote::split_attributes(url).first;
+        out.push_back({name, origin ? *origin : origin.error().message, static_cast<bool>(origin)});
+    }
+    return out;
 }
 
 // One line per server whose breaker is open (a `remote-down.<server>` mark
@@ -262,8 +271,8 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
     if (auto ns = namespace_check(config)) {
         out.push_back(std::move(*ns));
     }
-    if (auto s3 = s3_credentials_check(config)) {
-        out.push_back(std::move(*s3));
+    for (RemoteCheck& s3 : s3_credentials_checks(config)) {
+        out.push_back(std::move(s3));
     }
     out.insert(out.end(), breakers.begin(), breakers.end());
     for (const std::string& url : config.remote_urls) {

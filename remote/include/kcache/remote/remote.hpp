@@ -68,7 +68,12 @@ using RemoteObserver =
 
 // Everything the client needs; the service fills it from kcache::Config.
 struct Settings {
-    std::vector<std::string> base_urls;  // http://, https:// or s3://; keys sharded over them
+    // http://, https://, s3:// or redis(+cluster)://; keys sharded over
+    // them. A URL may end in attributes its backend reads (`?name=value&…`:
+    // S3's region, endpoint, …); Client::open moves them into
+    // `url_attributes`, by the URL without them.
+    std::vector<std::string> base_urls;
+    std::map<std::string, std::string> url_attributes;
     Access access = Access::read_write;
     std::chrono::milliseconds timeout{3000};          // one whole request
     std::chrono::milliseconds connect_timeout{1000};  // TCP (and TLS) connect
@@ -98,7 +103,9 @@ struct Settings {
     // The minisign secret key (`kcache keygen`) that signs uploads; empty:
     // uploads go unsigned, and under ObjectSignatures::require none are sent.
     std::filesystem::path signing_key_file;
-    S3Settings s3;  // for s3:// base URLs
+    // For s3:// base URLs: what a URL's own attributes do not set (the
+    // KCACHE_REMOTE_S3_* settings, read for one release more).
+    S3Settings s3;
     // KCACHE_REMOTE_NAMESPACE: uploads go to the first, reads try each in
     // order (the first verified object wins); empty: the default layout,
     // checked against `trusted_keys`.
@@ -295,11 +302,13 @@ Counters read_stats_file(const std::filesystem::path& state_dir);
 // The namespaces' counters kept in `state_dir` (empty when none).
 NamespaceCounters read_namespace_stats(const std::filesystem::path& state_dir);
 
-// Where the S3 credentials of `settings` come from and the access key id
-// they carry (never the secret), e.g. "AKIA… from the environment
-// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"; a config error when none are
-// found or a credentials file is unusable (s3_credentials.cpp).
-Result<std::string, RemoteError> s3_credentials_origin(const S3Settings& settings);
+// Where the S3 credentials of the base URL `url` (its attributes over
+// `defaults`) come from and the access key id they carry (never the
+// secret), e.g. "AKIA… from the environment (AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY)"; a config error when none are found, a
+// credentials file is unusable or an attribute is (s3_credentials.cpp).
+Result<std::string, RemoteError> s3_credentials_origin(const std::string& url,
+                                                       const S3Settings& defaults);
 
 // For the doctor: what serves the Redis base URL `url` (server or cluster
 // seeds, database, key prefix, TTL) and as whom, with where the password

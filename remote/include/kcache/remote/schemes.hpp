@@ -4,7 +4,10 @@
 // backends that exist.
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "kcache/remote/remote.hpp"
 
 namespace kcache::remote {
 
@@ -16,5 +19,13 @@ std::string supported_scheme_list();
 
 // True when `url` starts with "<scheme>://" for a supported scheme.
 bool scheme_supported(const std::string& url);
+
+// `url` without its attributes (the text after '?', which its backend reads:
+// `s3://bucket/prefix?region=eu-west-1`), and the attributes ("" for none).
+std::pair<std::string, std::string> split_attributes(const std::string& url);
+
+// Nothing when `url` is a base URL of a supported scheme whose attributes
+// its backend takes; otherwise a config error that says what to change.
+Status<RemoteError> check_base_url(const std::string& url);
 
 }  // namespace kcache::remote
