@@ -42,7 +42,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ".${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
 # libcurl is loaded at run time (dlopen at the HTTP client's first use:
-# remote/src/curl_api.cpp), so dpkg-shlibdeps cannot see it: named
+# remote/src/http/curl_api.cpp), so dpkg-shlibdeps cannot see it: named
 # here, at the version that has CURLOPT_AWS_SIGV4.
 set(KCACHE_DEB_RUNTIME_DEPENDS "libcurl4 (>= 7.75.0)")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${KCACHE_DEB_RUNTIME_DEPENDS}")

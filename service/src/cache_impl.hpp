@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include "contexts/program_cache.hpp"
+#include "contexts/resident_bytes.hpp"
 #include "counters.hpp"
 #include "flight.hpp"
 #include "identities.hpp"
@@ -16,9 +18,7 @@
 #include "kcache/service/service_api.hpp"
 #include "ladder.hpp"
 #include "plan_memo.hpp"
-#include "program_cache.hpp"
 #include "publish.hpp"
-#include "resident_bytes.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache {

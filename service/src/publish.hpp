@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "contexts/resident_bytes.hpp"
 #include "counters.hpp"
 #include "kcache/common/workers.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/service/service_api.hpp"
 #include "plan.hpp"
-#include "resident_bytes.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache::service {

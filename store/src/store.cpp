@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "entry_row.hpp"
-#include "hot_copies.hpp"
+#include "hot/hot_copies.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/sha256.hpp"
 #include "kcache/store/codec.hpp"

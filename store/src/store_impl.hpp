@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "hot_copies.hpp"
+#include "hot/hot_copies.hpp"
 #include "kcache/store/codec.hpp"
 #include "kcache/store/store.hpp"
 #include "schema.hpp"

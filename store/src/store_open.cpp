@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "dir_safety.hpp"
-#include "hot_copies.hpp"
+#include "hot/hot_copies.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/unique_fd.hpp"
 #include "kcache/common/work.hpp"

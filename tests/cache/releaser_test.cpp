@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "releaser.hpp"
+#include "contexts/releaser.hpp"
 
 namespace kcache::service {
 namespace {

@@ -18,15 +18,15 @@ names='kStoreFileName|store\.sqlite|db_path|\.sqlite|"-wal"|"-shm"|"-journal"|st
 
 # path|text on the line|why it is not a database file
 allowed='
-store/src/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file under hot/
-store/src/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
-store/src/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
-store/src/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
+store/src/hot/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file under hot/
+store/src/hot/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
+store/src/hot/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
+store/src/hot/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
 store/src/store_open.cpp|UniqueFd fd(::mkstemp(tmp.data()));|a new store file'"'"'s private name, closed before any connection opens it
-store/src/pack.cpp|auto fd = open_regular_file(path);|a pack: read through this descriptor, immutable, no locks
+store/src/pack/pack.cpp|auto fd = open_regular_file(path);|a pack: read through this descriptor, immutable, no locks
 store/src/trust.cpp|auto fd = open_regular_file(pack);|a pack: checked and read through this descriptor, immutable, no locks
 store/src/trust.cpp|auto fd = open_regular_file(path);|a pack: checked and read through this descriptor, immutable, no locks
-tools/src/cmd_inspect.cpp|std::ofstream out(*output, std::ios::binary | std::ios::trunc);|get --output: a new file, refused when it exists
+tools/src/commands/cmd_inspect.cpp|std::ofstream out(*output, std::ios::binary | std::ios::trunc);|get --output: a new file, refused when it exists
 '
 
 is_allowed() {  # file line

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using LayerHotCopies = LayerTest;
 
-// Copy layout (store/src/hot_copies.hpp): magic 8, key_len 8,
+// Copy layout (store/src/hot/hot_copies.hpp): magic 8, key_len 8,
 // raw_size 8, checksum 16, tag 32, key record, bytes.
 constexpr std::size_t kRawSizeAt = 16, kChecksumAt = 24, kHeaderSize = 72;
 

@@ -14,7 +14,7 @@
 
 #include "kcache/remote/remote.hpp"
 #include "kcache/store/key.hpp"
-#include "redis_cluster.hpp"
+#include "redis/redis_cluster.hpp"
 #include "redis_server.hpp"
 #include "remote_support.hpp"
 

@@ -9,9 +9,9 @@
 #include "backend.hpp"
 #include "kcache/remote/remote.hpp"
 #include "kcache/remote/schemes.hpp"
-#include "redis_cluster.hpp"
-#include "redis_conn.hpp"
-#include "redis_url.hpp"
+#include "redis/redis_cluster.hpp"
+#include "redis/redis_conn.hpp"
+#include "redis/redis_url.hpp"
 
 namespace kcache::test {
 namespace {

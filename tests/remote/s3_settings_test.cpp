@@ -12,7 +12,7 @@
 
 #include "backend.hpp"
 #include "kcache/remote/schemes.hpp"
-#include "s3.hpp"
+#include "s3/s3.hpp"
 #include "temp_dir.hpp"
 
 namespace kcache::test {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "http.hpp"
+#include "http/http.hpp"
 #include "remote_support.hpp"
 
 namespace kcache::test {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "hot_copies.hpp"
+#include "hot/hot_copies.hpp"
 #include "kcache/common/sha256.hpp"
 #include "store_fixture.hpp"
 

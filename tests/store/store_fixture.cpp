@@ -137,7 +137,7 @@ std::size_t damage_hot_copies(const std::filesystem::path& store_dir) {
 
 void craft_hot_copy(const std::filesystem::path& path, const std::vector<std::uint8_t>& bytes) {
     // magic 8, key_len 8, raw_size 8, checksum 16, tag 32, key, bytes
-    // (store/src/hot_copies.hpp).
+    // (store/src/hot/hot_copies.hpp).
     const std::string old = file_bytes(path);
     ASSERT_GE(old.size(), 72u);
     std::uint64_t key_len = 0;

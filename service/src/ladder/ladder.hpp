@@ -11,6 +11,8 @@
 
 #include "ask.hpp"
 #include "cl_util.hpp"
+#include "contexts/program_cache.hpp"
+#include "contexts/resident_bytes.hpp"
 #include "counters.hpp"
 #include "flight.hpp"
 #include "identities.hpp"
@@ -19,9 +21,7 @@
 #include "kcache/remote/remote.hpp"
 #include "kcache/service/loader.hpp"
 #include "plan_memo.hpp"
-#include "program_cache.hpp"
 #include "publish.hpp"
-#include "resident_bytes.hpp"
 #include "stored_tiers.hpp"
 
 namespace kcache::service {

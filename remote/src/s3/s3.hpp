@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backend.hpp"
-#include "http.hpp"
+#include "http/http.hpp"
 #include "kcache/common/file_stamp.hpp"
 #include "kcache/remote/remote.hpp"
 

@@ -7,15 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
 #include "entries.hpp"
-#include "errata_report.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/service/keys.hpp"
 #include "opencl_devices.hpp"
 #include "remote_cli.hpp"
+#include "reports/canary_report.hpp"
+#include "reports/errata_report.hpp"
 
 namespace kcache::cli {
 namespace {

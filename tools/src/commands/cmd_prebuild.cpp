@@ -17,10 +17,10 @@
 #include "kcache/service/keys.hpp"
 #include "kcache/store/coverage.hpp"
 #include "kcache/store/key.hpp"
-#include "prebuild_spirv.hpp"
 #include "progress.hpp"
-#include "selection.hpp"
 #include "signing.hpp"
+#include "warm/prebuild_spirv.hpp"
+#include "warm/selection.hpp"
 
 namespace kcache::cli {
 namespace {

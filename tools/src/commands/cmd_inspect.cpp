@@ -8,15 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
 #include "entries.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/key.hpp"
 #include "kcache/store/pack.hpp"
 #include "remote_cli.hpp"
+#include "reports/canary_report.hpp"
+#include "reports/stats_metrics.hpp"
 #include "run_layer.hpp"
-#include "stats_metrics.hpp"
 
 namespace kcache::cli {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <algorithm>
 
-#include "http.hpp"
+#include "http/http.hpp"
 #include "kcache/common/sha256.hpp"
 #include "listing.hpp"
 #include "s3.hpp"

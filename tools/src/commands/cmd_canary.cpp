@@ -6,11 +6,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
-#include "kat.hpp"
 #include "kcache/service/parts.hpp"
 #include "opencl_devices.hpp"
+#include "reports/canary_report.hpp"
+#include "warm/kat.hpp"
 
 namespace kcache::cli {
 namespace {

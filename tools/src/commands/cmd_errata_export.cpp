@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "errata_export.hpp"
-#include "errata_report.hpp"
 #include "kcache/canary/errata.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/trust.hpp"
+#include "reports/errata_export.hpp"
+#include "reports/errata_report.hpp"
 #include "signing.hpp"
 
 namespace kcache::cli {

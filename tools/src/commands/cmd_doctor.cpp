@@ -10,9 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
-#include "errata_report.hpp"
 #include "kcache/canary/install_paths.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/common/read_file.hpp"
@@ -24,8 +22,10 @@
 #include "kcache/device_db/sysfs.hpp"
 #include "probe.hpp"
 #include "remote_cli.hpp"
+#include "reports/canary_report.hpp"
+#include "reports/errata_report.hpp"
+#include "reports/stats_metrics.hpp"
 #include "run_layer.hpp"
-#include "stats_metrics.hpp"
 
 namespace kcache::cli {
 namespace {

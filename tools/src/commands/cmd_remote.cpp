@@ -6,14 +6,14 @@
 
 #include <iostream>
 
-#include "kat.hpp"
 #include "kcache/canary/binary_vouch.hpp"
 #include "kcache/config/remote_tier.hpp"
 #include "kcache/device_db/database.hpp"
 #include "kcache/service/keys.hpp"
 #include "opencl_devices.hpp"
 #include "remote_cli.hpp"
-#include "selection.hpp"
+#include "warm/kat.hpp"
+#include "warm/selection.hpp"
 
 namespace kcache::cli {
 namespace {

@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "kat.hpp"
 #include "kcache/common/read_file.hpp"
 #include "kcache/store/pack.hpp"
 #include "opencl_devices.hpp"
 #include "signing.hpp"
+#include "warm/kat.hpp"
 
 namespace kcache::cli {
 namespace {

@@ -7,13 +7,13 @@
 
 #include "cli.hpp"
 #include "entries.hpp"
-#include "kat.hpp"
 #include "kcache/canary/binary_vouch.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/pack.hpp"
-#include "manifest_entries.hpp"
 #include "signing.hpp"
+#include "warm/kat.hpp"
+#include "warm/manifest_entries.hpp"
 
 namespace kcache::cli {
 namespace {

@@ -9,10 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
-#include "errata_export.hpp"
-#include "errata_report.hpp"
 #include "kcache/canary/errata.hpp"
 #include "kcache/canary/pack_trust.hpp"
 #include "kcache/common/fd_io.hpp"
@@ -20,6 +17,9 @@
 #include "kcache/config/remote_tier.hpp"
 #include "kcache/store/pack_errata.hpp"
 #include "kcache/store/trust.hpp"
+#include "reports/canary_report.hpp"
+#include "reports/errata_export.hpp"
+#include "reports/errata_report.hpp"
 #include "signing.hpp"
 
 namespace kcache::cli {

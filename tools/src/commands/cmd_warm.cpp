@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "canary_report.hpp"
 #include "cli.hpp"
 #include "progress.hpp"
 #include "remote_cli.hpp"
-#include "selection.hpp"
-#include "warm_spirv.hpp"
-#include "warmer.hpp"
+#include "reports/canary_report.hpp"
+#include "warm/selection.hpp"
+#include "warm/warm_spirv.hpp"
+#include "warm/warmer.hpp"
 
 namespace kcache::cli {
 namespace {
