@@ -14,7 +14,7 @@
 #       released under the releaser's sweep shows, so they run.
 #   scripts/sanitize.sh thread [CTEST_ARGS...]
 #       TSan in build-tsan/: the service's threads (single-flight, background
-#       compiles, the in-process map and its releaser thread: tests/cache,
+#       compiles, the in-process map and its releaser thread: tests/service,
 #       labels pocl and slow) and
 #       the JIT helper pool's (tests/compiler/jit_pool*_test.cpp), with
 #       kcache-jit built under TSan too. Not run: the test that counts a

@@ -14,7 +14,7 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 cmake --install "$build" --prefix "$PWD/$stage/prefix" >/dev/null
 strip "$stage"/prefix/bin/* "$stage"/prefix/libexec/kcache/* "$stage"/prefix/lib/libkcache.so.* 2>/dev/null || true
 for b in bench/gpu/gpu_bench bench/gpu/ops_dump bench/layer/layer_bench_apps bench/compiler/jit_cost_bench tests/kernels/kernels_pocl_test \
-         tests/cache/cache_ladder_test tests/cache/cache_api_test tests/cache/cache_context_test tests/device_db/device_db_pocl_tests \
+         tests/service/cache_ladder_test tests/service/cache_api_test tests/service/cache_context_test tests/device_db/device_db_pocl_tests \
          tests/ops/ops_test bench/canary/canary_bench bench/compiler/il_build_bench tests/canary/libkcache_fault_layer.so; do
   [ -f "$build/$b" ] && strip -o "$stage/bin/$(basename "$b")" "$build/$b"
 done

@@ -1,5 +1,5 @@
 // `kcache stats --format openmetrics|prometheus`: the node's metrics parse
-// with prometheus_client's parsers (tests/cache/check_exposition.py checks
+// with prometheus_client's parsers (tests/observe/check_exposition.py checks
 // names and types), sizes are by device, and counters only grow between
 // calls while other processes use the store.
 
