@@ -16,15 +16,18 @@
 namespace kcache::remote {
 
 struct AtomicCounters {
-    std::atomic<std::uint64_t> hits{0}, misses{0}, errors{0}, timeouts{0}, corrupt{0};
-    std::atomic<std::uint64_t> uploads{0}, upload_failures{0};
-    std::atomic<std::uint64_t> builder_hits{0};
+#define KCACHE_REMOTE_COUNTER(field, doc) std::atomic<std::uint64_t> field{0};
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
 };
 
 // The counters of `a`, each read once.
 inline Counters snapshot(const AtomicCounters& a) {
-    return {a.hits,    a.misses,  a.errors,          a.timeouts,
-            a.corrupt, a.uploads, a.upload_failures, a.builder_hits};
+    Counters c;
+#define KCACHE_REMOTE_COUNTER(field, doc) c.field = a.field;
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
+    return c;
 }
 
 // Client::upload_notes: one note per kind of skipped or failed upload

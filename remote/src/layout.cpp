@@ -37,14 +37,9 @@ std::uint64_t fnv1a(std::string_view a, std::string_view b) {
 
 using Fields = std::pair<const char*, std::uint64_t Counters::*>;
 constexpr Fields kFields[] = {
-    {"hits", &Counters::hits},
-    {"misses", &Counters::misses},
-    {"errors", &Counters::errors},
-    {"timeouts", &Counters::timeouts},
-    {"corrupt", &Counters::corrupt},
-    {"uploads", &Counters::uploads},
-    {"upload_failures", &Counters::upload_failures},
-    {"builder_hits", &Counters::builder_hits},
+#define KCACHE_REMOTE_COUNTER(field, doc) {#field, &Counters::field},
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
 };
 
 }  // namespace

@@ -63,13 +63,9 @@ CacheStats Cache::stats() noexcept {
     metrics::snapshot(s);
     if (impl->remote) {
         const remote::Counters r = impl->remote->counters();
-        s.remote_hits = r.hits;
-        s.remote_misses = r.misses;
-        s.remote_errors = r.errors;
-        s.remote_timeouts = r.timeouts;
-        s.remote_corrupt = r.corrupt;
-        s.remote_uploads = r.uploads;
-        s.remote_upload_failures = r.upload_failures;
+#define KCACHE_REMOTE_COUNTER(field, doc) s.remote_##field = r.field;
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
     }
     try {
         if (auto* user = impl->stored.user()) {

@@ -136,6 +136,9 @@ TEST_F(RemoteBuilder, ABuildersObjectSkipsTheCheckAnotherTrustedKeysIsChecked) {
         auto p = cache->program(context_, device_, kF32);
         ASSERT_EQ(p.outcome().status, StatusCode::ok) << p.outcome().message;
         EXPECT_EQ(p.outcome().rung, Rung::remote) << remote_miss(p.outcome(), Rung::remote);
+        const CacheStats s = cache->stats();  // the process's own, from the same list
+        EXPECT_EQ(s.remote_builder_hits, 1u);
+        EXPECT_EQ(s.remote_hits, 1u);
     }
     EXPECT_EQ(remote::read_stats_file(trusted.dir).builder_hits, 1u);
     EXPECT_EQ(remote::read_stats_file(trusted.dir).hits, 1u);

@@ -14,14 +14,11 @@ namespace kcache::cli {
 namespace {
 
 nlohmann::json counters_json(const remote::Counters& c) {
-    return {{"hits", c.hits},
-            {"misses", c.misses},
-            {"errors", c.errors},
-            {"timeouts", c.timeouts},
-            {"corrupt", c.corrupt},
-            {"uploads", c.uploads},
-            {"upload_failures", c.upload_failures},
-            {"builder_hits", c.builder_hits}};
+    nlohmann::json out = nlohmann::json::object();
+#define KCACHE_REMOTE_COUNTER(field, doc) out[#field] = c.field;
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
+    return out;
 }
 
 }  // namespace

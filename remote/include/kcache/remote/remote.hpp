@@ -138,12 +138,12 @@ struct RemoteError {
     std::string message;  // names the URL and what was wrong
 };
 
-// Counters of one client (this process); persisted by add_to_stats_file.
-// `builder_hits`: hits of objects signed by a trusted builder (also in `hits`).
+// Counters of one client (this process), one field per row of
+// <kcache/remote/counters.def>; persisted by add_to_stats_file.
 struct Counters {
-    std::uint64_t hits = 0, misses = 0, errors = 0, timeouts = 0, corrupt = 0;
-    std::uint64_t uploads = 0, upload_failures = 0;
-    std::uint64_t builder_hits = 0;
+#define KCACHE_REMOTE_COUNTER(field, doc) std::uint64_t field = 0;
+#include "kcache/remote/counters.def"
+#undef KCACHE_REMOTE_COUNTER
 };
 
 // Counters by namespace name (Client::namespace_counters, the stats file).
