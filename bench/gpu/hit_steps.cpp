@@ -59,8 +59,8 @@ Steps steps_of(std::map<std::string, double> s) {
 
 void first_hit_steps(const Device& d, const std::filesystem::path& dir) {
     std::printf(
-        "\n3b. first hit in a fresh process, its steps from its trace, vs the floor's first load"
-        " (medians of %d rounds, µs)\n",
+        "\n3b. first hit in a fresh process, its steps from its trace, vs the floor's first read"
+        " and load (medians of %d rounds, µs)\n",
         kRounds);
     std::printf("%-16s %7s %7s %7s %7s %7s %7s %7s %7s %8s %8s %8s %7s\n", "kernel", "open", "plan",
                 "gates", "read", "vouch", "load", "publish", "rest", "hit", "floor", "paired",

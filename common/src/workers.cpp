@@ -2,7 +2,6 @@
 
 #include "kcache/common/workers.hpp"
 
-#include <memory>
 #include <system_error>
 
 namespace kcache {
@@ -17,36 +16,60 @@ bool Workers::start(std::function<void()>& work) {
     if (closing_) {
         return false;
     }
-    std::erase_if(workers_, [](Worker& w) {  // join finished ones
-        if (w.done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (idle_ > queue_.size()) {  // an idle thread takes it
+        queue_.push_back(std::move(work));
+        wake_.notify_one();
+        return true;
+    }
+    workers_.remove_if([](Worker& w) {  // join ended ones
+        if (!w.ended) {
             return false;
         }
         w.thread.join();
         return true;
     });
-    auto done = std::make_shared<std::promise<void>>();
-    auto task = std::make_shared<std::function<void()>>(std::move(work));
+    workers_.emplace_back();
+    Worker* self = &workers_.back();
+    self->first = std::move(work);
     try {
-        std::shared_future<void> finished = done->get_future().share();
-        workers_.push_back(Worker{std::thread([task, done] {
-                                      (*task)();
-                                      done->set_value();
-                                  }),
-                                  std::move(finished)});
+        self->thread = std::thread([this, self] { run(self); });
     } catch (const std::system_error&) {
-        work = std::move(*task);  // no thread: the caller does the work itself
+        work = std::move(self->first);  // no thread: the caller does the work itself
+        workers_.pop_back();
         return false;
     }
+    ++started_;
     return true;
+}
+
+void Workers::run(Worker* self) {
+    std::unique_lock g(mu_);
+    std::function<void()> work = std::move(self->first);
+    for (;;) {
+        g.unlock();
+        work();
+        work = nullptr;  // what it captured goes before the wait
+        g.lock();
+        ++idle_;
+        wake_.wait_for(g, linger_, [this] { return closing_ || !queue_.empty(); });
+        --idle_;
+        if (queue_.empty()) {
+            self->ended = true;
+            return;
+        }
+        work = std::move(queue_.front());
+        queue_.pop_front();
+    }
 }
 
 void Workers::stop_starting() {
     std::lock_guard g(mu_);
     closing_ = true;
+    wake_.notify_all();
 }
 
 void Workers::join_all() {
-    std::vector<Worker> joining;
+    std::list<Worker> joining;
     {
         std::lock_guard g(mu_);
         joining.swap(workers_);
@@ -56,6 +79,16 @@ void Workers::join_all() {
             w.thread.join();
         }
     }
+}
+
+std::size_t Workers::threads_started() const {
+    std::lock_guard g(mu_);
+    return started_;
+}
+
+std::size_t Workers::idle_threads() const {
+    std::lock_guard g(mu_);
+    return idle_;
 }
 
 }  // namespace kcache

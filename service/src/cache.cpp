@@ -70,10 +70,11 @@ Cache::Impl::Impl(Config c, service::Parts parts)
       // releaser's thread: that thread starts SQLite's open, not the caller.
       programs(config.max_programs, *loader, [this] { stored.open_user_in_background(); }),
       resident(config.max_resident_bytes),
-      publisher(stored, resident, remote.get(), workers, counters),
-      flight(config, stored, publisher, workers, counters),
+      workers(std::move(parts.workers)),
+      publisher(stored, resident, remote.get(), *workers, counters),
+      flight(config, stored, publisher, *workers, counters),
       ladder(service::RungParts{config, *loader, programs, resident, stored, remote.get(),
-                                publisher, flight, identities, counters, db, plans, workers}) {}
+                                publisher, flight, identities, counters, *db, plans, *workers}) {}
 
 Cache::Impl::~Impl() {
     flight.close();

@@ -37,7 +37,7 @@ struct Cache::Impl {
     // Every call into the compute runtime (identity, bytes to program,
     // context liveness); before the parts that ask it.
     std::unique_ptr<service::Loader> loader;
-    device_db::DeviceDb db;
+    std::unique_ptr<service::DeviceData> db;  // never null
     service::StoredTiers stored;
     // Declared after the store and before the parts that use it: destroyed
     // after them (compiles stopped, workers joined) and before the store
@@ -46,9 +46,9 @@ struct Cache::Impl {
     service::Counters counters;
     service::Identities identities;
     service::PlanMemo plans;
-    service::ProgramCache programs;   // the in-process rung's programs (own lock)
-    service::ResidentBytes resident;  // loaded binaries, for new contexts (own lock)
-    Workers workers;
+    service::ProgramCache programs;    // the in-process rung's programs (own lock)
+    service::ResidentBytes resident;   // loaded binaries, for new contexts (own lock)
+    std::unique_ptr<Workers> workers;  // never null; the head start's thread may still run
     service::Publisher publisher;
     service::SingleFlight flight;
     service::Ladder ladder;

@@ -30,8 +30,7 @@ Result<IdentityRef, std::string> Identities::of(cl_device_id device, bool root) 
     return known.emplace(device, std::move(shared)).first->second;
 }
 
-Result<FactsRef, std::string> Identities::facts_of(cl_device_id device,
-                                                   const device_db::DeviceDb& db) {
+Result<FactsRef, std::string> Identities::facts_of(cl_device_id device, DeviceData& data) {
     {
         std::lock_guard g(mu_);
         if (auto it = root_facts_.find(device); it != root_facts_.end()) {
@@ -43,10 +42,14 @@ Result<FactsRef, std::string> Identities::facts_of(cl_device_id device,
     if (!id) {
         return fail(id.error());
     }
+    auto db = data.get();
+    if (!db) {
+        return fail(db.error());
+    }
     auto facts = std::make_shared<DeviceFacts>();
     facts->id = *id;
-    facts->quirks = db.quirks_for(**id);
-    facts->aot_target = aot_target(db, **id);
+    facts->quirks = (*db)->quirks_for(**id);
+    facts->aot_target = aot_target(**db, **id);
     facts->platform = loader_.platform_of(device);
     facts->jit_fields = device_db::jit_device_fields(**id);
     facts->root = root;

@@ -13,6 +13,7 @@
 #include "kcache/device_db/database.hpp"
 #include "kcache/service/keys.hpp"
 #include "kcache/service/loader.hpp"
+#include "kcache/service/parts.hpp"
 
 namespace kcache::service {
 
@@ -42,8 +43,10 @@ class Identities {
     // The facts of `device` under `db` (never null; `db` the same at every
     // call, and outliving this object): made at a root device's first
     // request (its handle never names another device), at every request of
-    // a sub-device. Error: why its identity could not be probed.
-    Result<FactsRef, std::string> facts_of(cl_device_id device, const device_db::DeviceDb& db);
+    // a sub-device; the device is probed before the data is asked for, which
+    // gives open_parts' head start that long to build it. Error: why its
+    // identity could not be probed, or the data built.
+    Result<FactsRef, std::string> facts_of(cl_device_id device, DeviceData& db);
 
   private:
     Result<IdentityRef, std::string> of(cl_device_id device, bool root);

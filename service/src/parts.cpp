@@ -37,17 +37,54 @@ Result<store::Store, store::StoreError> open_user_store(const Config& config, St
     return opened;
 }
 
+DeviceData::DeviceData(std::optional<device_db::DeviceDb> ready) {
+    if (ready) {
+        std::call_once(once_, [&] { db_.emplace(std::move(*ready)); });
+    }
+}
+
+Result<const device_db::DeviceDb*, std::string> DeviceData::get() {
+    std::call_once(once_, [this] { db_.emplace(device_db::DeviceDb::builtin()); });
+    if (!db_->ok()) {
+        return fail("the built-in device data: " + db_->error().message);
+    }
+    return &db_->value();
+}
+
+namespace {
+
+// The device data of `config`: an override file is parsed here, where its
+// errors belong; the built-in data (C++ generated at build time, nothing
+// parsed) is the head start's, on a worker, off the opener's path.
+Result<std::unique_ptr<DeviceData>, PartsError> device_data(const Config& config,
+                                                            Workers& workers) {
+    if (!config.device_db.empty()) {
+        auto db = device_db::DeviceDb::with_override(config.device_db);
+        if (!db) {
+            return fail(
+                PartsError{StatusCode::config_error, "device database: " + db.error().message});
+        }
+        return std::make_unique<DeviceData>(std::move(*db));
+    }
+    auto data = std::make_unique<DeviceData>();
+    std::function<void()> head_start = [d = data.get()] { (void)d->get(); };
+    (void)workers.start(head_start);  // no thread: the first request builds it
+    return data;
+}
+
+}  // namespace
+
 Result<Parts, PartsError> open_parts(const Config& config) {
-    // The built-in device data is C++ generated at build time (0.1 to 0.3 ms
-    // to build, nothing parsed); only an override file is parsed here.
-    auto devices = device_db::DeviceDb::with_override(config.device_db);
+    std::unique_ptr<DeviceData> devices;  // first: it outlives the workers that build it
+    auto workers = std::make_unique<Workers>();
+    if (auto data = device_data(config, *workers)) {
+        devices = std::move(*data);
+    } else {
+        return fail(data.error());
+    }
     // A store file an earlier open stamped opens SQLite at first need: a
     // first hit from a hot copy never does (docs/design.md, "Hot copies").
     auto user = open_user_store(config, StoreAccess::read_write, OpenTiming::deferred);
-    if (!devices) {
-        return fail(
-            PartsError{StatusCode::config_error, "device database: " + devices.error().message});
-    }
     if (!user) {
         return fail(PartsError{StatusCode::store_error, user.error().message});
     }
@@ -63,8 +100,8 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     if (*remote) {
         (*remote)->warm_up();  // connects while the application still starts
     }
-    return Parts{opencl_loader(), std::move(*devices), store::TieredStore(std::move(*user), {}),
-                 std::move(*remote)};
+    return Parts{opencl_loader(), std::move(devices), store::TieredStore(std::move(*user), {}),
+                 std::move(*remote), std::move(workers)};
 }
 
 }  // namespace kcache::service

@@ -1,13 +1,18 @@
-// The releaser's thread (the service's own header): a load that hands it
-// nothing never wakes it, and what a load kept is still swept soon after.
+// The service's background threads. The releaser's (the service's own
+// header): a load that hands it nothing never wakes it, and what a load kept
+// is still swept soon after. The workers' (kcache/common/workers.hpp): a
+// thread whose work is done takes the next, and closing ends idle ones.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <thread>
 
 #include "contexts/releaser.hpp"
+#include "kcache/common/workers.hpp"
 
 namespace kcache::service {
 namespace {
@@ -72,6 +77,110 @@ TEST(Releaser, WorkHandedOverWakesASleepingThreadAtOnce) {
     releaser.hand_over(std::move(r));
     EXPECT_TRUE(reached(sweeps, before + 1, milliseconds(5000)))
         << "work handed over waited for the idle wait";
+}
+
+// Work that records the thread it ran on and says when it is done.
+std::function<void()> noting(std::thread::id& ran_on, std::promise<void>& done) {
+    return [&ran_on, &done] {
+        ran_on = std::this_thread::get_id();
+        done.set_value();
+    };
+}
+
+// Waits up to 30 s for a thread of `workers` to wait for work.
+bool one_idle(const Workers& workers) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (workers.idle_threads() == 0) {
+        if (std::chrono::steady_clock::now() > end) {
+            return false;
+        }
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    return true;
+}
+
+TEST(Workers, AThreadWhoseWorkIsDoneTakesTheNextWork) {
+    Workers workers(std::chrono::seconds(30));
+    std::thread::id first, second;
+    std::promise<void> first_done, second_done;
+    auto a = noting(first, first_done);
+    ASSERT_TRUE(workers.start(a));
+    ASSERT_TRUE(one_idle(workers));
+    auto b = noting(second, second_done);
+    ASSERT_TRUE(workers.start(b));
+    ASSERT_EQ(second_done.get_future().wait_for(std::chrono::seconds(10)),
+              std::future_status::ready);
+    EXPECT_EQ(first, second);
+    EXPECT_NE(first, std::this_thread::get_id());
+    EXPECT_EQ(workers.threads_started(), 1u);
+}
+
+TEST(Workers, WorkHandedOverWhileEveryThreadIsBusyGetsAThreadOfItsOwn) {
+    Workers workers(std::chrono::seconds(30));
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::function<void()> busy = [released] { released.wait(); };
+    ASSERT_TRUE(workers.start(busy));
+    std::thread::id ran_on;
+    std::promise<void> done;
+    auto b = noting(ran_on, done);
+    ASSERT_TRUE(workers.start(b));
+    EXPECT_EQ(done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready)
+        << "the second work waited for the first";
+    EXPECT_EQ(workers.threads_started(), 2u);
+    release.set_value();
+}
+
+TEST(Workers, AnIdleThreadEndsAfterItsLinger) {
+    Workers workers(milliseconds(20));
+    std::thread::id first, second;
+    std::promise<void> first_done, second_done;
+    auto a = noting(first, first_done);
+    ASSERT_TRUE(workers.start(a));
+    first_done.get_future().wait();
+    std::this_thread::sleep_for(milliseconds(300));
+    auto b = noting(second, second_done);
+    ASSERT_TRUE(workers.start(b));
+    second_done.get_future().wait();
+    EXPECT_EQ(workers.threads_started(), 2u);
+}
+
+TEST(Workers, ClosingEndsIdleThreadsAtOnceAndLeavesLaterWorkToTheCaller) {
+    Workers workers(std::chrono::seconds(600));
+    std::thread::id ran_on;
+    std::promise<void> done;
+    auto a = noting(ran_on, done);
+    ASSERT_TRUE(workers.start(a));
+    done.get_future().wait();
+    const auto t0 = std::chrono::steady_clock::now();
+    workers.stop_starting();
+    workers.join_all();
+    // Generous: an idle thread that waited out its linger would take 600 s.
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+    bool ran = false;
+    std::function<void()> late = [&ran] { ran = true; };
+    EXPECT_FALSE(workers.start(late));
+    ASSERT_TRUE(late) << "the refused work was not left to the caller";
+    late();
+    EXPECT_TRUE(ran);
+}
+
+TEST(Workers, WorkHandedToAnIdleThreadBeforeClosingStillRuns) {
+    Workers workers(std::chrono::seconds(600));
+    std::atomic<int> ran{0};
+    std::promise<void> done;
+    std::thread::id ran_on;
+    auto a = noting(ran_on, done);
+    ASSERT_TRUE(workers.start(a));
+    ASSERT_TRUE(one_idle(workers));
+    std::function<void()> b = [&ran] {
+        std::this_thread::sleep_for(milliseconds(100));
+        ran++;
+    };
+    ASSERT_TRUE(workers.start(b));
+    workers.stop_starting();
+    workers.join_all();
+    EXPECT_EQ(ran.load(), 1);
 }
 
 }  // namespace

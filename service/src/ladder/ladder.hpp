@@ -73,7 +73,7 @@ struct RungParts {
     SingleFlight& flight;
     Identities& identities;
     Counters& counters;
-    const device_db::DeviceDb& db;
+    DeviceData& db;  // the device data, at first need
     PlanMemo& plans;
     Workers& workers;  // the canary's background run under warn
 };
