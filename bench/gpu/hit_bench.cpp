@@ -25,8 +25,6 @@
 //     the peak on the way (hit_loops.cpp).
 //  5. the same loop's time, end to end, kcache (no forget()) vs without kcache.
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,18 +48,21 @@ constexpr int kSettleMs = 400;
 void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
     std::printf(
         "\n1. hit vs floor, long-lived Cache, new context per sample (%d samples, medians, µs;"
-        " paired: the median of resident ÷ floor within each round)\n",
+        " paired: the median of resident ÷ floor within each round; fl+read: the floor reading"
+        " its bytes from their file first, as the store arm reads its copy)\n",
         kSamples);
-    std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "kernel", "resident", "store",
-                "floor", "sweep", "floor2", "res/floor", "sto/floor", "swp/floor2", "paired");
+    std::printf("%-16s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "kernel", "resident",
+                "store", "floor", "fl+read", "sweep", "floor2", "res/floor", "sto/floor", "sto/f+r",
+                "swp/floor2", "paired");
     for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
             continue;
         }
         const std::string options = rendered(k.name).options;
+        const auto file = bytes_file(dir, k.name, bytes);
         auto resident = open_at(dir, true), stored = open_at(dir, false);
-        std::vector<double> t[5];
+        std::vector<double> t[6];
         bool wrong = false;
         const kcache::KernelRequest request = request_of(k.name);
         auto via = [&](kcache::Cache& cache, bool from_memory, bool forget,
@@ -91,10 +92,14 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
             c->program(warm.c, d.device, request_of(k.name));
             c->forget(warm.c);
         }
-        const std::function<void()> arms[] = {[&] { via(*resident, true, true, t[0]); },
-                                              [&] { via(*stored, false, true, t[1]); },
-                                              [&] { floor_into(t[2]); }};
-        rotate(arms, 3);
+        auto read_floor_into = [&](std::vector<double>& out) {
+            Ctx ctx(d);
+            out.push_back(read_floor_us(d, ctx.c, file, options));
+        };
+        const std::function<void()> arms[] = {
+            [&] { via(*resident, true, true, t[0]); }, [&] { via(*stored, false, true, t[1]); },
+            [&] { floor_into(t[2]); }, [&] { read_floor_into(t[5]); }};
+        rotate(arms, 4);
         // The caller that never calls forget(), in a pass of its own beside
         // the floor, so that its contexts' teardown in the background never
         // overlaps the other arms.
@@ -108,14 +113,15 @@ void hit_vs_floor(const Device& d, const std::filesystem::path& dir) {
                                                     [&] { floor_into(t[4]); }};
         rotate(sweep_arms, 2);
         const double r = median(t[0]), s = median(t[1]), f = median(t[2]), w = median(t[3]);
-        const double f2 = median(t[4]);
+        const double f2 = median(t[4]), fr = median(t[5]);
         std::vector<double> paired;  // resident ÷ floor within each round
         for (std::size_t i = 0; i < t[0].size() && i < t[2].size(); ++i) {
             paired.push_back(t[0][i] / t[2][i]);
         }
-        std::printf("%-16s %9.1f %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx %8.2fx %8.2fx%s\n",
-                    k.name.c_str(), r, s, f, w, f2, r / f, s / f, w / f2, median(paired),
-                    wrong ? "  (WRONG RUNG OR FAILURE)" : "");
+        std::printf(
+            "%-16s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.2fx %8.2fx %8.2fx %8.2fx %8.2fx%s\n",
+            k.name.c_str(), r, s, f, fr, w, f2, r / f, s / f, s / fr, w / f2, median(paired),
+            wrong ? "  (WRONG RUNG OR FAILURE)" : "");
     }
 }
 
@@ -318,26 +324,13 @@ int child_first_steps(const Device& d, const std::string& kernel,
 }
 
 // The floor's first load: reading the bytes from their file (in the page
-// cache, as the hit's copy is) with one read() into a buffer of the file's
-// size, and loading them; prints the whole, then the load alone.
+// cache, as the hit's copy is) and loading them; prints the whole, then the
+// load alone.
 int child_first_floor(const Device& d, const std::string& kernel,
                       const std::filesystem::path& file) {
-    const std::string options = rendered(kernel).options;
-    const auto t0 = Clock::now();
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-        return 1;
-    }
-    Bytes bytes(static_cast<std::size_t>(st.st_size));
-    const bool read_all = ::read(fd, bytes.data(), bytes.size()) == st.st_size;
-    ::close(fd);
-    if (!read_all) {
-        return 1;
-    }
-    const double load = floor_us(d, d.context, bytes, options);
-    const double whole = us_since(t0);
-    if (load < 0) {
+    double load = -1;
+    const double whole = read_floor_us(d, d.context, file, rendered(kernel).options, &load);
+    if (whole < 0) {
         return 1;
     }
     std::printf("%.1f %.1f\n", whole, load);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kcache/device_db/identity.hpp"
@@ -70,6 +72,27 @@ double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::
         clReleaseProgram(p);
     }
     return ok ? t : -1;
+}
+
+double read_floor_us(const Device& d, cl_context ctx, const std::filesystem::path& file,
+                     const std::string& options, double* load_us) {
+    const auto t0 = Clock::now();
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        return -1;
+    }
+    Bytes bytes(static_cast<std::size_t>(st.st_size));
+    const bool read_all = ::read(fd, bytes.data(), bytes.size()) == st.st_size;
+    ::close(fd);
+    const double load = read_all ? floor_us(d, ctx, bytes, options) : -1;
+    if (load_us != nullptr) {
+        *load_us = load;
+    }
+    return load < 0 ? -1 : us_since(t0);
 }
 
 Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel) {

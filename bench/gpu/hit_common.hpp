@@ -45,6 +45,13 @@ kcache::KernelRequest request_of(const std::string& kernel);
 double floor_us(const Device& d, cl_context ctx, const Bytes& bytes, const std::string& options,
                 double* create_us = nullptr);
 
+// The floor as an application that keeps its own binaries in files pays
+// it: `file` read with one read() into a buffer of its size, then loaded;
+// returns µs for both (negative on failure), the load's share in `load_us`
+// when given.
+double read_floor_us(const Device& d, cl_context ctx, const std::filesystem::path& file,
+                     const std::string& options, double* load_us = nullptr);
+
 // The stored bytes of `kernel` on `d` (JIT-built into `dir` first when needed).
 Bytes stored_bytes(const Device& d, const std::filesystem::path& dir, const std::string& kernel);
 
