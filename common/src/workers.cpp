@@ -2,6 +2,7 @@
 
 #include "kcache/common/workers.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 namespace kcache {
@@ -39,6 +40,18 @@ bool Workers::start(std::function<void()>& work) {
         return false;
     }
     ++started_;
+    return true;
+}
+
+bool Workers::queue(std::function<void()>& work) {
+    std::lock_guard g(mu_);
+    const bool running =
+        std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.ended; });
+    if (closing_ || !running) {
+        return false;
+    }
+    queue_.push_back(std::move(work));  // taken when it is done, or now if idle
+    wake_.notify_one();
     return true;
 }
 

@@ -74,7 +74,13 @@ Cache::Impl::Impl(Config c, service::Parts parts)
       publisher(stored, resident, remote.get(), *workers, counters),
       flight(config, stored, publisher, *workers, counters),
       ladder(service::RungParts{config, *loader, programs, resident, stored, remote.get(),
-                                publisher, flight, identities, counters, *db, plans, *workers}) {}
+                                publisher, flight, identities, counters, *db, plans, *workers}) {
+    // The head start's thread, once the device data is built, also starts
+    // the releaser's thread, which the first load would start otherwise
+    // (55-75 µs on its path). No head start running: the load starts it.
+    std::function<void()> early = [this] { programs.start_releaser_early(); };
+    (void)workers->queue(early);
+}
 
 Cache::Impl::~Impl() {
     flight.close();

@@ -1,7 +1,8 @@
 // The service's background threads. The releaser's (the service's own
-// header): a load that hands it nothing never wakes it, and what a load kept
-// is still swept soon after. The workers' (kcache/common/workers.hpp): a
-// thread whose work is done takes the next, and closing ends idle ones.
+// header): a load that hands it nothing never wakes it, what a load kept is
+// still swept soon after, and one started early waits for the first load. The workers'
+// (kcache/common/workers.hpp): a thread whose work is done takes the next, and closing ends idle
+// ones.
 
 #include <gtest/gtest.h>
 
@@ -77,6 +78,35 @@ TEST(Releaser, WorkHandedOverWakesASleepingThreadAtOnce) {
     releaser.hand_over(std::move(r));
     EXPECT_TRUE(reached(sweeps, before + 1, milliseconds(5000)))
         << "work handed over waited for the idle wait";
+}
+
+TEST(Releaser, AThreadStartedEarlyWaitsForTheFirstHandOverToStartItsWork) {
+    std::atomic<int> sweeps{0}, started{0};
+    Releaser releaser(counting(sweeps), milliseconds(10), milliseconds(60'000),
+                      [&started] { started++; });
+    releaser.start_early();
+    std::this_thread::sleep_for(milliseconds(300));
+    EXPECT_EQ(started.load(), 0) << "the start work ran before any load";
+    EXPECT_EQ(sweeps.load(), 0);
+    releaser.hand_over({});  // the first load: wakes it, though it hands nothing
+    EXPECT_TRUE(reached(started, 1, milliseconds(5000)));
+    EXPECT_TRUE(reached(sweeps, 1, milliseconds(5000))) << "the first load's flag was not read";
+    releaser.hand_over({});
+    std::this_thread::sleep_for(milliseconds(100));
+    EXPECT_EQ(started.load(), 1);
+}
+
+TEST(Releaser, AThreadStartedEarlyAndNeverHandedAnythingEndsWithoutItsWork) {
+    std::atomic<int> sweeps{0}, started{0};
+    {
+        Releaser releaser(counting(sweeps), milliseconds(10), milliseconds(60'000),
+                          [&started] { started++; });
+        releaser.start_early();
+        releaser.start_early();  // a second call starts nothing more
+        std::this_thread::sleep_for(milliseconds(50));
+    }  // joins a thread that waits with no timeout: the close must wake it
+    EXPECT_EQ(started.load(), 0);
+    EXPECT_EQ(sweeps.load(), 0);
 }
 
 // Work that records the thread it ran on and says when it is done.

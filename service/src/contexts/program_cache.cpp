@@ -157,6 +157,10 @@ ProgramCache::ProgramCache(std::size_t max_programs, Loader& loader,
           },
           kSweepPeriod, kIdleWait, std::move(background))) {}
 
+void ProgramCache::start_releaser_early() noexcept {
+    releaser_->start_early();
+}
+
 ProgramCache::~ProgramCache() {
     // The releaser first: its sweep asks about the contexts kept here, which
     // must not be released under it.

@@ -96,6 +96,9 @@ class ProgramCache {
     // context's first load. `platform` is the device's (null: asked here).
     cl_program insert(cl_context context, cl_device_id device, cl_platform_id platform,
                       const store::Key& key, ProgramRef program, const std::string& signature);
+    // Starts the releaser's thread now (Releaser::start_early), from the
+    // calling thread, so that the first load starts none.
+    void start_releaser_early() noexcept;
     // Releases every program kept for `context`; returns how many.
     std::size_t forget(cl_context context) noexcept;
     // Programs kept now.

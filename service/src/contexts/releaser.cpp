@@ -53,9 +53,12 @@ KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
         return;  // `r` is released here
     }
     // The thread reads the flag at its next wake-up, whenever that comes (it
-    // never sleeps without a timeout): no ordering beyond release is needed.
+    // never sleeps without a timeout, but before the first hand_over after
+    // start_early(), which wakes it below): no ordering beyond release is
+    // needed.
     poked_.store(true, std::memory_order_release);
-    if (r.empty() && thread_started_.load(std::memory_order_acquire)) {
+    if (r.empty() && thread_started_.load(std::memory_order_acquire) &&
+        !awaiting_first_.load(std::memory_order_relaxed)) {
         // The thread reads the flag within a period while it polls, within
         // kIdleWait while it sleeps: no wake-up (a system call, and a sweep
         // beside the request) on the caller's path.
@@ -72,6 +75,9 @@ KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
             polling_ = true;
             thread_ = std::thread([this] { run(); });
             thread_started_.store(true, std::memory_order_release);
+        } else if (awaiting_first_.load(std::memory_order_relaxed)) {
+            awaiting_first_.store(false, std::memory_order_relaxed);
+            polling_ = true;
         }
     } catch (...) {
         // No memory or no thread: `r` (if still here) is released in place.
@@ -79,15 +85,36 @@ KCACHE_HOT_PATH void Releaser::hand_over(Released r) noexcept {
     wake_.notify_one();
 }
 
+void Releaser::start_early() noexcept {
+    if (mode_ == Mode::inline_release) {
+        return;
+    }
+    try {
+        std::lock_guard g(mu_);
+        if (thread_.joinable() || stop_) {
+            return;
+        }
+        awaiting_first_.store(true, std::memory_order_relaxed);
+        thread_ = std::thread([this] { run(); });
+        thread_started_.store(true, std::memory_order_release);
+    } catch (...) {
+        awaiting_first_.store(false, std::memory_order_relaxed);  // the first load starts it
+    }
+}
+
 void Releaser::run() {
     // Lowest priority for this thread alone (Linux: a thread id names one thread).
     if (mode_ == Mode::low_priority) {
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
     }
-    if (on_start_) {
-        on_start_();  // before the lock: hand_over never waits for it
-    }
     std::unique_lock g(mu_);
+    // Started early: nothing until the first hand_over (or the close).
+    wake_.wait(g, [this] { return stop_ || !awaiting_first_.load(std::memory_order_relaxed); });
+    if (on_start_ && !stop_) {
+        g.unlock();
+        on_start_();  // outside the lock: hand_over never waits for it
+        g.lock();
+    }
     int idle = 0;  // periods in a row with nothing to release or sweep
     while (!stop_) {
         if (queue_.empty() && polling_) {

@@ -87,6 +87,10 @@ class Releaser {
     // come, and after kIdlePolls periods with nothing to do reads the flag
     // every kIdleWait instead.
     void hand_over(Released r) noexcept;
+    // Starts the thread now, from the calling thread (Cache::open's head
+    // start), so that the first load starts none; `on_start` still waits
+    // for the first hand_over (a first hit beside SQLite's open was slower).
+    void start_early() noexcept;
 
   private:
     void run();
@@ -105,6 +109,9 @@ class Releaser {
     std::atomic<bool> poked_{false};
     bool polling_ = false;  // the thread wakes every period to read poked_ (under mu_)
     std::atomic<bool> thread_started_{false};  // thread_ runs (set once, under mu_)
+    // Started early and no hand_over since (written under mu_): the next
+    // hand_over wakes the thread, which runs `on_start` then.
+    std::atomic<bool> awaiting_first_{false};
     bool stop_ = false;
     const Mode mode_;
     std::thread thread_;

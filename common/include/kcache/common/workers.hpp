@@ -34,8 +34,14 @@ class Workers {
     // once closing began or when no thread can start: then `work` is left to
     // the caller, who runs it itself. Joins ended threads on the way.
     bool start(std::function<void()>& work);
-    // Refuses later start() calls and ends idle threads; work already
-    // handed over still runs.
+    // Hands `work` to a thread that runs now: an idle one at once, else the
+    // first to finish its work. For short work that may wait its turn (what
+    // Cache::open hands the head start's thread), never behind a compile.
+    // False when no thread runs, or once closing began: `work` is left to
+    // the caller then (no thread is started for it).
+    bool queue(std::function<void()>& work);
+    // Refuses later start() and queue() calls and ends idle threads; work
+    // already handed over still runs.
     void stop_starting();
     // Joins every thread started (after stop_starting(): none comes later).
     void join_all();
