@@ -44,7 +44,7 @@ Result<FactsRef, std::string> Identities::facts_of(cl_device_id device, DeviceDa
     }
     auto db = data.get();
     if (!db) {
-        return fail(db.error());
+        return fail("the built-in device data: " + db.error().message);
     }
     auto facts = std::make_shared<DeviceFacts>();
     facts->id = *id;

@@ -43,10 +43,10 @@ DeviceData::DeviceData(std::optional<device_db::DeviceDb> ready) {
     }
 }
 
-Result<const device_db::DeviceDb*, std::string> DeviceData::get() {
+Result<const device_db::DeviceDb*, device_db::DeviceDbError> DeviceData::get() {
     std::call_once(once_, [this] { db_.emplace(device_db::DeviceDb::builtin()); });
     if (!db_->ok()) {
-        return fail("the built-in device data: " + db_->error().message);
+        return fail(db_->error());
     }
     return &db_->value();
 }

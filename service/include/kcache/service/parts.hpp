@@ -51,7 +51,7 @@ class DeviceData {
 
     // The data (it lives as long as this object); error: why the built-in
     // data could not be built (the data kcache shipped with is broken).
-    Result<const device_db::DeviceDb*, std::string> get();
+    Result<const device_db::DeviceDb*, device_db::DeviceDbError> get();
 
   private:
     std::once_flag once_;
