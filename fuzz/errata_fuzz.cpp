@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     auto parsed = errata::from_json(text);
     if (!parsed) {
-        check(!parsed.error().empty(), "a refused document says why");
+        check(!parsed.error().message.empty(), "a refused document says why");
         return 0;
     }
     auto again = errata::from_json(errata::to_json(*parsed));

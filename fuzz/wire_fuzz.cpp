@@ -38,7 +38,7 @@ void request_side(const std::string& frame) {
     auto header = check_request_header(frame.substr(0, kFrameHeaderSize));
     auto request = decode_request(frame);
     if (!request) {
-        check(!request.error().empty(), "a rejected request frame has no message");
+        check(!request.error().message.empty(), "a rejected request frame has no message");
         return;
     }
     check(header.ok(), "a request decodes but its header is rejected");
@@ -51,7 +51,7 @@ void reply_side(const std::string& frame) {
     if (reply) {
         check(encode_reply(*reply) == frame, "a decoded reply does not re-encode to its frame");
     } else {
-        check(!reply.error().empty(), "a rejected reply frame has no message");
+        check(!reply.error().message.empty(), "a rejected reply frame has no message");
     }
     // The parent's view of a helper that exited with this on its stdout.
     RunResult run;

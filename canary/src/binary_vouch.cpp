@@ -161,8 +161,10 @@ std::string verify_helper_beside(const std::string& jit_helper) {
     return beside.string();
 }
 
-Result<kernels::Variant, std::string> kat_variant_or_why(const store::KeyFields& fields) {
-    const std::string none = "no known-answer test for " + fields.kernel_name;
+Result<kernels::Variant, canary::CanaryError> kat_variant_or_why(const store::KeyFields& fields) {
+    using canary::CanaryErrc;
+    const canary::CanaryError none{CanaryErrc::no_test,
+                                   "no known-answer test for " + fields.kernel_name};
     auto variant = kernels::parse_variant(fields.kernel_name);
     if (!variant || !cl::has_kat(variant->kernel) || !kernels::variant_tolerance(*variant) ||
         !cl::variant_local_size(*variant)) {
@@ -174,8 +176,10 @@ Result<kernels::Variant, std::string> kat_variant_or_why(const store::KeyFields&
     }
     if (fields.source_digest != sha256_hex(rendered->source)) {
         // The test checks the ABI of the registry's own source only.
-        return fail(fields.kernel_name +
-                    " was built from other source text than this kcache's registry renders for it");
+        return fail(canary::CanaryError{
+            CanaryErrc::no_test,
+            fields.kernel_name +
+                " was built from other source text than this kcache's registry renders for it"});
     }
     return std::move(*variant);
 }

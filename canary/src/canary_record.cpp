@@ -200,12 +200,12 @@ std::string to_json(const Record& r) {
         .dump(2);
 }
 
-Result<Record, std::string> record_from_json(const std::string& text) {
+Result<Record, CanaryError> record_from_json(const std::string& text) {
     try {
         work::add(work::Item::json_parsed);
         const json j = json::parse(text);
         if (json_field<int>(j, "format") != kFormat) {
-            return fail(std::string("unknown format"));
+            return fail(CanaryError{CanaryErrc::damaged, "unknown format"});
         }
         Record r{identity_of(json_field<json>(j, "identity")),
                  json_field<std::uint32_t>(j, "seed"),
@@ -214,14 +214,14 @@ Result<Record, std::string> record_from_json(const std::string& text) {
                  {}};
         const json verdicts = json_field<json>(j, "verdicts");
         if (!verdicts.is_array()) {
-            return fail(std::string("field \"verdicts\" is not a list"));
+            return fail(CanaryError{CanaryErrc::damaged, "field \"verdicts\" is not a list"});
         }
         for (const json& v : verdicts) {
             r.verdicts.push_back(verdict_of(v));
         }
         return r;
     } catch (const std::exception& e) {
-        return fail(std::string(e.what()));
+        return fail(CanaryError{CanaryErrc::damaged, e.what()});
     }
 }
 

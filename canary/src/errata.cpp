@@ -14,6 +14,8 @@
 #include "kcache/common/work.hpp"
 
 namespace kcache::errata {
+using canary::CanaryErrc;
+using canary::CanaryError;
 namespace {
 
 using nlohmann::json;
@@ -176,26 +178,28 @@ std::string to_json(const std::vector<Erratum>& errata, const FeedStamp& stamp) 
     return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Result<std::vector<Erratum>, std::string> from_json(std::string_view text) {
+Result<std::vector<Erratum>, CanaryError> from_json(std::string_view text) {
     json doc;
     work::add(work::Item::json_parsed);
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {
-        return fail("not JSON: " + std::string(e.what()));
+        return fail(CanaryError{CanaryErrc::damaged, "not JSON: " + std::string(e.what())});
     }
     if (!doc.is_object() || !doc.contains("format") || doc["format"] != kErrataFormat) {
-        return fail(std::string("not an errata document of format 1 (its \"format\" field)"));
+        return fail(CanaryError{CanaryErrc::damaged,
+                                "not an errata document of format 1 (its \"format\" field)"});
     }
     if (!doc.contains("errata") || !doc["errata"].is_array()) {
-        return fail(std::string("field \"errata\" is missing or not a list"));
+        return fail(CanaryError{CanaryErrc::damaged, "field \"errata\" is missing or not a list"});
     }
     std::vector<Erratum> out;
     for (std::size_t i = 0; i < doc["errata"].size(); ++i) {
         try {
             out.push_back(erratum_of(doc["errata"][i]));
         } catch (const std::exception& e) {
-            return fail("erratum " + std::to_string(i) + ": " + e.what());
+            return fail(
+                CanaryError{CanaryErrc::damaged, "erratum " + std::to_string(i) + ": " + e.what()});
         }
     }
     return out;

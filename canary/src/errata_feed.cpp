@@ -15,6 +15,8 @@
 
 namespace kcache::errata {
 namespace fs = std::filesystem;
+using canary::CanaryErrc;
+using canary::CanaryError;
 namespace {
 
 using nlohmann::json;
@@ -77,29 +79,31 @@ std::string format_utc(std::time_t t) {
     return out;
 }
 
-Result<FeedStamp, std::string> feed_stamp(std::string_view document) {
+Result<FeedStamp, CanaryError> feed_stamp(std::string_view document) {
     work::add(work::Item::json_parsed);
     const json doc = json::parse(document, nullptr, false);
     if (!doc.is_object()) {
-        return fail(std::string("not a JSON object"));
+        return fail(CanaryError{CanaryErrc::damaged, "not a JSON object"});
     }
     FeedStamp stamp;
     if (auto v = doc.find("version"); v != doc.end()) {
         if (!v->is_number_unsigned() || v->get<std::uint64_t>() == 0) {
-            return fail(std::string("\"version\" must be a whole number of at least 1"));
+            return fail(CanaryError{CanaryErrc::damaged,
+                                    "\"version\" must be a whole number of at least 1"});
         }
         stamp.version = v->get<std::uint64_t>();
     }
     if (auto e = doc.find("expires"); e != doc.end()) {
         stamp.expires = e->is_string() ? parse_utc(e->get<std::string>()) : std::nullopt;
         if (!stamp.expires) {
-            return fail(std::string("\"expires\" must be a UTC time as YYYY-MM-DDTHH:MM:SSZ"));
+            return fail(CanaryError{CanaryErrc::damaged,
+                                    "\"expires\" must be a UTC time as YYYY-MM-DDTHH:MM:SSZ"});
         }
     }
     return stamp;
 }
 
-Result<std::vector<FeedInForce>, std::string> feeds_in_force(const fs::path& store_dir) {
+Result<std::vector<FeedInForce>, CanaryError> feeds_in_force(const fs::path& store_dir) {
     const fs::path path = feeds_file(store_dir);
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) {
@@ -107,7 +111,7 @@ Result<std::vector<FeedInForce>, std::string> feeds_in_force(const fs::path& sto
     }
     auto text = read_regular_file(path, kMaxFeedsFileBytes);
     if (!text) {
-        return fail(text.error().message);
+        return fail(CanaryError{CanaryErrc::io, text.error().message});
     }
     std::vector<FeedInForce> out;
     try {
@@ -122,7 +126,8 @@ Result<std::vector<FeedInForce>, std::string> feeds_in_force(const fs::path& sto
             out.push_back(std::move(in));
         }
     } catch (const json::exception& e) {
-        return fail(path.string() + ": damaged (" + e.what() + "); remove it to start afresh");
+        return fail(CanaryError{CanaryErrc::damaged, path.string() + ": damaged (" + e.what() +
+                                                         "); remove it to start afresh"});
     }
     return out;
 }
@@ -151,7 +156,7 @@ Status<std::string> record_in_force(const fs::path& store_dir, const std::string
                                     const FeedStamp& stamp, std::time_t now) {
     auto have = feeds_in_force(store_dir);
     if (!have) {
-        return fail(have.error());
+        return fail(have.error().message);
     }
     json feeds = json::object();
     for (const FeedInForce& f : *have) {

@@ -19,6 +19,8 @@
 
 namespace kcache::errata {
 namespace fs = std::filesystem;
+using canary::CanaryErrc;
+using canary::CanaryError;
 namespace {
 
 // An errata document names at most a few thousand errata.
@@ -29,18 +31,20 @@ fs::path local_file(const fs::path& store_dir) {
 }
 
 // The whole regular file open at `fd` (at most the bound), read with pread.
-Result<std::string, std::string> read_descriptor(int fd, const fs::path& path) {
+Result<std::string, CanaryError> read_descriptor(int fd, const fs::path& path) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
-        return fail(path.string() + ": " + std::strerror(errno));
+        return fail(CanaryError{CanaryErrc::io, path.string() + ": " + std::strerror(errno)});
     }
     if (static_cast<std::uint64_t>(st.st_size) > kMaxErrataFileBytes) {
-        return fail(path.string() + ": larger than " + std::to_string(kMaxErrataFileBytes) +
-                    " bytes; not an errata file");
+        return fail(CanaryError{CanaryErrc::damaged, path.string() + ": larger than " +
+                                                         std::to_string(kMaxErrataFileBytes) +
+                                                         " bytes; not an errata file"});
     }
     std::string text(static_cast<std::size_t>(st.st_size), '\0');
     if (!pread_all(fd, text.data(), text.size(), 0)) {
-        return fail(path.string() + ": cannot be read: " + std::strerror(errno));
+        return fail(CanaryError{CanaryErrc::io,
+                                path.string() + ": cannot be read: " + std::strerror(errno)});
     }
     return text;
 }
@@ -51,17 +55,18 @@ fs::path errata_dir(const fs::path& store_dir) {
     return store_dir / "errata";
 }
 
-Result<std::vector<Erratum>, std::string> load_local(const fs::path& store_dir) {
+Result<std::vector<Erratum>, CanaryError> load_local(const fs::path& store_dir) {
     auto text = read_regular_file(local_file(store_dir), kMaxErrataFileBytes);
     if (!text) {
         if (text.error().code == ReadErrc::not_found) {
             return std::vector<Erratum>();
         }
-        return fail(text.error().message);
+        return fail(CanaryError{CanaryErrc::io, text.error().message});
     }
     auto errata = from_json(*text);
     if (!errata) {
-        return fail(local_file(store_dir).string() + ": " + errata.error());
+        return fail(CanaryError{CanaryErrc::damaged,
+                                local_file(store_dir).string() + ": " + errata.error().message});
     }
     return std::move(*errata);
 }
@@ -75,30 +80,31 @@ struct ErrataLock {
     UniqueFd file;
 };
 
-Result<ErrataLock, std::string> lock_errata(const fs::path& store_dir) {
+Result<ErrataLock, CanaryError> lock_errata(const fs::path& store_dir) {
     // flock is per open file, not per thread; a forked child starts afresh.
     static fork_safety::PerProcess<std::mutex> threads;
     ErrataLock held{std::unique_lock(threads.get()), UniqueFd()};
     const fs::path dir = errata_dir(store_dir);
     (void)::mkdir(store_dir.c_str(), 0700);
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-        return fail(dir.string() + ": " + std::strerror(errno));
+        return fail(CanaryError{CanaryErrc::io, dir.string() + ": " + std::strerror(errno)});
     }
     const fs::path lock_path = dir / "lock";
     held.file.reset(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!held.file.valid() || ::flock(held.file.get(), LOCK_EX) != 0) {
-        return fail(lock_path.string() + ": " + std::strerror(errno));
+        return fail(CanaryError{CanaryErrc::io, lock_path.string() + ": " + std::strerror(errno)});
     }
     return held;
 }
 
 // add_local's merge; the caller holds the errata lock.
-Result<std::size_t, std::string> merge_locked(const fs::path& store_dir,
+Result<std::size_t, CanaryError> merge_locked(const fs::path& store_dir,
                                               std::vector<Erratum> errata,
                                               const std::string& source) {
     auto have = load_local(store_dir);
     if (!have) {
-        return fail(have.error() + " (fix or remove it; nothing was added)");
+        return fail(CanaryError{have.error().code,
+                                have.error().message + " (fix or remove it; nothing was added)"});
     }
     for (Erratum& e : errata) {
         e.source = source;
@@ -108,7 +114,7 @@ Result<std::size_t, std::string> merge_locked(const fs::path& store_dir,
         auto written = store::write_text_file(local_file(store_dir), to_json(*have), 0600,
                                               store::Replace::yes);
         if (!written) {
-            return fail(written.error().message);
+            return fail(CanaryError{CanaryErrc::io, written.error().message});
         }
     }
     return changed;
@@ -116,7 +122,7 @@ Result<std::size_t, std::string> merge_locked(const fs::path& store_dir,
 
 }  // namespace
 
-Result<std::size_t, std::string> add_local(const fs::path& store_dir, std::vector<Erratum> errata,
+Result<std::size_t, CanaryError> add_local(const fs::path& store_dir, std::vector<Erratum> errata,
                                            const std::string& source) {
     auto lock = lock_errata(store_dir);
     if (!lock) {
@@ -125,7 +131,7 @@ Result<std::size_t, std::string> add_local(const fs::path& store_dir, std::vecto
     return merge_locked(store_dir, std::move(errata), source);
 }
 
-Result<std::size_t, std::string> add_local_from_feed(const fs::path& store_dir,
+Result<std::size_t, CanaryError> add_local_from_feed(const fs::path& store_dir,
                                                      std::vector<Erratum> errata,
                                                      const std::string& source,
                                                      const std::string& feed,
@@ -136,35 +142,38 @@ Result<std::size_t, std::string> add_local_from_feed(const fs::path& store_dir,
     }
     auto in_force = feeds_in_force(store_dir);
     if (!in_force) {
-        return fail(in_force.error() + " (nothing was added)");
+        return fail(
+            CanaryError{in_force.error().code, in_force.error().message + " (nothing was added)"});
     }
     if (auto refused = refusal(*in_force, feed, stamp, now)) {
-        return fail(*refused);
+        return fail(CanaryError{CanaryErrc::refused, *refused});
     }
     auto merged = merge_locked(store_dir, std::move(errata), source);
     if (merged && stamp.version) {
         if (auto recorded = record_in_force(store_dir, feed, stamp, now); !recorded) {
-            return fail(recorded.error());
+            return fail(CanaryError{CanaryErrc::io, recorded.error()});
         }
     }
     return merged;
 }
 
-Result<SignedFile, std::string> read_signed_file(const fs::path& path,
+Result<SignedFile, CanaryError> read_signed_file(const fs::path& path,
                                                  const store::TrustedKeys& keys,
                                                  store::SignaturePolicy policy) {
     auto fd = open_regular_file(path);
     if (!fd) {
-        return fail(fd.error().message);
+        return fail(CanaryError{CanaryErrc::io, fd.error().message});
     }
     SignedFile out;
     out.signature = store::check_pack_signature(fd->get(), path, keys);
     if (out.signature.state == store::SignatureState::invalid) {
-        return fail("errata file " + path.string() +
-                    " refused: invalid signature: " + out.signature.detail);
+        return fail(CanaryError{CanaryErrc::refused,
+                                "errata file " + path.string() +
+                                    " refused: invalid signature: " + out.signature.detail});
     }
     if (auto refused = store::refusal(out.signature, policy)) {
-        return fail("errata file " + path.string() + " refused: " + *refused);
+        return fail(CanaryError{CanaryErrc::refused,
+                                "errata file " + path.string() + " refused: " + *refused});
     }
     auto text = read_descriptor(fd->get(), path);
     if (!text) {
@@ -173,7 +182,9 @@ Result<SignedFile, std::string> read_signed_file(const fs::path& path,
     auto errata = from_json(*text);
     auto stamp = feed_stamp(*text);
     if (!errata || !stamp) {
-        return fail(path.string() + ": " + (errata ? stamp.error() : errata.error()));
+        return fail(
+            CanaryError{CanaryErrc::damaged,
+                        path.string() + ": " + (errata ? stamp.error() : errata.error()).message});
     }
     out.errata = std::move(*errata);
     out.stamp = *stamp;
@@ -209,14 +220,15 @@ Status<std::string> write_file(const fs::path& path, const std::vector<Erratum>&
     return Ok{};
 }
 
-Result<std::vector<Erratum>, std::string> of_pack_document(const fs::path& pack,
+Result<std::vector<Erratum>, CanaryError> of_pack_document(const fs::path& pack,
                                                            const std::string& document) {
     if (document.empty()) {
         return std::vector<Erratum>();
     }
     auto errata = from_json(document);
     if (!errata) {
-        return fail("pack " + pack.string() + ": its errata: " + errata.error());
+        return fail(CanaryError{CanaryErrc::damaged, "pack " + pack.string() + ": its errata: " +
+                                                         errata.error().message});
     }
     return std::move(*errata);
 }

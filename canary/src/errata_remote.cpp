@@ -7,6 +7,8 @@
 #include "kcache/store/pack_errata.hpp"
 
 namespace kcache::errata {
+using canary::CanaryErrc;
+using canary::CanaryError;
 
 store::KeyFields remote_fields(const canary::DriverIdentity& d) {
     store::KeyFields f;
@@ -22,23 +24,27 @@ store::KeyFields remote_fields(const canary::DriverIdentity& d) {
     return f;
 }
 
-Result<std::vector<Erratum>, std::string> fetch_remote(remote::Client& client,
+Result<std::vector<Erratum>, CanaryError> fetch_remote(remote::Client& client,
                                                        const canary::DriverIdentity& driver) {
     auto fetched = client.fetch(remote_fields(driver));
     if (!fetched) {
         if (fetched.error().code == remote::RemoteErrc::not_found) {
             return std::vector<Erratum>();
         }
-        return fail(fetched.error().message);
+        return fail(CanaryError{CanaryErrc::remote, fetched.error().message});
     }
     if (fetched->bytes.size() > store::kMaxPackErrataBytes) {
-        return fail("the remote's errata for " + driver.describe() + " are larger than " +
-                    std::to_string(store::kMaxPackErrataBytes) + " bytes; not used");
+        return fail(
+            CanaryError{CanaryErrc::damaged,
+                        "the remote's errata for " + driver.describe() + " are larger than " +
+                            std::to_string(store::kMaxPackErrataBytes) + " bytes; not used"});
     }
     const std::string text(fetched->bytes.begin(), fetched->bytes.end());
     auto errata = from_json(text);
     if (!errata) {
-        return fail("the remote's errata for " + driver.describe() + ": " + errata.error());
+        return fail(CanaryError{
+            CanaryErrc::damaged,
+            "the remote's errata for " + driver.describe() + ": " + errata.error().message});
     }
     return std::move(*errata);
 }
@@ -50,7 +56,7 @@ Status<std::string> publish_remote(remote::Client& client, const canary::DriverI
     }
     auto held = fetch_remote(client, driver);
     if (!held) {
-        return fail(held.error());
+        return fail(held.error().message);
     }
     if (merge(*held, errata) == 0) {
         return Ok{};  // the remote has them already

@@ -22,16 +22,20 @@ constexpr std::size_t kElfHeader = 64;
 constexpr std::size_t kSectionHeader = 64;
 constexpr std::size_t kArHeader = 60;
 
+Unexpected<CompilerError> bad_binary(std::string message) {
+    return fail(CompilerError{CompilerErrc::bad_binary, std::move(message)});
+}
+
 }  // namespace
 
-Result<std::string, std::string> check_device_elf(std::string_view b) {
+Result<std::string, CompilerError> check_device_elf(std::string_view b) {
     if (b.size() < kElfHeader || b.substr(0, 4) !=
                                      "\x7f"
                                      "ELF") {
-        return fail(std::string("not an ELF file"));
+        return bad_binary("not an ELF file");
     }
     if (b[4] != 2 || b[5] != 1) {
-        return fail(std::string("not a 64-bit little-endian ELF"));
+        return bad_binary("not a 64-bit little-endian ELF");
     }
     const std::uint64_t shoff = le(b, 0x28, 8);
     const std::uint64_t shentsize = le(b, 0x3a, 2);
@@ -39,13 +43,13 @@ Result<std::string, std::string> check_device_elf(std::string_view b) {
     const std::uint64_t shstrndx = le(b, 0x3e, 2);
     if (shentsize != kSectionHeader || shnum == 0 || shstrndx >= shnum || shoff > b.size() ||
         shnum * kSectionHeader > b.size() - shoff) {
-        return fail(std::string("ELF section table is malformed or outside the file"));
+        return bad_binary("ELF section table is malformed or outside the file");
     }
     auto header = [&](std::uint64_t i) { return shoff + i * kSectionHeader; };
     const std::uint64_t str_off = le(b, header(shstrndx) + 0x18, 8);
     const std::uint64_t str_size = le(b, header(shstrndx) + 0x20, 8);
     if (str_off > b.size() || str_size > b.size() - str_off) {
-        return fail(std::string("ELF section name table lies outside the file"));
+        return bad_binary("ELF section name table lies outside the file");
     }
     const std::string_view names = b.substr(str_off, str_size);
     std::string all;
@@ -56,10 +60,10 @@ Result<std::string, std::string> check_device_elf(std::string_view b) {
         const std::uint64_t size = le(b, header(i) + 0x20, 8);
         const std::uint64_t type = le(b, header(i) + 0x04, 4);
         if (name_at >= names.size()) {
-            return fail("ELF section " + std::to_string(i) + " has a bad name offset");
+            return bad_binary("ELF section " + std::to_string(i) + " has a bad name offset");
         }
         if (type != 8 /* SHT_NOBITS */ && (off > b.size() || size > b.size() - off)) {
-            return fail("ELF section " + std::to_string(i) + " lies outside the file");
+            return bad_binary("ELF section " + std::to_string(i) + " lies outside the file");
         }
         const std::string_view rest = names.substr(name_at);
         const std::string_view name = rest.substr(0, rest.find('\0'));
@@ -67,20 +71,20 @@ Result<std::string, std::string> check_device_elf(std::string_view b) {
         all += std::string(all.empty() ? "" : ";") + std::string(name);
     }
     if (!device) {
-        return fail("ELF has no device binary section (sections: " + all + ")");
+        return bad_binary("ELF has no device binary section (sections: " + all + ")");
     }
     return all;
 }
 
-Result<std::size_t, std::string> check_fat_binary(std::string_view b) {
+Result<std::size_t, CompilerError> check_fat_binary(std::string_view b) {
     if (b.substr(0, 8) != "!<arch>\n") {
-        return fail(std::string("not an ar archive"));
+        return bad_binary("not an ar archive");
     }
     std::size_t pos = 8;
     std::size_t elves = 0;
     while (pos < b.size()) {
         if (b.size() - pos < kArHeader || b.substr(pos + 58, 2) != "`\n") {
-            return fail("archive member header at " + std::to_string(pos) + " is malformed");
+            return bad_binary("archive member header at " + std::to_string(pos) + " is malformed");
         }
         std::string name(b.substr(pos, 16));
         name = name.substr(0, name.find_last_not_of(' ') + 1);
@@ -91,18 +95,18 @@ Result<std::size_t, std::string> check_fat_binary(std::string_view b) {
         const std::size_t size = std::strtoull(size_field.c_str(), nullptr, 10);
         pos += kArHeader;
         if (size > b.size() - pos) {
-            return fail("archive member '" + name + "' runs past the end");
+            return bad_binary("archive member '" + name + "' runs past the end");
         }
         if (name.rfind("pad_", 0) != 0) {
             if (auto elf = check_device_elf(b.substr(pos, size)); !elf) {
-                return fail("archive member '" + name + "': " + elf.error());
+                return bad_binary("archive member '" + name + "': " + elf.error().message);
             }
             ++elves;
         }
         pos += size + (size & 1);
     }
     if (elves == 0) {
-        return fail(std::string("archive holds no device binary"));
+        return bad_binary("archive holds no device binary");
     }
     return elves;
 }

@@ -175,8 +175,9 @@ Result<JitResult, JitError> interpret_reply(const std::string& frame, const std:
     if (!reply) {
         const std::string how =
             exit_code >= 0 ? " (exit code " + std::to_string(exit_code) + ")" : std::string();
-        return fail(compile_error(
-            K::protocol, "bad reply from kcache-jit" + how + ": " + reply.error(), tail(err)));
+        return fail(compile_error(K::protocol,
+                                  "bad reply from kcache-jit" + how + ": " + reply.error().message,
+                                  tail(err)));
     }
     JitReply& a = *reply;
     if (a.status != ReplyStatus::ok) {

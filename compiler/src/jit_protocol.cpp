@@ -64,14 +64,18 @@ std::string frame(std::uint32_t kind, const std::string& payload) {
     return w.take() + payload;
 }
 
+Unexpected<CompilerError> bad_frame(std::string message) {
+    return fail(CompilerError{CompilerErrc::bad_frame, std::move(message)});
+}
+
 // Checks magic, version, kind and length; returns the payload length.
-Result<std::uint64_t, std::string> check_header(const std::string& bytes, std::uint32_t kind,
-                                                std::uint64_t max_payload) {
+Result<std::uint64_t, CompilerError> check_header(const std::string& bytes, std::uint32_t kind,
+                                                  std::uint64_t max_payload) {
     if (bytes.size() < kFrameHeaderSize) {
-        return fail(std::string("frame header is truncated"));
+        return bad_frame("frame header is truncated");
     }
     if (bytes.compare(0, 4, kMagic, 4) != 0) {
-        return fail(std::string("bad magic (not a kcache-jit frame)"));
+        return bad_frame("bad magic (not a kcache-jit frame)");
     }
     wire::Reader r(std::string_view(bytes).substr(4, kFrameHeaderSize - 4));
     std::uint32_t version = 0;
@@ -79,28 +83,28 @@ Result<std::uint64_t, std::string> check_header(const std::string& bytes, std::u
     std::uint64_t length = 0;
     (void)(r.u32(version, "version") && r.u32(got_kind, "kind") && r.u64(length, "length"));
     if (version != kProtocolVersion) {
-        return fail("unsupported version " + std::to_string(version));
+        return bad_frame("unsupported version " + std::to_string(version));
     }
     if (got_kind != kind) {
-        return fail("unexpected frame kind " + std::to_string(got_kind));
+        return bad_frame("unexpected frame kind " + std::to_string(got_kind));
     }
     if (length > max_payload) {
-        return fail("payload length " + std::to_string(length) + " exceeds the limit");
+        return bad_frame("payload length " + std::to_string(length) + " exceeds the limit");
     }
     return length;
 }
 
-Result<std::string_view, std::string> payload_of(const std::string& frame_bytes, std::uint32_t kind,
-                                                 std::uint64_t max) {
+Result<std::string_view, CompilerError> payload_of(const std::string& frame_bytes,
+                                                   std::uint32_t kind, std::uint64_t max) {
     auto length = check_header(frame_bytes, kind, max);
     if (!length) {
         return fail(length.error());
     }
     if (frame_bytes.size() - kFrameHeaderSize < *length) {
-        return fail(std::string("payload is truncated"));
+        return bad_frame("payload is truncated");
     }
     if (frame_bytes.size() - kFrameHeaderSize > *length) {
-        return fail(std::string("trailing bytes after the frame"));
+        return bad_frame("trailing bytes after the frame");
     }
     return std::string_view(frame_bytes).substr(kFrameHeaderSize);
 }
@@ -312,15 +316,15 @@ std::string encode_reply(const JitReply& a) {
     return frame(kKindReply, w.take());
 }
 
-Result<std::uint64_t, std::string> check_request_header(const std::string& header) {
+Result<std::uint64_t, CompilerError> check_request_header(const std::string& header) {
     return check_header(header, kKindRequest, kMaxRequestPayload);
 }
 
-Result<std::uint64_t, std::string> check_reply_header(const std::string& header) {
+Result<std::uint64_t, CompilerError> check_reply_header(const std::string& header) {
     return check_header(header, kKindReply, kMaxReplyPayload);
 }
 
-Result<JitRequest, std::string> decode_request(const std::string& frame_bytes) {
+Result<JitRequest, CompilerError> decode_request(const std::string& frame_bytes) {
     auto payload = payload_of(frame_bytes, kKindRequest, kMaxRequestPayload);
     if (!payload) {
         return fail(payload.error());
@@ -328,15 +332,15 @@ Result<JitRequest, std::string> decode_request(const std::string& frame_bytes) {
     wire::Reader r(*payload);
     JitRequest q;
     if (!read_request(r, q)) {
-        return fail("request: " + r.error());
+        return bad_frame("request: " + r.error());
     }
     if (!r.at_end()) {
-        return fail(std::string("request: trailing bytes after the last field"));
+        return bad_frame("request: trailing bytes after the last field");
     }
     return q;
 }
 
-Result<JitReply, std::string> decode_reply(const std::string& frame_bytes) {
+Result<JitReply, CompilerError> decode_reply(const std::string& frame_bytes) {
     auto payload = payload_of(frame_bytes, kKindReply, kMaxReplyPayload);
     if (!payload) {
         return fail(payload.error());
@@ -357,16 +361,16 @@ Result<JitReply, std::string> decode_reply(const std::string& frame_bytes) {
                     r.u64(s.started_ns, "started_ns") && r.u64(s.request_ns, "request_ns") &&
                     r.u64(s.reply_ns, "reply_ns");
     if (!ok) {
-        return fail("reply: " + r.error());
+        return bad_frame("reply: " + r.error());
     }
     if (status > static_cast<std::uint32_t>(ReplyStatus::invalid_binary)) {
-        return fail("reply: unknown status " + std::to_string(status));
+        return bad_frame("reply: unknown status " + std::to_string(status));
     }
     if (a.served == 0) {
-        return fail(std::string("reply: served is 0"));
+        return bad_frame("reply: served is 0");
     }
     if (!r.at_end()) {
-        return fail(std::string("reply: trailing bytes after the last field"));
+        return bad_frame("reply: trailing bytes after the last field");
     }
     a.status = static_cast<ReplyStatus>(status);
     return a;

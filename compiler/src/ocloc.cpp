@@ -126,10 +126,10 @@ Result<AotBinary, OclocError> collect(const fs::path& dir, const std::string& ba
     out.binary = std::move(*bytes);
     if (fat) {
         if (auto c = check_fat_binary(out.binary); !c) {
-            return fail(aot_error(OclocErrc::invalid_binary, "fat binary: " + c.error()));
+            return fail(aot_error(OclocErrc::invalid_binary, "fat binary: " + c.error().message));
         }
     } else if (auto c = check_device_elf(out.binary); !c) {
-        return fail(aot_error(OclocErrc::invalid_binary, "device binary: " + c.error()));
+        return fail(aot_error(OclocErrc::invalid_binary, "device binary: " + c.error().message));
     }
     return out;
 }

@@ -44,7 +44,7 @@ FrameState frame_state(const std::string& buf, std::string& problem) {
     }
     auto length = check_reply_header(buf);
     if (!length) {
-        problem = length.error();
+        problem = length.error().message;
         return FrameState::bad;
     }
     const std::uint64_t total = kFrameHeaderSize + *length;

@@ -100,8 +100,8 @@ Result<std::vector<std::string>, SpirvError> clang_args(const SpirvRequest& requ
     auto exts = canonical_extensions(request.extensions);
     if (!exts || *exts != request.extensions) {
         return fail(
-            spirv_error(SpirvErrc::bad_request,
-                        exts ? "the extension list is not sorted and unique" : exts.error()));
+            spirv_error(SpirvErrc::bad_request, exts ? "the extension list is not sorted and unique"
+                                                     : exts.error().message));
     }
     if (cl_std.empty() || cl_std.find_first_not_of("CL0123456789.") != std::string::npos ||
         request.spirv_version.empty() ||
@@ -180,11 +180,14 @@ const char* to_string(SpirvErrc k) {
     return "?";
 }
 
-Result<std::vector<std::string>, std::string> canonical_extensions(std::vector<std::string> names) {
+Result<std::vector<std::string>, CompilerError> canonical_extensions(
+    std::vector<std::string> names) {
     names.erase(std::remove(names.begin(), names.end(), std::string()), names.end());
     for (const auto& n : names) {
         if (!is_extension_name(n)) {
-            return fail("'" + n + "' is not an OpenCL C extension name (cl_ and [a-z0-9_])");
+            return fail(
+                CompilerError{CompilerErrc::bad_name,
+                              "'" + n + "' is not an OpenCL C extension name (cl_ and [a-z0-9_])"});
         }
     }
     std::sort(names.begin(), names.end());

@@ -41,7 +41,7 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
             if (carried) {
                 errata::merge(carried_errata, *carried);
             } else {
-                logging::warning(carried.error() + "; the pack is used without them");
+                logging::warning(carried.error().message + "; the pack is used without them");
             }
             packs.push_back(std::move(*checked.pack));
         } else {

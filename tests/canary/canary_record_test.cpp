@@ -89,7 +89,7 @@ TEST_F(CanaryRecord, ARecordWithoutDifferentialsReadsAsNone) {
     const std::string text = j.dump();
     ASSERT_EQ(text.find("differential"), std::string::npos) << text;
     auto back = record_from_json(text);
-    ASSERT_TRUE(back) << back.error();
+    ASSERT_TRUE(back) << back.error().message;
     for (const Verdict& v : back->verdicts) {
         EXPECT_FALSE(v.differential) << v.variant;
     }

@@ -159,7 +159,7 @@ TEST_F(ErrataRemote, ACanarysSuspectVerdictIsPublishedAndAppliedByAnotherNode) {
     EXPECT_EQ(p.outcome().status, StatusCode::driver_suspect) << p.outcome().message;
     EXPECT_NE(p.outcome().message.find("remote tier"), std::string::npos) << p.outcome().message;
     auto kept = errata::load_local(dir() / "other");  // the next process needs no remote
-    ASSERT_TRUE(kept) << kept.error();
+    ASSERT_TRUE(kept) << kept.error().message;
     ASSERT_EQ(kept->size(), 1u);
     EXPECT_EQ((*kept)[0].kernel, "dot");
     EXPECT_EQ((*kept)[0].driver_min, "7.5-published");
@@ -184,7 +184,7 @@ TEST_F(ErrataRemote, KcacheCanaryPublishesItsSuspectFindings) {
     auto reader = remote::Client::open(test_settings(server_->url(), dir() / "reader"));
     ASSERT_TRUE(reader);
     auto held = errata::fetch_remote(**reader, running());
-    ASSERT_TRUE(held) << held.error();
+    ASSERT_TRUE(held) << held.error().message;
     ASSERT_EQ(held->size(), 1u);
     EXPECT_EQ((*held)[0].kernel, "dot");
 }

@@ -73,7 +73,7 @@ TEST(Errata, TheDocumentRoundTripsAndEveryFieldIsChecked) {
     errata::Erratum e = dot_erratum("3.0", "");
     e.device_ids = {1, 2};
     auto back = errata::from_json(errata::to_json({e, dot_erratum("", "2.0")}));
-    ASSERT_TRUE(back) << back.error();
+    ASSERT_TRUE(back) << back.error().message;
     ASSERT_EQ(back->size(), 2u);
     EXPECT_EQ((*back)[0].id(), e.id());
     EXPECT_EQ((*back)[0].evidence, e.evidence);
@@ -88,18 +88,22 @@ TEST(Errata, TheDocumentRoundTripsAndEveryFieldIsChecked) {
     };
     auto r = edited("\"verdict\": \"suspect\"", "\"verdict\": \"validated\"");
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("erratum 0: verdict \"validated\""), std::string::npos) << r.error();
+    EXPECT_NE(r.error().message.find("erratum 0: verdict \"validated\""), std::string::npos)
+        << r.error().message;
     r = edited("\"kernel\": \"dot\",", "");
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("missing field \"kernel\""), std::string::npos) << r.error();
+    EXPECT_NE(r.error().message.find("missing field \"kernel\""), std::string::npos)
+        << r.error().message;
     r = edited("\"vendor_id\": 65542", "\"vendor_id\": \"pocl\"");
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("\"vendor_id\" has the wrong type"), std::string::npos);
+    EXPECT_NE(r.error().message.find("\"vendor_id\" has the wrong type"), std::string::npos);
     r = edited("\"variant\": \"\"", "\"variant\": \"" + variant("conv2d").id() + "\"");
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().find("is not one of kernel \"dot\""), std::string::npos) << r.error();
+    EXPECT_NE(r.error().message.find("is not one of kernel \"dot\""), std::string::npos)
+        << r.error().message;
     r = edited("\"format\": 1", "\"format\": 2");
-    EXPECT_FALSE(r);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, canary::CanaryErrc::damaged);
     EXPECT_FALSE(errata::from_json("{\"format\": 1, \"errata\": [}"));
     EXPECT_FALSE(errata::from_json(errata::to_json({dot_erratum("4.0", "3.0")})));
 
@@ -126,7 +130,7 @@ TEST_F(ErrataFiles, ASignedFileIsReadAndATamperedOneRefusedUnderEveryPolicy) {
     const auto file = dir() / "errata.json";
     ASSERT_TRUE(errata::write_file(file, {dot_erratum("3.0", "3.9")}, &key_));
     auto read = errata::read_signed_file(file, trusted_, ks::SignaturePolicy::require_trusted);
-    ASSERT_TRUE(read) << read.error();
+    ASSERT_TRUE(read) << read.error().message;
     ASSERT_EQ(read->errata.size(), 1u);
     EXPECT_EQ(read->signature.state, ks::SignatureState::trusted);
 
@@ -140,8 +144,8 @@ TEST_F(ErrataFiles, ASignedFileIsReadAndATamperedOneRefusedUnderEveryPolicy) {
     for (auto policy : {ks::SignaturePolicy::report, ks::SignaturePolicy::require_trusted}) {
         auto tampered = errata::read_signed_file(file, trusted_, policy);
         ASSERT_FALSE(tampered);
-        EXPECT_NE(tampered.error().find("refused: invalid signature"), std::string::npos)
-            << tampered.error();
+        EXPECT_NE(tampered.error().message.find("refused: invalid signature"), std::string::npos)
+            << tampered.error().message;
     }
 }
 
@@ -151,7 +155,9 @@ TEST_F(ErrataFiles, AnUnsignedOrUntrustedFileIsRefusedWhenSignaturesAreRequired)
     EXPECT_TRUE(errata::read_signed_file(plain, trusted_, ks::SignaturePolicy::report));
     auto refused = errata::read_signed_file(plain, trusted_, ks::SignaturePolicy::require_trusted);
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().find("unsigned"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().message.find("unsigned"), std::string::npos)
+        << refused.error().message;
+    EXPECT_EQ(refused.error().code, canary::CanaryErrc::refused);
 
     const auto other = dir() / "other.json";
     auto stranger = ks::generate_key();
@@ -159,7 +165,8 @@ TEST_F(ErrataFiles, AnUnsignedOrUntrustedFileIsRefusedWhenSignaturesAreRequired)
     ASSERT_TRUE(errata::write_file(other, {dot_erratum("3.0", "3.9")}, &*stranger));
     refused = errata::read_signed_file(other, trusted_, ks::SignaturePolicy::require_trusted);
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().find("not trusted"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().message.find("not trusted"), std::string::npos)
+        << refused.error().message;
     EXPECT_FALSE(errata::write_file(other, {}, nullptr));  // never over an existing file
 }
 
@@ -179,7 +186,7 @@ TEST_F(ErrataFiles, APackCarriesItsErrataDocument) {
     ASSERT_TRUE(opened);
     EXPECT_EQ(opened->errata_document(), document);
     auto carried = errata::of_pack_document(pack, opened->errata_document());
-    ASSERT_TRUE(carried) << carried.error();
+    ASSERT_TRUE(carried) << carried.error().message;
     EXPECT_EQ(carried->size(), 1u);
     EXPECT_FALSE(ks::write_pack_errata(pack, ""));
     EXPECT_FALSE(ks::write_pack_errata(dir() / "missing.kcpack", document));
@@ -187,21 +194,23 @@ TEST_F(ErrataFiles, APackCarriesItsErrataDocument) {
 
 TEST_F(ErrataFiles, TheNodesFileMergesErrataById) {
     auto added = errata::add_local(dir() / "store", {dot_erratum("3.0", "3.9")}, "import a");
-    ASSERT_TRUE(added) << added.error();
+    ASSERT_TRUE(added) << added.error().message;
     EXPECT_EQ(*added, 1u);
     errata::Erratum again = dot_erratum("3.0", "3.9");
     again.evidence = "seen again";
     added = errata::add_local(dir() / "store", {again, dot_erratum("4.0", "4.1")}, "import b");
-    ASSERT_TRUE(added) << added.error();
+    ASSERT_TRUE(added) << added.error().message;
     EXPECT_EQ(*added, 2u);
     auto local = errata::load_local(dir() / "store");
-    ASSERT_TRUE(local) << local.error();
+    ASSERT_TRUE(local) << local.error().message;
     ASSERT_EQ(local->size(), 2u);
     EXPECT_EQ((*local)[0].evidence, "seen again");
     EXPECT_EQ((*local)[0].source, "import b");
 
     std::ofstream(errata::errata_dir(dir() / "store") / "errata.json", std::ios::trunc) << "{";
-    EXPECT_FALSE(errata::load_local(dir() / "store"));
+    auto damaged = errata::load_local(dir() / "store");
+    ASSERT_FALSE(damaged);
+    EXPECT_EQ(damaged.error().code, canary::CanaryErrc::damaged);
     EXPECT_FALSE(errata::add_local(dir() / "store", {dot_erratum("5.0", "")}, "x"));
 }
 

@@ -22,7 +22,7 @@ int main() {
     }
     auto request = kcache::compiler::decode_request(frame);
     if (!request) {
-        std::fprintf(stderr, "crashing_helper: %s\n", request.error().c_str());
+        std::fprintf(stderr, "crashing_helper: %s\n", request.error().message.c_str());
         return 2;
     }
     const std::string& mode = request->options;

@@ -27,7 +27,7 @@ JitRequest sample_request() {
 TEST(Compiler, RequestRoundTrips) {
     const JitRequest q = sample_request();
     auto back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->device.device_name, "Dev");
     EXPECT_EQ(back->device.vendor_id, 0x8086u);
     EXPECT_EQ(back->source, q.source);
@@ -52,7 +52,7 @@ TEST(Compiler, ReplyRoundTrips) {
     a.warmed = true;
     a.warm_pending = true;
     auto back = decode_reply(encode_reply(a));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->status, ReplyStatus::build_error);
     EXPECT_EQ(back->binary, a.binary);
     EXPECT_EQ(back->timings.build_us, 42u);
@@ -65,12 +65,12 @@ TEST(Compiler, WarmAfterReplyIsPartOfTheWarmup) {
     JitRequest q = sample_request();
     q.warmup.reset();
     auto back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_FALSE(back->warm_after_reply);
     q.warmup = WarmupLaunch{};
     q.warm_after_reply = false;
     back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_FALSE(back->warm_after_reply);
 }
 
@@ -109,7 +109,9 @@ TEST(Compiler, AReplysStampsCannotPushTimingsOutOfTheExchange) {
 TEST(Compiler, EveryTruncationOfARequestIsRejected) {
     const std::string frame = encode_request(sample_request());
     for (std::size_t cut = 0; cut < frame.size(); ++cut) {
-        EXPECT_FALSE(decode_request(frame.substr(0, cut)).ok()) << "cut at " << cut;
+        auto cut_frame = decode_request(frame.substr(0, cut));
+        ASSERT_FALSE(cut_frame.ok()) << "cut at " << cut;
+        EXPECT_EQ(cut_frame.error().code, CompilerErrc::bad_frame) << "cut at " << cut;
     }
     EXPECT_FALSE(decode_request(frame + "x").ok());
 }
@@ -121,10 +123,10 @@ TEST(Compiler, FrameHeaderChecksMagicVersionKindAndLength) {
         f[at] = v;
         return decode_request(f);
     };
-    EXPECT_NE(with_byte(0, 'X').error().find("magic"), std::string::npos);
-    EXPECT_NE(with_byte(4, 9).error().find("version"), std::string::npos);
-    EXPECT_NE(with_byte(8, 2).error().find("kind"), std::string::npos);
-    EXPECT_NE(with_byte(19, 0x7f).error().find("exceeds"), std::string::npos);
+    EXPECT_NE(with_byte(0, 'X').error().message.find("magic"), std::string::npos);
+    EXPECT_NE(with_byte(4, 9).error().message.find("version"), std::string::npos);
+    EXPECT_NE(with_byte(8, 2).error().message.find("kind"), std::string::npos);
+    EXPECT_NE(with_byte(19, 0x7f).error().message.find("exceeds"), std::string::npos);
     // A reply frame is not a request.
     EXPECT_FALSE(decode_request(encode_reply(JitReply{})).ok());
 }
@@ -132,16 +134,19 @@ TEST(Compiler, FrameHeaderChecksMagicVersionKindAndLength) {
 TEST(Compiler, FieldChecksNameTheField) {
     JitRequest q = sample_request();
     q.device.uuid_hex = "XYZ";
-    EXPECT_NE(decode_request(encode_request(q)).error().find("uuid_hex"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("uuid_hex"),
+              std::string::npos);
     q = sample_request();
     q.warmup->work_dim = 4;
-    EXPECT_NE(decode_request(encode_request(q)).error().find("work_dim"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("work_dim"),
+              std::string::npos);
     q = sample_request();
     q.entry_points = {""};
-    EXPECT_NE(decode_request(encode_request(q)).error().find("entry point"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("entry point"),
+              std::string::npos);
     q = sample_request();
     q.build_stack_bytes = 4096;
-    EXPECT_NE(decode_request(encode_request(q)).error().find("build_stack_bytes"),
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("build_stack_bytes"),
               std::string::npos);
 }
 
@@ -157,7 +162,7 @@ TEST(Compiler, AnIlPayloadRoundTripsAndEmptyMeansSource) {
     EXPECT_TRUE(decode_request(encode_request(q))->il.empty());
     q.il = spirv_header();
     auto back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->il, q.il);
     EXPECT_EQ(back->source, q.source);
     EXPECT_EQ(back->options, q.options);
@@ -166,10 +171,11 @@ TEST(Compiler, AnIlPayloadRoundTripsAndEmptyMeansSource) {
 TEST(Compiler, AnIlPayloadThatIsNotSpirvIsRefusedByName) {
     JitRequest q = sample_request();
     q.il = "kernel void k() {}xx";  // 20 bytes, no magic number
-    EXPECT_NE(decode_request(encode_request(q)).error().find("il is not a SPIR-V"),
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("il is not a SPIR-V"),
               std::string::npos);
     q.il = spirv_header() + "x";  // not whole words
-    EXPECT_NE(decode_request(encode_request(q)).error().find("SPIR-V module"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("SPIR-V module"),
+              std::string::npos);
     q.il = spirv_header().substr(0, 16);  // shorter than the header
     EXPECT_FALSE(decode_request(encode_request(q)).ok());
 }
@@ -182,7 +188,7 @@ TEST(Compiler, ALinksUnitsRoundTripWithTheirHeaders) {
     q.units = {{"float f(float v) { return v; }", "-DA=1", {{"a.h", "#define A 2\n"}}},
                {"kernel void k() {}", "", {}}};
     auto back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->units, q.units);
 }
 
@@ -195,28 +201,33 @@ TEST(Compiler, ACompileOnlyRoundTripsWithItsOneUnit) {
                 "-DA=1",
                 {{"a.h", "#define A 2\n"}}}};
     q.compile_only = true;
-    EXPECT_NE(decode_request(encode_request(q)).error().find("compile_only"), std::string::npos)
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("compile_only"),
+              std::string::npos)
         << "entry points and a warm-up";
     q.entry_points.clear();
     q.warmup.reset();
     auto back = decode_request(encode_request(q));
-    ASSERT_TRUE(back.ok()) << back.error();
+    ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_TRUE(back->compile_only);
     EXPECT_EQ(back->units, q.units);
     q.units.push_back(q.units.front());
-    EXPECT_NE(decode_request(encode_request(q)).error().find("compile_only"), std::string::npos)
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("compile_only"),
+              std::string::npos)
         << "two units";
 }
 
 TEST(Compiler, ALinksUnitChecksNameTheField) {
     JitRequest q = sample_request();
     q.units = {{"", "", {}}};
-    EXPECT_NE(decode_request(encode_request(q)).error().find("unit source"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("unit source"),
+              std::string::npos);
     q.units = {{"kernel void k() {}", "", {{"", "text"}}}};
-    EXPECT_NE(decode_request(encode_request(q)).error().find("header name"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("header name"),
+              std::string::npos);
     q.units = {{"kernel void k() {}", "", {}}};
     q.il = spirv_header();
-    EXPECT_NE(decode_request(encode_request(q)).error().find("unit_count"), std::string::npos);
+    EXPECT_NE(decode_request(encode_request(q)).error().message.find("unit_count"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST_F(CompilerOcloc, CompilesForATargetName) {
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_EQ(r->format, AotFormat::device_elf);
     auto sections = check_device_elf(r->binary);
-    ASSERT_TRUE(sections.ok()) << sections.error();
+    ASSERT_TRUE(sections.ok()) << sections.error().message;
     EXPECT_NE(sections->find("Intel(R) OpenCL Device Binary"), std::string::npos);
     EXPECT_TRUE(looks_like_spirv(r->spirv));
     // The scratch directory is gone: nothing left under the root.
@@ -63,7 +63,7 @@ TEST_F(CompilerOcloc, CompilesAFatBinaryOfSeveralTargets) {
     ASSERT_TRUE(r.ok()) << r.error().message << "\n" << r.error().log;
     EXPECT_EQ(r->format, AotFormat::fat_binary);
     auto members = check_fat_binary(r->binary);
-    ASSERT_TRUE(members.ok()) << members.error();
+    ASSERT_TRUE(members.ok()) << members.error().message;
     EXPECT_EQ(*members, 2u);
     EXPECT_TRUE(looks_like_spirv(r->spirv));
 }
@@ -175,7 +175,9 @@ TEST_F(CompilerOcloc, SanityChecksRejectDamagedBinaries) {
     const std::string& f = fat->binary;
     EXPECT_FALSE(check_fat_binary(f.substr(0, f.size() - 100)).ok());
     EXPECT_FALSE(check_fat_binary(single->binary).ok());
-    EXPECT_FALSE(check_fat_binary("!<arch>\n").ok());
+    auto empty = check_fat_binary("!<arch>\n");
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().code, CompilerErrc::bad_binary);
 }
 
 }  // namespace

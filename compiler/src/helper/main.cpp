@@ -209,7 +209,7 @@ int answer_one(helper::Session& session, std::unique_ptr<BuildThread>& builder, 
     }
     auto length = check_request_header(header);
     auto request = length ? decode_request(header + read_exactly(0, *length))
-                          : kcache::Result<JitRequest, std::string>(kcache::fail(length.error()));
+                          : kcache::Result<JitRequest, CompilerError>(kcache::fail(length.error()));
     stamps.request_ns = monotonic_ns();
     if (request && !pooled) {
         request->warm_after_reply = false;  // a one-shot helper answers once
@@ -217,7 +217,7 @@ int answer_one(helper::Session& session, std::unique_ptr<BuildThread>& builder, 
     JitReply reply;
     if (!request) {
         reply.status = ReplyStatus::bad_request;
-        reply.message = request.error();
+        reply.message = request.error().message;
     } else if (const rlimit cap{request->address_space_cap, request->address_space_cap};
                request->address_space_cap > 0 && ::setrlimit(RLIMIT_AS, &cap) != 0) {
         reply.status = ReplyStatus::driver_error;

@@ -66,7 +66,7 @@ void refresh_local(const Config& config, DriverErrata& known) {
     }
     auto loaded = errata::load_local(config.dir);
     if (!loaded) {
-        logging::warning("errata: " + loaded.error() + "; its errata are not applied");
+        logging::warning("errata: " + loaded.error().message + "; its errata are not applied");
         known.local.clear();
         return;
     }
@@ -92,7 +92,7 @@ void refresh_remote(const Config& config, const canary::DriverIdentity& d, Drive
             return;
         }
         logging::warning("errata: the remote's errata for " + d.describe() +
-                         " are applied in this process only: " + added.error());
+                         " are applied in this process only: " + added.error().message);
     }
     errata::merge(known.fetched, *fetched);
 }

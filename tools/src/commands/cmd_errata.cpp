@@ -82,12 +82,12 @@ Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& pa
         const std::string document = checked.pack->errata_document();
         auto carried = errata::of_pack_document(path, document);
         if (!carried) {
-            return fail(carried.error());
+            return fail(carried.error().message);
         }
         if (!document.empty()) {
             auto stamped = errata::feed_stamp(document);
             if (!stamped) {
-                return fail("pack " + path.string() + ": its errata: " + stamped.error());
+                return fail("pack " + path.string() + ": its errata: " + stamped.error().message);
             }
             stamp = *stamped;
         }
@@ -96,7 +96,7 @@ Result<std::vector<errata::Erratum>, std::string> read_import(const fs::path& pa
     } else {
         auto file = errata::read_signed_file(path, keys, policy);
         if (!file) {
-            return fail(file.error());
+            return fail(file.error().message);
         }
         sig = file->signature;
         stamp = file->stamp;
@@ -131,14 +131,14 @@ int run_import(const ParsedArgs& args, const Config& config) {
     const std::time_t now = std::time(nullptr);
     const auto in_force = errata::feeds_in_force(config.dir);
     if (!in_force) {
-        return report(Exit::store_error, "errata", in_force.error());
+        return report(Exit::store_error, "errata", in_force.error().message);
     }
     if (auto refused = errata::refusal(*in_force, feed, stamp, now)) {
         return report(Exit::action_needed, "errata", in.string() + " refused: " + *refused);
     }
     auto added = errata::add_local_from_feed(config.dir, *errata_in, from, feed, stamp, now);
     if (!added) {
-        return report(Exit::store_error, "errata", added.error());
+        return report(Exit::store_error, "errata", added.error().message);
     }
     if (stamp.version) {
         from += ", version " + std::to_string(*stamp.version) + " of its feed";
@@ -186,7 +186,7 @@ int run_errata(const ParsedArgs& args) {
 std::vector<FeedLine> errata_feed_lines(const std::filesystem::path& store_dir) {
     auto feeds = errata::feeds_in_force(store_dir);
     if (!feeds) {
-        return {{feeds.error(), false, true}};
+        return {{feeds.error().message, false, true}};
     }
     std::vector<FeedLine> out;
     const std::time_t now = std::time(nullptr);
@@ -202,7 +202,7 @@ std::vector<errata::Erratum> applied_errata(std::string_view command, const Conf
                                             int& exit_code) {
     auto local = errata::load_local(config.dir);
     if (!local) {
-        exit_code = report(Exit::store_error, command, local.error());
+        exit_code = report(Exit::store_error, command, local.error().message);
         return {};
     }
     std::vector<errata::Erratum> all = std::move(*local);
@@ -214,7 +214,7 @@ std::vector<errata::Erratum> applied_errata(std::string_view command, const Conf
         }
         auto carried = errata::of_pack_document(pack, checked.pack->errata_document());
         if (!carried) {
-            std::cerr << "kcache " << command << ": " << carried.error() << "\n";
+            std::cerr << "kcache " << command << ": " << carried.error().message << "\n";
             continue;
         }
         for (errata::Erratum& e : *carried) {

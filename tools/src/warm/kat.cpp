@@ -189,7 +189,7 @@ KatOutcome run_kat(const std::string& helper, const std::vector<device_db::Devic
     // The same rule as the check of binaries built elsewhere: one home.
     auto variant = service::kat_variant_or_why(f);
     if (!variant) {
-        return {KatState::no_kat, variant.error()};
+        return {KatState::no_kat, variant.error().message};
     }
     if (!device_of(devices, f)) {
         return {KatState::device_absent, "device " + f.device_name + " is not present"};

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "kcache/canary/error.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/store/key.hpp"
@@ -40,7 +41,7 @@ std::string verify_helper_beside(const std::string& jit_helper);
 // `fields`: a registry kernel with a test, built from the very source this
 // kcache's registry renders for it; else why there is none, for people (an
 // operator library's own kernel, another kcache version's source).
-Result<kernels::Variant, std::string> kat_variant_or_why(const store::KeyFields& fields);
+Result<kernels::Variant, canary::CanaryError> kat_variant_or_why(const store::KeyFields& fields);
 
 // kat_variant_or_why() without the reason: nullopt when there is no test.
 std::optional<kernels::Variant> kat_variant_of(const store::KeyFields& fields);

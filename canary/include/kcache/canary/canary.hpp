@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "kcache/canary/error.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/device_db/identity.hpp"
 #include "kcache/kernels/registry.hpp"
@@ -127,7 +128,7 @@ Status<std::string> save_record(const std::filesystem::path& dir, const Record& 
 
 // The record as JSON text (the file's form) and back; parse errors name the field.
 std::string to_json(const Record& record);
-Result<Record, std::string> record_from_json(const std::string& text);
+Result<Record, CanaryError> record_from_json(const std::string& text);
 
 // The default set on `device`: for every registry kernel with a known-answer
 // test, one variant of each precision path the device supports (the default

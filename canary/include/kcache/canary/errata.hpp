@@ -33,6 +33,7 @@
 
 #include "kcache/canary/canary.hpp"
 #include "kcache/canary/errata_feed.hpp"
+#include "kcache/canary/error.hpp"
 #include "kcache/common/result.hpp"
 #include "kcache/kernels/registry.hpp"
 #include "kcache/sign/signature.hpp"
@@ -77,7 +78,7 @@ int compare_versions(std::string_view a, std::string_view b);
 // The document's text (with `stamp`'s fields when given), and back (errors
 // name the erratum and the field).
 std::string to_json(const std::vector<Erratum>& errata, const FeedStamp& stamp = {});
-Result<std::vector<Erratum>, std::string> from_json(std::string_view text);
+Result<std::vector<Erratum>, canary::CanaryError> from_json(std::string_view text);
 
 // Adds `more` to `into`, an erratum with the id of one there replacing it;
 // returns how many of `more` were new or changed.
@@ -95,19 +96,19 @@ std::vector<Erratum> from_record(const canary::Record& record);
 std::filesystem::path errata_dir(const std::filesystem::path& store_dir);
 // The errata this node accepted (none when there is no file); error: the
 // file is unreadable or damaged (named, with the field).
-Result<std::vector<Erratum>, std::string> load_local(const std::filesystem::path& store_dir);
+Result<std::vector<Erratum>, canary::CanaryError> load_local(
+    const std::filesystem::path& store_dir);
 // Merges `errata` (their source set to `source`) into the node's file, under
 // a lock shared by the node's processes; returns how many were new or changed.
-Result<std::size_t, std::string> add_local(const std::filesystem::path& store_dir,
-                                           std::vector<Erratum> errata, const std::string& source);
+Result<std::size_t, canary::CanaryError> add_local(const std::filesystem::path& store_dir,
+                                                   std::vector<Erratum> errata,
+                                                   const std::string& source);
 // add_local for a document of `feed` stamped `stamp`, under the same lock:
 // refused, nothing changed, when refusal() says why; else merged and, when
 // it has a version, recorded as the feed's version in force.
-Result<std::size_t, std::string> add_local_from_feed(const std::filesystem::path& store_dir,
-                                                     std::vector<Erratum> errata,
-                                                     const std::string& source,
-                                                     const std::string& feed,
-                                                     const FeedStamp& stamp, std::time_t now);
+Result<std::size_t, canary::CanaryError> add_local_from_feed(
+    const std::filesystem::path& store_dir, std::vector<Erratum> errata, const std::string& source,
+    const std::string& feed, const FeedStamp& stamp, std::time_t now);
 
 // What reading a signed errata file found.
 struct SignedFile {
@@ -121,9 +122,9 @@ struct SignedFile {
 // an invalid signature (the file or its comment altered) is refused under
 // every policy, an unsigned file or one by an untrusted key under
 // require_trusted; the error says why, naming the file.
-Result<SignedFile, std::string> read_signed_file(const std::filesystem::path& path,
-                                                 const store::TrustedKeys& keys,
-                                                 store::SignaturePolicy policy);
+Result<SignedFile, canary::CanaryError> read_signed_file(const std::filesystem::path& path,
+                                                         const store::TrustedKeys& keys,
+                                                         store::SignaturePolicy policy);
 // Writes `errata` to `path` (which must not exist) and, with `key`, its
 // signature FILE.minisig; error: why not (nothing is left half written).
 Status<std::string> write_file(const std::filesystem::path& path,
@@ -132,8 +133,8 @@ Status<std::string> write_file(const std::filesystem::path& path,
 
 // The errata `pack` carries (none when it carries none); error: a damaged
 // document, naming the pack.
-Result<std::vector<Erratum>, std::string> of_pack_document(const std::filesystem::path& pack,
-                                                           const std::string& document);
+Result<std::vector<Erratum>, canary::CanaryError> of_pack_document(
+    const std::filesystem::path& pack, const std::string& document);
 
 // The remote tier holds one errata document per driver identity, as an
 // object like any other (the client's get and put, its envelope, signature
@@ -141,8 +142,8 @@ Result<std::vector<Erratum>, std::string> of_pack_document(const std::filesystem
 store::KeyFields remote_fields(const canary::DriverIdentity& driver);
 // The errata the remote holds for `driver` (none when it holds no object);
 // error: the remote failed or its object was refused (the client's reason).
-Result<std::vector<Erratum>, std::string> fetch_remote(remote::Client& client,
-                                                       const canary::DriverIdentity& driver);
+Result<std::vector<Erratum>, canary::CanaryError> fetch_remote(
+    remote::Client& client, const canary::DriverIdentity& driver);
 // Adds `errata` to the remote's document for `driver` (merged with what it
 // holds) and uploads it now; error: why it was not published.
 Status<std::string> publish_remote(remote::Client& client, const canary::DriverIdentity& driver,

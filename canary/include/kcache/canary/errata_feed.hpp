@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kcache/canary/error.hpp"
 #include "kcache/common/result.hpp"
 
 namespace kcache::errata {
@@ -33,7 +34,7 @@ struct FeedStamp {
 
 // The document's "version" and "expires" (absent when it has none); error:
 // a field of the wrong type or form, named.
-Result<FeedStamp, std::string> feed_stamp(std::string_view document);
+Result<FeedStamp, canary::CanaryError> feed_stamp(std::string_view document);
 
 // "2027-01-31T00:00:00Z" and back; nullopt for any other form.
 std::optional<std::time_t> parse_utc(std::string_view text);
@@ -49,7 +50,7 @@ struct FeedInForce {
 
 // The feeds in force on the node (none when it has imported no versioned
 // document); error: feeds.json unreadable or damaged, named.
-Result<std::vector<FeedInForce>, std::string> feeds_in_force(
+Result<std::vector<FeedInForce>, canary::CanaryError> feeds_in_force(
     const std::filesystem::path& store_dir);
 
 // Whether a document of `feed` stamped `stamp` may be imported at `now`

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/compiler/error.hpp"
 
 namespace kcache::compiler {
 
@@ -138,14 +139,14 @@ std::string encode_request(const JitRequest& r);
 std::string encode_reply(const JitReply& r);
 
 // Parses a complete request frame; error: a message naming the bad field.
-Result<JitRequest, std::string> decode_request(const std::string& frame);
+Result<JitRequest, CompilerError> decode_request(const std::string& frame);
 // Parses a complete reply frame; error: a message naming the bad field.
-Result<JitReply, std::string> decode_reply(const std::string& frame);
+Result<JitReply, CompilerError> decode_reply(const std::string& frame);
 
 // Checks a frame header (first kFrameHeaderSize bytes of `header`) for a
 // request and returns its payload length; error: what is wrong.
-Result<std::uint64_t, std::string> check_request_header(const std::string& header);
+Result<std::uint64_t, CompilerError> check_request_header(const std::string& header);
 // The same for a reply frame.
-Result<std::uint64_t, std::string> check_reply_header(const std::string& header);
+Result<std::uint64_t, CompilerError> check_reply_header(const std::string& header);
 
 }  // namespace kcache::compiler

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/compiler/error.hpp"
 #include "kcache/compiler/subprocess.hpp"
 
 namespace kcache::compiler {
@@ -61,7 +62,8 @@ struct SpirvConfig {
 
 // `names` sorted, without duplicates and empty names: the form a key and a
 // request carry. Error: a name that is not an OpenCL C extension name.
-Result<std::vector<std::string>, std::string> canonical_extensions(std::vector<std::string> names);
+Result<std::vector<std::string>, CompilerError> canonical_extensions(
+    std::vector<std::string> names);
 
 // The OpenCL C extensions a device reports (CL_DEVICE_EXTENSIONS, split at
 // spaces) that are OpenCL C extensions the front end can enable: those
