@@ -1,6 +1,6 @@
 // Signatures in minisign's formats and the trust policy for packs: every way
 // a signed pack can be wrong is refused with a reason naming the cause.
-// (Interoperability with the `minisign` tool itself: tests/tools/cli_sign_test.cpp.)
+// (Interoperability with the `minisign` tool itself: tests/tools/sign/cli_sign_test.cpp.)
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "cli_sign_fixture.hpp"
+#include "sign/cli_sign_fixture.hpp"
 
 namespace kcache::test {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <fstream>
 
-#include "cli_sign_fixture.hpp"
+#include "sign/cli_sign_fixture.hpp"
 
 namespace kcache::test {
 namespace {
