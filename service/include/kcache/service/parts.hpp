@@ -79,9 +79,10 @@ struct PartsError {
 };
 
 // Builds the parts of a runtime cache under `config`: the workers and the
-// head start, the OpenCL loader, the device data (an override file's at once), the user store
-// (writable unless configured read-only, SQLite deferred), the remote client. Warns through the log
-// sink about configured packs that do not exist.
+// head start, the OpenCL loader, the device data (an override file's at
+// once), the user store (writable unless configured read-only, SQLite
+// deferred), the remote client. Warns through the log sink about configured
+// packs that do not exist.
 Result<Parts, PartsError> open_parts(const Config& config);
 
 }  // namespace kcache::service
