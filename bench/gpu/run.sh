@@ -12,7 +12,8 @@
 # fresh process vs the floor's, resident memory per 1,000 contexts;
 # GPU_BENCH_CONTEXTS=N changes the 1,000 rounds). parts-ab (not in all):
 # section 1b of the staged gpu_bench_old and gpu_bench in turn
-# (ab_parts.sh, GPU_AB_ROUNDS rounds, default 5).
+# (ab_parts.sh, GPU_AB_ROUNDS rounds, default 5); first-ab (not in all):
+# section 3 of gpu_bench_old, gpu_bench, then gpu_bench_old again.
 set -uo pipefail
 root=$PWD
 S=$root/.gpu
@@ -63,12 +64,22 @@ want() { [ "$part" = all ] || [[ ",$part," == *",$1,"* ]]; }
   if want long; then
     step long-lived gpu_bench long-lived "$work/long"
   fi
-  if [[ ",$part," == *",parts-ab,"* ]]; then
+  if [[ ",$part," == *",parts-ab,"* || ",$part," == *",first-ab,"* ]]; then
     printf '#!/bin/sh\nKCACHE_JIT_PATH=%s exec %s "$@"\n' "$S/bin/kcache-jit-old" \
       "$S/bin/gpu_bench_old" > "$work/gpu_bench_old.sh"
     chmod +x "$work/gpu_bench_old.sh"
+  fi
+  if [[ ",$part," == *",parts-ab,"* ]]; then
     step parts-ab env ROUNDS="${GPU_AB_ROUNDS:-5}" bash bench/gpu/ab_parts.sh \
       "$work/gpu_bench_old.sh" "$S/bin/gpu_bench"
+  fi
+  if [[ ",$part," == *",first-ab,"* ]]; then
+    # Section 3 (the first hit in a fresh process) of the older build, this
+    # one's, then the older's again, each in a store of its own.
+    step first-old env GPU_BENCH_SECTIONS=3 "$work/gpu_bench_old.sh" long-lived "$work/first-old"
+    step first-new env GPU_BENCH_SECTIONS=3 gpu_bench long-lived "$work/first-new"
+    step first-old-again env GPU_BENCH_SECTIONS=3 "$work/gpu_bench_old.sh" long-lived \
+      "$work/first-old-again"
   fi
   if want bench; then
     step bench gpu_bench bench "$work/bench"
