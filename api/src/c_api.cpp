@@ -156,6 +156,16 @@ kcache_status kcache_forget_context(kcache_cache* cache, cl_context context, siz
     return escaped("kcache_forget_context");
 }
 
+kcache_status kcache_prepare_device(kcache_cache* cache, cl_device_id device) try {
+    if (cache == nullptr || device == nullptr) {
+        return invalid("kcache_prepare_device: cache and device must not be NULL");
+    }
+    const kcache::Outcome out = cache->cache->prepare(device);  // noexcept
+    return report(out.status, out.message);
+} catch (...) {
+    return escaped("kcache_prepare_device");
+}
+
 const char* kcache_last_error(void) {
     return t_last_error.c_str();
 }

@@ -120,10 +120,9 @@ KCACHE_API kcache_status kcache_open(kcache_cache** out);
 /* Closes `cache` (NULL is ignored); waits briefly for background compiles. */
 KCACHE_API void kcache_close(kcache_cache* cache);
 
-/* The entry points of 0.2, kept for the ABI and deprecated (a call warns;
- * KCACHE_DEPRECATED): each is kcache_get_kernel_program,
- * kcache_get_source_program or kcache_get_kernel_binary with a request of
- * its parameters, which new code calls instead.
+/* The entry points of 0.2, kept for the ABI and deprecated (a call warns):
+ * each is kcache_get_kernel_program, kcache_get_source_program or
+ * kcache_get_kernel_binary, which new code calls, with a request of its parameters.
  *
  * A built program for registry kernel `kernel` (name or alias) with variant
  * parameters `params` ("dtype=f16,act=relu"; NULL or "" for defaults).
@@ -144,17 +143,14 @@ KCACHE_API KCACHE_DEPRECATED("kcache_get_source_program") kcache_status
                               uint32_t deadline_ms, kcache_mode mode, cl_program* out,
                               kcache_info* info);
 
-/* Binary bytes for a registry kernel. `*out` is freed with kcache_free()
- * (or free(): it is malloc memory), `*size` its length. The request goes through the same
- * ladder as kcache_get_program, so a miss compiles (within `deadline_ms`) and
- * the program is built in `context` on the way. */
+/* Binary bytes for a registry kernel, `*size` of them at `*out`, freed with
+ * kcache_free() (or free()); kcache_get_program's ladder (a miss compiles). */
 KCACHE_API KCACHE_DEPRECATED("kcache_get_kernel_binary") kcache_status
     kcache_get_binary(kcache_cache* cache, cl_context context, cl_device_id device,
                       const char* kernel, const char* params, uint32_t deadline_ms,
                       kcache_mode mode, unsigned char** out, size_t* size);
 
-/* A request for a registry kernel (KCACHE_KERNEL_REQUEST_INIT, then set
- * `kernel`). */
+/* A request for a registry kernel (KCACHE_KERNEL_REQUEST_INIT, then set `kernel`). */
 typedef struct kcache_kernel_request {
     size_t struct_size;
     const char* kernel;   /* name or alias; required */
@@ -177,8 +173,7 @@ typedef int (*kcache_kat_reference)(void* user, size_t n_args, const float* cons
                                     const size_t* input_counts, float* const* expected,
                                     const size_t* expected_counts);
 
-/* A request for the caller's own kernel (KCACHE_SOURCE_REQUEST_INIT, then set
- * `source`). */
+/* A request for the caller's own kernel (KCACHE_SOURCE_REQUEST_INIT, then `source`). */
 typedef struct kcache_source_request {
     size_t struct_size;
     const char* source;              /* OpenCL C; required */
@@ -336,6 +331,11 @@ KCACHE_API kcache_status kcache_stat_values(kcache_cache* cache, uint64_t* value
  * Programs the caller holds stay valid. */
 KCACHE_API kcache_status kcache_forget_context(kcache_cache* cache, cl_context context,
                                                size_t* dropped);
+
+/* Learns now what requests of `device` need of it (identity, quirks, key
+ * fields: about 20 driver queries), so that its first request does not: e.g.
+ * on a thread of the caller's own after it creates a context. */
+KCACHE_API kcache_status kcache_prepare_device(kcache_cache* cache, cl_device_id device);
 
 /* The message of this thread's last failed call ("" after a success). */
 KCACHE_API const char* kcache_last_error(void);

@@ -104,6 +104,9 @@ class Cache {
     // releasing a context for good); returns how many. Programs the caller
     // holds stay valid; a later request for `context` builds again.
     std::size_t forget(cl_context context) noexcept;
+    // Learns now what requests of `device` need of it (kcache_prepare_device),
+    // so that its first request does not; ok, or why not.
+    Outcome prepare(cl_device_id device) noexcept;
     // Waits for background compiles started by this object, for the
     // warm-ups that follow JIT answers on CPU devices, then for its queued
     // remote uploads (at most `limit` in all).

@@ -228,6 +228,17 @@ inline std::size_t Cache::forget(cl_context context) noexcept {
     return dropped;
 }
 
+inline Outcome Cache::prepare(cl_device_id device) noexcept {
+    const kcache_status status = kcache_prepare_device(cache_, device);
+    try {
+        return detail::failed(status);  // with the thread's last message ("" when ok)
+    } catch (...) {
+        Outcome o;  // no memory for the message
+        o.status = static_cast<StatusCode>(status);
+        return o;
+    }
+}
+
 inline void Cache::drain(std::chrono::milliseconds limit) noexcept {
     kcache_drain(cache_, limit.count() < 0 ? 0 : static_cast<uint64_t>(limit.count()));
 }

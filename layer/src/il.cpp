@@ -28,6 +28,17 @@ bool all_load_il(const std::vector<cl_device_id>& devices) {
     return std::all_of(devices.begin(), devices.end(), loads_il);
 }
 
+// What the trace says of a module the driver refused.
+std::string refusal(cl_context context, cl_int err) {
+    const std::vector<cl_device_id> devices = context_devices(context);
+    const std::string why = !devices.empty() && !all_load_il(devices)
+                                ? "a device loads no IL (no cl_khr_il_program)"
+                                : "the driver refused the module";
+    return "clCreateProgramWithIL: " + why + ", error " + std::to_string(err);
+}
+
+}  // namespace
+
 std::vector<cl_device_id> context_devices(cl_context context) {
     size_t size = 0;
     if (target().clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, nullptr, &size) != CL_SUCCESS) {
@@ -40,17 +51,6 @@ std::vector<cl_device_id> context_devices(cl_context context) {
     }
     return devices;
 }
-
-// What the trace says of a module the driver refused.
-std::string refusal(cl_context context, cl_int err) {
-    const std::vector<cl_device_id> devices = context_devices(context);
-    const std::string why = !devices.empty() && !all_load_il(devices)
-                                ? "a device loads no IL (no cl_khr_il_program)"
-                                : "the driver refused the module";
-    return "clCreateProgramWithIL: " + why + ", error " + std::to_string(err);
-}
-
-}  // namespace
 
 std::string il_pass_reason(const LayerProgram& w, const std::vector<cl_device_id>& devices) {
     return w.specialized                        ? "specialization constants are set"

@@ -157,6 +157,9 @@ void CL_CALLBACK on_handle_call(cl_program, void* data);
 // The driver's programs for `count` programs at `programs` (each unwrapped).
 std::vector<cl_program> unwrapped(const cl_program* programs, cl_uint count);
 
+// The devices of `context`, by the driver (empty when it cannot say).
+std::vector<cl_device_id> context_devices(cl_context context);
+
 // While set on a thread, the layer does not wrap programs that thread creates
 // from source: kcache's own calls into OpenCL pass through the layer.
 struct InsideCache {

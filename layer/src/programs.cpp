@@ -252,6 +252,7 @@ cl_context CL_API_CALL create_context(const cl_context_properties* properties, c
         target().clCreateContext(properties, count, devices, notify, user_data, errcode_ret);
     if (context != nullptr) {
         open_early();
+        prepare_early(devices, count);
     }
     return context;
 }
@@ -263,8 +264,14 @@ cl_context CL_API_CALL create_context_from_type(const cl_context_properties* pro
                                                 void* user_data, cl_int* errcode_ret) {
     const cl_context context =
         target().clCreateContextFromType(properties, type, notify, user_data, errcode_ret);
-    if (context != nullptr) {
+    if (context != nullptr && !inside_cache()) {
         open_early();
+        try {
+            const std::vector<cl_device_id> devices = context_devices(context);
+            prepare_early(devices.data(), static_cast<cl_uint>(devices.size()));
+        } catch (const std::bad_alloc&) {
+            // Not prepared: the first builds learn the devices.
+        }
     }
     return context;
 }

@@ -2,11 +2,7 @@
 
 #include "service.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <array>
 #include <atomic>
@@ -16,61 +12,26 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <sstream>
-#include <system_error>
 #include <thread>
 
-#include "kcache/common/unique_fd.hpp"
 #include "layer.hpp"
+#include "service_state.hpp"
 
 namespace kcache::layer {
-namespace {
-
-constexpr std::array<const char*, 4> kVerdictNames = {"hit", "jit", "fail", "pass"};
-using Counts = std::array<unsigned long long, kVerdictNames.size()>;
-
-// Verdicts are added to the counters file in batches: a locked
-// read-modify-write of the file per build cost a hit about 20 us, some 3 % of
-// a small program's load. A process that dies loses at most this many.
-constexpr unsigned long long kFlushEvery = 16;
-
-// The opening of the cache (open_early, ensure_open): `phase` and `opener`
-// are guarded by `open_mutex`; what the opening sets (cache, live, opened,
-// owner, counters, trace, deferred) is written by the one thread that
-// claimed it, the opening thread or a build, and read by others after
-// `done` or `ready`.
-enum class Phase { idle, started };
-
-struct State {
-    std::unique_ptr<Cache> cache;       // owns it until it closes at exit
-    std::atomic<Cache*> live{nullptr};  // what requests use; null once closed
-    std::atomic<int> in_flight{0};      // CacheUse objects alive
-    bool opened = false;                // the cache opened (else all passes through)
-    pid_t owner = 0;                    // the process that opened it
-    std::string counters;               // the counters file ("" when none is written)
-    std::string includes;               // the include manifests' directory ("": none)
-    bool trace = false;
-    std::mutex pending_mutex;
-    Counts pending{};  // verdicts not yet in the counters file
-    unsigned long long pending_total = 0;
-    std::array<std::atomic<bool>, kVerdictNames.size()> close_registered{};
-
-    std::mutex open_mutex;
-    Phase phase = Phase::idle;
-    std::thread opener;                // the opening thread, until joined
-    std::atomic<bool> claimed{false};  // the opening is taken (by the thread or a build)
-    std::atomic<bool> done{false};     // the thread's opening is done
-    std::optional<Config> deferred;    // loaded early, its store not made yet
-    std::atomic<bool> ready{false};    // opened, or known not to open
-};
 
 State& state() {
     static auto* s = new State;  // lives to exit
     return *s;
 }
 
-// Set on the opening thread: it never waits for itself.
 thread_local bool t_opener = false;
+
+namespace {
+
+// Verdicts are added to the counters file in batches: a locked
+// read-modify-write of the file per build cost a hit about 20 us, some 3 % of
+// a small program's load. A process that dies loses at most this many.
+constexpr unsigned long long kFlushEvery = 16;
 
 void say(const std::string& line) {
     const std::string text = "kcache layer: " + line + "\n";
@@ -130,6 +91,8 @@ bool opens_quietly(const Config& config) {
     return config.remote_urls.empty() && config.packs.empty();
 }
 
+}  // namespace
+
 // The opening thread: the configuration, then the cache, unless its
 // directory is not there yet (making it is left to the first build, so that
 // an application that never builds leaves no store behind) or it does not
@@ -138,7 +101,6 @@ bool opens_quietly(const Config& config) {
 // then does nothing): it would otherwise sleep until a thread not yet
 // running had done all the work, and be woken late on a busy machine.
 void open_in_background(State& s) {
-    t_opener = true;
     if (s.claimed.exchange(true)) {
         return;  // a build got there first
     }
@@ -156,6 +118,8 @@ void open_in_background(State& s) {
     s.done.notify_all();
 }
 
+namespace {
+
 // Waits for the opening thread's work: it runs now, so for a while the
 // waiter yields (a sleep's wake-up costs more than what is left of it),
 // then sleeps.
@@ -170,12 +134,15 @@ void wait_for_opening(const State& s) {
     }
 }
 
-// Caller holds `s.open_mutex`.
+}  // namespace
+
 void join_opener_locked(State& s) {
     if (s.opener.joinable() && !t_opener) {
         s.opener.join();
     }
 }
+
+namespace {
 
 // Opens the cache unless it is open: waits for the opening thread when it
 // has begun, else opens it here (and the thread, if any, does nothing); a
@@ -203,44 +170,16 @@ void ensure_open(State& s) {
     s.ready.store(true, std::memory_order_release);
 }
 
-// Adds `add` to the lines of the counters file.
-void count(const std::string& path, const Counts& add) {
-    const UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (!fd.valid() || ::flock(fd.get(), LOCK_EX) != 0) {
-        return;
-    }
-    std::string text(4096, '\0');
-    const ssize_t n = ::pread(fd.get(), text.data(), text.size(), 0);
-    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    Counts values{};
-    std::istringstream in(text);
-    std::string key;
-    unsigned long long value = 0;
-    while (in >> key >> value) {
-        for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
-            if (key == kVerdictNames[i]) {
-                values[i] = value;
-            }
-        }
-    }
-    std::string out;
-    for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
-        values[i] += add[i];
-        out += std::string(kVerdictNames[i]) + " " + std::to_string(values[i]) + "\n";
-    }
-    if (::pwrite(fd.get(), out.data(), out.size(), 0) == static_cast<ssize_t>(out.size())) {
-        (void)::ftruncate(fd.get(), static_cast<off_t>(out.size()));
-    }
-}
-
 // Caller holds `s.pending_mutex`.
 void flush_locked(State& s) {
     if (s.pending_total != 0) {
-        count(s.counters, s.pending);
+        add_counts(s.counters, s.pending);
         s.pending = {};
         s.pending_total = 0;
     }
 }
+
+}  // namespace
 
 // At exit: the verdicts not yet counted go to the counters file, and the
 // cache closes, as the library's callers' caches do: the store writes back
@@ -265,29 +204,7 @@ void close_at_exit() {
     }
 }
 
-// fork() waits for the opening thread, which the child would not have (its
-// half-made cache with it), and holds the opening's lock across, so that no
-// thread starts one meanwhile; the counters' and the program registry's
-// locks too (in that order, each held briefly elsewhere), so that the child
-// gets them unlocked and their data whole. The cache itself makes its own
-// parts in the child (Cache). The opening thread itself starts no process
-// with fork() (kcache's helpers are spawned, which runs no fork handler).
-void before_fork() {
-    if (!t_opener) {
-        State& s = state();
-        s.open_mutex.lock();
-        join_opener_locked(s);
-        s.pending_mutex.lock();
-        lock_registry_for_fork();
-    }
-}
-void after_fork() {
-    if (!t_opener) {
-        unlock_registry_after_fork();
-        state().pending_mutex.unlock();
-        state().open_mutex.unlock();
-    }
-}
+namespace {
 
 // Registers close_at_exit after the first build of each verdict: exit runs
 // handlers in the reverse order of their registration, so it runs before the
@@ -304,37 +221,8 @@ void close_at_exit_after(std::size_t verdict) {
 
 }  // namespace
 
-std::string counters_path(const std::string& dir) {
-    return dir + "/layer-counters";
-}
-
 const std::string& includes_dir() noexcept {
     return state().includes;
-}
-
-void open_early() noexcept {
-    if (inside_cache()) {
-        return;  // kcache's own calls, the opening thread's among them
-    }
-    State& s = state();
-    if (s.ready.load(std::memory_order_acquire)) {
-        return;
-    }
-    std::lock_guard lock(s.open_mutex);
-    if (s.phase != Phase::idle) {
-        return;
-    }
-    static const bool handlers = ::pthread_atfork(before_fork, after_fork, after_fork) == 0 &&
-                                 std::atexit(close_at_exit) == 0;
-    if (!handlers) {
-        return;  // the first build opens it
-    }
-    try {
-        s.opener = std::thread(open_in_background, std::ref(s));
-        s.phase = Phase::started;
-    } catch (const std::system_error&) {
-        // No thread: the first build opens it.
-    }
 }
 
 CacheUse::CacheUse() {

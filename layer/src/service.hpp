@@ -20,6 +20,13 @@ namespace kcache::layer {
 // never builds leaves none. Exit and fork() wait for the thread.
 void open_early() noexcept;
 
+// Hands `count` devices of a context the application created to the
+// layer's thread (starting one if none runs), which learns what their
+// requests need of them (Cache::prepare: the probe's driver queries) after
+// the opening, so that their first builds need not; each retained until
+// then, and each handed over once. kcache's own contexts are not.
+void prepare_early(const cl_device_id* devices, cl_uint count) noexcept;
+
 // The process's cache while this object lives (opened, or waited for, at
 // the first one), or null when it cannot open (the reason is logged once and
 // the layer passes every call on) or has closed at exit, which it does not

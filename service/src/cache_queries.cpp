@@ -1,5 +1,5 @@
 // The Cache facade's queries: binary bytes, counters, forgetting a context,
-// draining background work.
+// learning a device ahead of its requests, draining background work.
 
 #include "cache_impl.hpp"
 #include "kcache/common/deadline.hpp"
@@ -86,6 +86,31 @@ CacheStats Cache::stats() noexcept {
 std::size_t Cache::forget(cl_context context) noexcept {
     Impl* impl = live();
     return impl != nullptr ? impl->programs.forget(context) : 0;
+}
+
+Outcome Cache::prepare(cl_device_id device) noexcept {
+    Outcome out;
+    out.status = StatusCode::ok;
+    Impl* impl = device != nullptr ? live() : nullptr;
+    if (device == nullptr) {
+        out.status = StatusCode::invalid_argument;
+        out.message = "null cl_device_id";
+    } else if (impl == nullptr || impl->config.disabled) {
+        out.status = StatusCode::disabled;
+        out.message = impl == nullptr ? "this forked process could not open its cache"
+                                      : "kcache is disabled (KCACHE_DISABLE)";
+    } else {
+        try {
+            if (auto facts = impl->identities.facts_of(device, *impl->db); !facts) {
+                out.status = StatusCode::device_error;
+                out.message = facts.error();
+            }
+        } catch (const std::exception& e) {
+            out.status = StatusCode::internal_error;
+            out.message = e.what();
+        }
+    }
+    return out;
 }
 
 std::vector<remote::UploadNote> Cache::upload_notes() const {

@@ -10,11 +10,13 @@ Result<IdentityRef, std::string> Identities::of(cl_device_id device) {
 }
 
 Result<IdentityRef, std::string> Identities::of(cl_device_id device, bool root) {
-    // Shared by every Cache of the process: a root device's identity cannot change.
-    static std::mutex roots_mu;
-    static std::map<cl_device_id, IdentityRef> roots;
-    std::mutex& mu = root ? roots_mu : mu_;
-    auto& known = root ? roots : sub_devices_;
+    // Shared by every Cache of the process: a root device's identity cannot
+    // change. Left to exit (no destructor to register), so that the first
+    // request may come from any thread, the layer's own included.
+    static auto* roots_mu = new std::mutex;
+    static auto* roots = new std::map<cl_device_id, IdentityRef>;
+    std::mutex& mu = root ? *roots_mu : mu_;
+    auto& known = root ? *roots : sub_devices_;
     {
         std::lock_guard g(mu);
         if (auto it = known.find(device); it != known.end()) {
@@ -31,11 +33,14 @@ Result<IdentityRef, std::string> Identities::of(cl_device_id device, bool root) 
 }
 
 Result<FactsRef, std::string> Identities::facts_of(cl_device_id device, DeviceData& data) {
-    {
-        std::lock_guard g(mu_);
-        if (auto it = root_facts_.find(device); it != root_facts_.end()) {
-            return it->second;  // no driver query: only root devices are kept
-        }
+    if (FactsRef known = kept(device)) {
+        return known;  // no driver query: only root devices are kept
+    }
+    // One thread makes facts at a time: a request that comes while
+    // Cache::prepare learns its device waits for those facts, not makes them again.
+    std::lock_guard making(making_mu_);
+    if (FactsRef known = kept(device)) {
+        return known;
     }
     const bool root = loader_.is_root_device(device);
     auto id = of(device, root);
@@ -59,6 +64,12 @@ Result<FactsRef, std::string> Identities::facts_of(cl_device_id device, DeviceDa
         return root_facts_.emplace(device, std::move(shared)).first->second;
     }
     return shared;
+}
+
+FactsRef Identities::kept(cl_device_id device) {
+    std::lock_guard g(mu_);
+    const auto it = root_facts_.find(device);
+    return it != root_facts_.end() ? it->second : nullptr;
 }
 
 }  // namespace kcache::service

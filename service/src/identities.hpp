@@ -50,9 +50,12 @@ class Identities {
 
   private:
     Result<IdentityRef, std::string> of(cl_device_id device, bool root);
+    // The kept facts of root device `device`, or null.
+    FactsRef kept(cl_device_id device);
 
     Loader& loader_;
-    std::mutex mu_;  // guards the maps below
+    std::mutex making_mu_;  // held while facts are made (facts_of)
+    std::mutex mu_;         // guards the maps below
     std::map<cl_device_id, IdentityRef> sub_devices_;
     std::map<cl_device_id, FactsRef> root_facts_;
 };

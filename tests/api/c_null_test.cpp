@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "c_fixture.hpp"
@@ -185,6 +186,9 @@ TEST_F(CApiNull, OldEntryPointsAndTheRestRefuseNull) {
     EXPECT_EQ(kcache_forget_context(nullptr, context_, &dropped), KCACHE_STATUS_INVALID_ARGUMENT);
     EXPECT_EQ(dropped, 0u);
     EXPECT_EQ(kcache_forget_context(cache(), nullptr, nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_prepare_device(nullptr, device_), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_prepare_device(cache(), nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kcache_last_error(), "kcache_prepare_device"), nullptr);
     EXPECT_STREQ(kcache_status_name(static_cast<kcache_status>(-1)), "KCACHE_UNKNOWN");
     EXPECT_STREQ(kcache_status_name(KCACHE_STATUS_TIMEOUT), "KCACHE_TIMEOUT");
     kcache_set_log_handler(nullptr, nullptr);

@@ -50,6 +50,23 @@ TEST(CApiOutcomeNull, EnumerationsHaveTheirCxxNames) {
     EXPECT_STREQ(kcache_enum_name(static_cast<kcache_enum>(99), 0), "unknown");
 }
 
+// Learning a device ahead of its requests: ok on a real one, with no
+// message left from the failure before it, again once it is known, and
+// its request answers as ever.
+TEST_F(CApiOutcome, ADeviceIsLearntAheadOfItsRequests) {
+    ASSERT_EQ(kcache_prepare_device(cache(), nullptr), KCACHE_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(kcache_prepare_device(cache(), device_), KCACHE_STATUS_OK);
+    EXPECT_STREQ(kcache_last_error(), "");
+    EXPECT_EQ(kcache_prepare_device(cache(), device_), KCACHE_STATUS_OK);
+    kcache_kernel_request r = KCACHE_KERNEL_REQUEST_INIT;
+    r.kernel = "dot";
+    cl_program p = nullptr;
+    ASSERT_EQ(kcache_get_kernel_program(cache(), context_, device_, &r, &p, nullptr),
+              KCACHE_STATUS_OK)
+        << kcache_last_error();
+    clReleaseProgram(p);
+}
+
 // A JIT, then a repeat: each outcome says what answered and why above it
 // missed; the binary comes with one too.
 TEST_F(CApiOutcome, KernelRequestsAnswerWithTheWholeOutcome) {

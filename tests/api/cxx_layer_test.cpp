@@ -120,6 +120,10 @@ TEST_F(CxxLayer, ACacheOpensAndAnswersThroughTheCApi) {
     EXPECT_FALSE(p.ok());
     EXPECT_EQ(p.outcome().status, StatusCode::invalid_argument);
     EXPECT_FALSE(p.outcome().message.empty());
+    const Outcome prepared = cache->prepare(nullptr);
+    EXPECT_EQ(prepared.status, StatusCode::invalid_argument);
+    EXPECT_NE(prepared.message.find("kcache_prepare_device"), std::string::npos)
+        << prepared.message;
     EXPECT_STREQ(to_string(StatusCode::driver_suspect), "driver_suspect");
     EXPECT_STREQ(to_string(MissCause::not_stored), "not_stored");
     EXPECT_STREQ(version(), KCACHE_VERSION_STRING);

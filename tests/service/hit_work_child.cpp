@@ -1,8 +1,10 @@
 // One process's requests, counted (hit_work_test.cpp runs it as a child):
 //
-//   hit_work_child HIT...   HIT is `same` (the context of the first request)
-//                           or `new` (a context of its own, made before
-//                           counting starts)
+//   hit_work_child [prepared] HIT...   HIT is `same` (the context of the
+//                           first request) or `new` (a context of its own,
+//                           made before counting starts); `prepared` opens
+//                           the cache and learns the device (Cache::prepare)
+//                           before counting starts
 //
 // Opens the cache from the environment (Cache::open_default), asks for the
 // registry kernel `dot` once per HIT on the test platform's device, closes
@@ -18,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,21 @@ std::size_t binary_size(cl_program p) {
     return size;
 }
 
+// The cache of the environment, and the device learnt when `prepare`; null
+// after saying why not.
+std::unique_ptr<Cache> open_cache(cl_device_id device, bool prepare) {
+    Outcome o;
+    auto cache = Cache::open_default(&o);
+    if (cache && prepare) {
+        o = cache->prepare(device);
+    }
+    if (!cache || o.status != StatusCode::ok) {
+        std::fprintf(stderr, "open: %s\n", o.message.c_str());
+        return nullptr;
+    }
+    return cache;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,25 +86,24 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "no device on %s\n", test::test_platform_name().c_str());
         return 1;
     }
+    const bool prepared = std::string(argv[1]) == "prepared";
     std::vector<cl_context> contexts;
     for (int i = 0; i < argc; ++i) {  // contexts[0]: the first request's; one per `new`
         if (i == 0 || std::string(argv[i]) == "new") {
             contexts.push_back(clCreateContext(nullptr, 1, &device, nullptr, nullptr, nullptr));
         }
     }
+    std::unique_ptr<Cache> cache = prepared ? open_cache(device, true) : nullptr;
     const work::Snapshot before = work::snapshot();
     const LayerCounts layer_before = layer_counts();
     std::string rungs;
     std::vector<Program> programs;  // their sizes asked for once counting is over
     {
-        Outcome o;
-        auto cache = Cache::open_default(&o);
-        if (!cache) {
-            std::fprintf(stderr, "open: %s\n", o.message.c_str());
+        if (!cache && !(cache = open_cache(device, false))) {
             return 1;
         }
         std::size_t next_context = 1;
-        for (int i = 1; i < argc; ++i) {
+        for (int i = prepared ? 2 : 1; i < argc; ++i) {
             const bool fresh = std::string(argv[i]) == "new";
             auto p = cache->program(fresh ? contexts[next_context++] : contexts[0], device,
                                     KernelRequest{"dot", {}, {}, Mode::blocking});
@@ -98,6 +115,7 @@ int main(int argc, char** argv) {
                 std::string(rungs.empty() ? "" : ",") + "\"" + to_string(p.outcome().rung) + "\"";
             programs.push_back(std::move(p));
         }
+        cache.reset();  // closed: what the requests started is joined
     }
     const work::Snapshot after = work::snapshot();
     const LayerCounts layer_after = layer_counts();

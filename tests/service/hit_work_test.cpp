@@ -137,6 +137,20 @@ TEST_F(HitWork, AFirstHitInAFreshProcessStaysWithinItsBudget) {
                   "a first hit");
 }
 
+// Cache::prepare learns the device before the first request: that request
+// then makes none of the identity's driver queries, only the context's (its
+// devices, and its reference count for the once-per-platform probe).
+TEST_F(HitWork, AFirstHitOfAPreparedDeviceMakesOnlyItsContextsQueries) {
+    const json first = least("same");
+    const json prepared = least("prepared same");
+    ASSERT_EQ(prepared["rungs"], json::array({"user_store"})) << prepared.dump();
+    expect_within(prepared, {{"cl_queries", 4}, {"cl_programs_made", 2}, {"cl_builds", 1}},
+                  "a first hit of a prepared device");
+    EXPECT_GE(first["cl_queries"].get<std::uint64_t>(),
+              prepared["cl_queries"].get<std::uint64_t>() + 15)
+        << "unprepared " << first.dump() << "\nprepared " << prepared.dump();
+}
+
 TEST_F(HitWork, ARepeatHitInTheSameContextDoesNoWork) {
     const json one = least("same");
     const json three = least("same same same");

@@ -87,6 +87,13 @@ class Cache {
     // releasing a context for good); returns how many. Programs the caller
     // holds stay valid; a later request for `context` builds again.
     std::size_t forget(cl_context context) noexcept;
+    // Learns now what requests of `device` need of it (its identity, the
+    // quirks that apply, its AOT target, its half of a key), as its first
+    // request would, and keeps it as that request keeps it (a root device's
+    // for this object's life), so that its first request does not; for a
+    // caller that knows its devices before it asks for programs. ok; else
+    // invalid_argument (null), disabled, or device_error and why.
+    Outcome prepare(cl_device_id device) noexcept;
     // Waits for background compiles started by this object, for the
     // warm-ups that follow JIT answers on CPU devices, then for its queued
     // remote uploads (at most `limit` in all).
