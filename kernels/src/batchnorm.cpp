@@ -1,9 +1,10 @@
-// batchnorm launch geometry and CPU references (inference and training forward).
+// batchnorm: its registry row, launch geometry and CPU references (inference
+// and training forward).
 
 #include <cmath>
 
-#include "kcache/kernels/launch.hpp"
-#include "kcache/kernels/reference.hpp"
+#include "kcache/kernels/batchnorm.hpp"
+#include "kernel_table.hpp"
 
 namespace kcache::kernels {
 namespace {
@@ -96,3 +97,15 @@ BatchnormTrainingRef batchnorm_training_reference(const BatchnormShape& sh,
 }
 
 }  // namespace kcache::kernels
+
+namespace kcache::kernels::detail {
+
+KernelInfo batchnorm_kernel() {
+    return {"batchnorm",
+            {"batch_norm"},
+            "batchnorm.cl",
+            {"batchnorm_inference", "batchnorm_stats"},
+            {dtype_param(), activation_param(), local_size_param({256})}};
+}
+
+}  // namespace kcache::kernels::detail

@@ -1,9 +1,9 @@
-// conv2d launch geometry and CPU reference.
+// conv2d: its registry row, launch geometry and CPU reference.
 
 #include <cmath>
 
-#include "kcache/kernels/launch.hpp"
-#include "kcache/kernels/reference.hpp"
+#include "kcache/kernels/conv2d.hpp"
+#include "kernel_table.hpp"
 
 namespace kcache::kernels {
 namespace {
@@ -121,3 +121,15 @@ std::vector<RefValue> conv2d_reference(const Conv2dShape& sh, std::span<const fl
 }
 
 }  // namespace kcache::kernels
+
+namespace kcache::kernels::detail {
+
+KernelInfo conv2d_kernel() {
+    return {"conv2d",
+            {"convolution2d"},
+            "conv2d.cl",
+            {"conv2d_direct", "conv2d_pointwise"},
+            {dtype_param(), activation_param(), local_size_param({64})}};
+}
+
+}  // namespace kcache::kernels::detail

@@ -1,10 +1,10 @@
-// CPU reference and launch geometry for dot.
+// dot: its registry row, launch geometry and CPU reference.
 
 #include <algorithm>
 #include <cmath>
 
-#include "kcache/kernels/launch.hpp"
-#include "kcache/kernels/reference.hpp"
+#include "kcache/kernels/dot.hpp"
+#include "kernel_table.hpp"
 
 namespace kcache::kernels {
 
@@ -12,11 +12,6 @@ std::size_t dot_groups(std::size_t n, std::size_t local_size) {
     // Aim for at least 4 elements per item before adding groups.
     const std::size_t per_group = local_size * 4;
     return std::clamp<std::size_t>((n + per_group - 1) / per_group, 1, kDotMaxGroups);
-}
-
-std::size_t padded_global_size(std::size_t count, std::size_t local_size) {
-    const std::size_t groups = std::max<std::size_t>(1, (count + local_size - 1) / local_size);
-    return groups * local_size;
 }
 
 std::vector<RefValue> dot_reference(std::span<const float> x, std::span<const float> y,
@@ -33,3 +28,21 @@ std::vector<RefValue> dot_reference(std::span<const float> x, std::span<const fl
 }
 
 }  // namespace kcache::kernels
+
+namespace kcache::kernels::detail {
+
+// arith=f16 forms products in native half: it needs cl_khr_fp16 (PoCL here
+// lacks it, so the variant is reported unsupported there).
+KernelInfo dot_kernel() {
+    return {"dot",
+            {},
+            "dot.cl",
+            {"dot_partial", "dot_finish"},
+            {dtype_param(),
+             {"arith",
+              {{"f32", "-DKC_HALF_ARITH=0", {}, ""},
+               {"f16", "-DKC_HALF_ARITH=1", {"cl_khr_fp16"}, "dtype=f16"}}},
+             local_size_param({256, 64})}};
+}
+
+}  // namespace kcache::kernels::detail

@@ -1,11 +1,12 @@
-// The built-in kernels as data: names, aliases, entry points and the variant
-// parameters with the build options and extensions each value brings.
-// The first value of a parameter is its default.
+// The built-in kernels as data: the parameters several kernels share, and the
+// table of every kernel's own row (kernel_table.hpp) in its fixed order.
 
 #include "kernel_table.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace kcache::kernels::detail {
-namespace {
 
 Param dtype_param() {
     return {
@@ -17,7 +18,6 @@ Param activation_param() {
     return {"act", {{"none", "-DKC_RELU=0", {}, ""}, {"relu", "-DKC_RELU=1", {}, ""}}};
 }
 
-// Local sizes offered, most preferred first.
 Param local_size_param(std::vector<int> sizes) {
     Param p{"ls", {}};
     for (int s : sizes) {
@@ -26,38 +26,21 @@ Param local_size_param(std::vector<int> sizes) {
     return p;
 }
 
-}  // namespace
-
 std::vector<KernelInfo> builtin_kernels() {
-    std::vector<KernelInfo> table;
-    table.push_back({"conv2d",
-                     {"convolution2d"},
-                     "conv2d.cl",
-                     {"conv2d_direct", "conv2d_pointwise"},
-                     {dtype_param(), activation_param(), local_size_param({64})}});
-    table.push_back({"qconv_pointwise",
-                     {"qconv2d_pointwise"},
-                     "qconv.cl",
-                     {"qconv_pointwise"},
-                     {{"out", {{"f32", "-DKC_QOUT_F32", {}, ""}, {"i8", "-DKC_QOUT_I8", {}, ""}}},
-                      activation_param(),
-                      local_size_param({64})}});
-    // arith=f16 forms products in native half: it needs cl_khr_fp16 (PoCL here
-    // lacks it, so the variant is reported unsupported there).
-    table.push_back({"dot",
-                     {},
-                     "dot.cl",
-                     {"dot_partial", "dot_finish"},
-                     {dtype_param(),
-                      {"arith",
-                       {{"f32", "-DKC_HALF_ARITH=0", {}, ""},
-                        {"f16", "-DKC_HALF_ARITH=1", {"cl_khr_fp16"}, "dtype=f16"}}},
-                      local_size_param({256, 64})}});
-    table.push_back({"batchnorm",
-                     {"batch_norm"},
-                     "batchnorm.cl",
-                     {"batchnorm_inference", "batchnorm_stats"},
-                     {dtype_param(), activation_param(), local_size_param({256})}});
+#define KCACHE_KERNEL(file) file##_kernel(),
+    std::vector<KernelInfo> table{
+#include "kernel_list.def"
+    };
+#undef KCACHE_KERNEL
+    // The kernels of the first releases keep the order they were listed in
+    // (`kcache warm`, `kcache devices` and the canary go through the table in
+    // it); any other kernel follows them in the order of its file's name.
+    constexpr std::string_view kFirst[] = {"conv2d", "qconv_pointwise", "dot", "batchnorm"};
+    const auto rank = [&](const KernelInfo& k) {
+        return std::find(std::begin(kFirst), std::end(kFirst), k.name) - std::begin(kFirst);
+    };
+    std::stable_sort(table.begin(), table.end(),
+                     [&](const KernelInfo& a, const KernelInfo& b) { return rank(a) < rank(b); });
     return table;
 }
 

@@ -1,11 +1,11 @@
-// qconv_pointwise launch geometry and CPU reference.
+// qconv_pointwise: its registry row, launch geometry and CPU reference.
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kcache/kernels/launch.hpp"
-#include "kcache/kernels/reference.hpp"
+#include "kcache/kernels/qconv.hpp"
+#include "kernel_table.hpp"
 
 namespace kcache::kernels {
 namespace {
@@ -59,3 +59,17 @@ std::vector<float> qconv_pointwise_reference(const QconvShape& sh, const QconvIn
 }
 
 }  // namespace kcache::kernels
+
+namespace kcache::kernels::detail {
+
+KernelInfo qconv_kernel() {
+    return {"qconv_pointwise",
+            {"qconv2d_pointwise"},
+            "qconv.cl",
+            {"qconv_pointwise"},
+            {{"out", {{"f32", "-DKC_QOUT_F32", {}, ""}, {"i8", "-DKC_QOUT_I8", {}, ""}}},
+             activation_param(),
+             local_size_param({64})}};
+}
+
+}  // namespace kcache::kernels::detail

@@ -8,20 +8,17 @@ namespace {
 
 using KatFn = KatResult (*)(DeviceRun&, const KatCase&);
 
-// The known-answer test of each registry kernel, by canonical name.
-struct KernelKat {
-    std::string_view kernel;
-    KatFn run;
+// The known-answer test of each registry kernel that has one (kat_check.hpp).
+#define KCACHE_KAT(file) &file##_known_answer,
+constexpr const KernelKat* kKats[] = {
+#include "kat_list.def"
 };
-constexpr KernelKat kKats[] = {{"conv2d", conv2d_kat},
-                               {"qconv_pointwise", qconv_pointwise_kat},
-                               {"dot", dot_kat},
-                               {"batchnorm", batchnorm_kat}};
+#undef KCACHE_KAT
 
 KatFn kat_of(std::string_view kernel) noexcept {
-    for (const KernelKat& k : kKats) {
-        if (k.kernel == kernel) {
-            return k.run;
+    for (const KernelKat* k : kKats) {
+        if (k->kernel == kernel) {
+            return k->run;
         }
     }
     return nullptr;

@@ -1,11 +1,32 @@
-// conv2d's known-answer test: both entry points (kernels/cl/conv2d.cl), each
-// on a shape that conv2d_entry_point routes to it (the detail names the entry
-// point that ran), with a bias and the variant's activation, and the direct
-// one again at a real size.
+// conv2d (kernels/cl/conv2d.cl): its launcher, and its known-answer test:
+// both entry points, each on a shape that conv2d_entry_point routes to it
+// (the detail names the entry point that ran), with a bias and the variant's
+// activation, and the direct one again at a real size.
 
+#include "kcache/cl/conv2d.hpp"
+
+#include "enqueue.hpp"
 #include "kat_check.hpp"
 
 namespace kcache::cl {
+
+Launched launch_conv2d(const LaunchTarget& target, const kernels::Conv2dShape& shape,
+                       const Conv2dBuffers& buffers) {
+    if (auto bad = detail::bad_call(target, "launch_conv2d", shape.valid(), "shape out of range")) {
+        return fail(*bad);
+    }
+    const auto args = kernels::conv2d_shape_args(shape);
+    const std::size_t ls = target.local_size;
+    const std::int32_t has_bias = buffers.bias != nullptr ? 1 : 0;
+    // Without a bias the kernel never reads its bias argument; x stands in for it.
+    const cl_mem bias = has_bias ? buffers.bias : buffers.x;
+    return detail::enqueue(
+        target, std::string(kernels::conv2d_entry_point(shape)),
+        {kernels::padded_global_size(kernels::conv2d_work_items(shape), ls)}, {ls},
+        {buffers.x, buffers.w, bias, buffers.y, args[0], args[1], args[2], args[3], has_bias},
+        target.wait);
+}
+
 namespace {
 
 using kernels::Conv2dShape;
@@ -67,8 +88,6 @@ void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat, const Co
     }
 }
 
-}  // namespace
-
 KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kDirect, kat.seed + 10);
@@ -76,5 +95,9 @@ KatResult conv2d_kat(DeviceRun& run, const KatCase& kat) {
     check_shape(run, checks, kat, kLargeConv2d, kat.seed + 25);
     return checks.result();
 }
+
+}  // namespace
+
+const KernelKat conv2d_known_answer{"conv2d", conv2d_kat};
 
 }  // namespace kcache::cl

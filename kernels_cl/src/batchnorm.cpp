@@ -1,11 +1,66 @@
-// batchnorm's known-answer test (kernels/cl/batchnorm.cl): inference with
-// given statistics, and the training forward (batchnorm_stats, then inference
-// with the statistics it computed) on data centred far from zero; inference
-// again at a real size.
+// batchnorm (kernels/cl/batchnorm.cl): its launchers, and its known-answer
+// test: inference with given statistics, and the training forward
+// (batchnorm_stats, then inference with the statistics it computed) on data
+// centred far from zero; inference again at a real size.
 
+#include "kcache/cl/batchnorm.hpp"
+
+#include "enqueue.hpp"
 #include "kat_check.hpp"
 
 namespace kcache::cl {
+
+namespace {
+
+bool non_negative(const kernels::BatchnormShape& shape) {
+    return shape.n >= 0 && shape.c >= 0 && shape.hw >= 0;
+}
+
+}  // namespace
+
+Launched launch_batchnorm_inference(const LaunchTarget& target,
+                                    const kernels::BatchnormShape& shape,
+                                    const BatchnormBuffers& buffers) {
+    if (auto bad = detail::bad_call(target, "launch_batchnorm_inference", non_negative(shape),
+                                    "negative dimension")) {
+        return fail(*bad);
+    }
+    const std::size_t ls = target.local_size;
+    return detail::enqueue(target, "batchnorm_inference",
+                           {kernels::padded_global_size(kernels::batchnorm_work_items(shape), ls)},
+                           {ls},
+                           {buffers.x, buffers.mean, buffers.var, buffers.gamma, buffers.beta,
+                            buffers.y, kernels::batchnorm_shape_arg(shape), buffers.eps},
+                           target.wait);
+}
+
+Launched launch_batchnorm_stats(const LaunchTarget& target, const kernels::BatchnormShape& shape,
+                                const BatchnormBuffers& buffers) {
+    if (auto bad = detail::bad_call(target, "launch_batchnorm_stats", non_negative(shape),
+                                    "negative dimension")) {
+        return fail(*bad);
+    }
+    if (shape.c == 0) {  // one work-group per channel; none is not a valid launch
+        return detail::marker(target);
+    }
+    const std::size_t ls = target.local_size;
+    return detail::enqueue(
+        target, "batchnorm_stats", {static_cast<std::size_t>(shape.c) * ls}, {ls},
+        {buffers.x, buffers.mean, buffers.var, kernels::batchnorm_shape_arg(shape)}, target.wait);
+}
+
+Launched launch_batchnorm_training(const LaunchTarget& target, const kernels::BatchnormShape& shape,
+                                   const BatchnormBuffers& buffers) {
+    auto stats = launch_batchnorm_stats(target, shape, buffers);
+    if (!stats) {
+        return stats;
+    }
+    const cl_event first = stats->get();
+    LaunchTarget then = target;
+    then.wait = {&first, 1};
+    return launch_batchnorm_inference(then, shape, buffers);
+}
+
 namespace {
 
 using kernels::BatchnormShape;
@@ -100,8 +155,6 @@ void check_training(DeviceRun& run, KatChecks& checks, const KatCase& kat) {
                    want.y);
 }
 
-}  // namespace
-
 KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_inference(run, checks, kat, kInference, kat.seed + 40);
@@ -109,5 +162,9 @@ KatResult batchnorm_kat(DeviceRun& run, const KatCase& kat) {
     check_training(run, checks, kat);
     return checks.result();
 }
+
+}  // namespace
+
+const KernelKat batchnorm_known_answer{"batchnorm", batchnorm_kat};
 
 }  // namespace kcache::cl

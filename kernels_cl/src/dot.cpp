@@ -1,9 +1,45 @@
-// dot's known-answer test: dot_partial then dot_finish (kernels/cl/dot.cl),
-// on a few long rows and on many short ones (a real-sized output).
+// dot (kernels/cl/dot.cl): its launcher, and its known-answer test:
+// dot_partial then dot_finish on a few long rows and on many short ones (a
+// real-sized output).
 
+#include "kcache/cl/dot.hpp"
+
+#include <limits>
+
+#include "enqueue.hpp"
 #include "kat_check.hpp"
 
 namespace kcache::cl {
+
+std::size_t dot_partial_bytes(std::size_t n, std::size_t rows, std::size_t local_size) noexcept {
+    const std::size_t bytes = sizeof(float) * kernels::dot_groups(n, local_size) * rows;
+    return bytes == 0 ? 1 : bytes;
+}
+
+Launched launch_dot(const LaunchTarget& target, std::size_t n, std::size_t rows,
+                    const DotBuffers& buffers) {
+    constexpr std::size_t kMax = std::numeric_limits<std::uint32_t>::max();
+    if (auto bad = detail::bad_call(target, "launch_dot", n <= kMax && rows <= kMax,
+                                    "n or rows exceeds 32 bits")) {
+        return fail(*bad);
+    }
+    if (rows == 0) {  // a zero-sized dimension is not a valid launch
+        return detail::marker(target);
+    }
+    const std::size_t ls = target.local_size;
+    const std::size_t groups = kernels::dot_groups(n, ls);
+    auto partial = detail::enqueue(
+        target, "dot_partial", {groups * ls, rows}, {ls, 1},
+        {buffers.x, buffers.y, static_cast<std::uint32_t>(n), buffers.partial}, target.wait);
+    if (!partial) {
+        return partial;
+    }
+    const cl_event first = partial->get();
+    return detail::enqueue(target, "dot_finish", {ls, rows}, {ls, 1},
+                           {buffers.partial, static_cast<std::uint32_t>(groups), buffers.out},
+                           {&first, 1});
+}
+
 namespace {
 
 struct DotCase {
@@ -34,13 +70,15 @@ void check_case(DeviceRun& run, KatChecks& checks, const KatCase& kat, DotCase c
     }
 }
 
-}  // namespace
-
 KatResult dot_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_case(run, checks, kat, kLongRows, kat.seed + 1);
     check_case(run, checks, kat, kManyRows, kat.seed + 3);
     return checks.result();
 }
+
+}  // namespace
+
+const KernelKat dot_known_answer{"dot", dot_kat};
 
 }  // namespace kcache::cl

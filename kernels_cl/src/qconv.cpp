@@ -1,15 +1,38 @@
-// qconv_pointwise's known-answer test (kernels/cl/qconv.cl): int8 inputs with
-// a zero point, a bias, per-channel scales and zero points; the int8 output
-// partly saturates; a small shape and a large one (an output of 256 KiB or
-// more as int8, thousands of work-groups, a partial last group). int8 results
-// must be bit-exact, f32 ones within 2 ulps (variant_tolerance).
+// qconv_pointwise (kernels/cl/qconv.cl): its launcher, and its known-answer
+// test: int8 inputs with a zero point, a bias, per-channel scales and zero
+// points; the int8 output partly saturates; a small shape and a large one (an
+// output of 256 KiB or more as int8, thousands of work-groups, a partial last
+// group). int8 results must be bit-exact, f32 ones within 2 ulps
+// (variant_tolerance).
+
+#include "kcache/cl/qconv.hpp"
 
 #include <cmath>
 #include <cstring>
 
+#include "enqueue.hpp"
 #include "kat_check.hpp"
 
 namespace kcache::cl {
+
+Launched launch_qconv_pointwise(const LaunchTarget& target, const kernels::QconvShape& shape,
+                                const QconvBuffers& buffers) {
+    const bool shape_ok = shape.n >= 0 && shape.c >= 0 && shape.k >= 0 && shape.hw >= 0;
+    if (auto bad =
+            detail::bad_call(target, "launch_qconv_pointwise", shape_ok, "negative dimension")) {
+        return fail(*bad);
+    }
+    const std::size_t ls = target.local_size;
+    const std::int32_t has_bias = buffers.bias != nullptr ? 1 : 0;
+    const cl_mem bias = has_bias ? buffers.bias : buffers.zero_point;  // unread without a bias
+    return detail::enqueue(
+        target, "qconv_pointwise",
+        {kernels::padded_global_size(kernels::qconv_work_items(shape), ls)}, {ls},
+        {buffers.x, buffers.w, bias, buffers.scale, buffers.zero_point, buffers.y,
+         kernels::qconv_shape_arg(shape), buffers.x_zero_point, has_bias},
+        target.wait);
+}
+
 namespace {
 
 // N, C, K, HW: odd, K not a multiple of anything the kernel might block by.
@@ -84,13 +107,15 @@ void check_shape(DeviceRun& run, KatChecks& checks, const KatCase& kat,
     }
 }
 
-}  // namespace
-
 KatResult qconv_pointwise_kat(DeviceRun& run, const KatCase& kat) {
     KatChecks checks(kat.outputs);
     check_shape(run, checks, kat, kShape, kat.seed + 30);
     check_shape(run, checks, kat, kLargeQconv, kat.seed + 35);
     return checks.result();
 }
+
+}  // namespace
+
+const KernelKat qconv_known_answer{"qconv_pointwise", qconv_pointwise_kat};
 
 }  // namespace kcache::cl
