@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kcache/common/result.hpp"
@@ -52,7 +53,8 @@ using BinaryResult = Result<std::vector<std::uint8_t>, std::string>;
 // composition root) hands in, so that canary includes none of its headers:
 // a device's identity as its device facts keep it (an object with
 // `of(cl_device_id)`: the service's Identities), and a built program's
-// binary (an object with `binary_of(cl_program)`: its Loader).
+// binary (an object with `binary_of(cl_program)`: its Loader, whose typed
+// error's message is kept).
 struct IdentityOf : BoundCall<IdentityResult, cl_device_id> {
     template <class Identities>
     requires requires(Identities& i, cl_device_id d) {
@@ -66,11 +68,16 @@ struct IdentityOf : BoundCall<IdentityResult, cl_device_id> {
 struct BinaryOf : BoundCall<BinaryResult, cl_program> {
     template <class Loader>
     requires requires(Loader& l, cl_program p) {
-        { l.binary_of(p) } -> std::convertible_to<BinaryResult>;
+        { *l.binary_of(p) } -> std::convertible_to<std::vector<std::uint8_t>>;
+        { l.binary_of(p).error().message } -> std::convertible_to<std::string>;
     }
     BinaryOf(Loader& loader) noexcept  // implicit: KatServed{…, loader}
         : BoundCall(&loader, [](void* o, cl_program p) -> BinaryResult {
-              return static_cast<Loader*>(o)->binary_of(p);
+              auto binary = static_cast<Loader*>(o)->binary_of(p);
+              if (!binary) {
+                  return fail(binary.error().message);
+              }
+              return std::move(*binary);
           }) {}
 };
 

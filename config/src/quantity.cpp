@@ -47,7 +47,7 @@ std::string quoted(std::string_view text) {
 
 }  // namespace
 
-Result<std::uint64_t, std::string> parse_size(std::string_view text) {
+Result<std::uint64_t, QuantityError> parse_size(std::string_view text) {
     static constexpr Unit units[] = {{"", 1},           {"K", 1ull << 10}, {"k", 1ull << 10},
                                      {"M", 1ull << 20}, {"m", 1ull << 20}, {"G", 1ull << 30},
                                      {"g", 1ull << 30}, {"T", 1ull << 40}, {"t", 1ull << 40}};
@@ -56,15 +56,18 @@ Result<std::uint64_t, std::string> parse_size(std::string_view text) {
         case Scaled::ok:
             return bytes;
         case Scaled::too_large:
-            return fail("out of range: " + quoted(text) + " (at most 2^62 bytes, 4194304T)");
+            return fail(
+                QuantityError{QuantityErrc::out_of_range,
+                              "out of range: " + quoted(text) + " (at most 2^62 bytes, 4194304T)"});
         case Scaled::malformed:
             break;
     }
-    return fail("not a size: " + quoted(text) + " (examples: 4096, 512K, 500M, 2G)");
+    return fail(QuantityError{QuantityErrc::malformed,
+                              "not a size: " + quoted(text) + " (examples: 4096, 512K, 500M, 2G)"});
 }
 
-Result<std::chrono::milliseconds, std::string> parse_duration(std::string_view text,
-                                                              BareUnit bare) {
+Result<std::chrono::milliseconds, QuantityError> parse_duration(std::string_view text,
+                                                                BareUnit bare) {
     const Unit units[] = {{"", bare == BareUnit::seconds ? 1000u : 1u},
                           {"ms", 1},
                           {"s", 1000},
@@ -76,11 +79,14 @@ Result<std::chrono::milliseconds, std::string> parse_duration(std::string_view t
         case Scaled::ok:
             return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
         case Scaled::too_large:
-            return fail("out of range: " + quoted(text) + " (at most 100 years, 36500d)");
+            return fail(
+                QuantityError{QuantityErrc::out_of_range,
+                              "out of range: " + quoted(text) + " (at most 100 years, 36500d)"});
         case Scaled::malformed:
             break;
     }
-    return fail("not a duration: " + quoted(text) + " (examples: 1500ms, 90s, 5m, 2h, 7d)");
+    return fail(QuantityError{QuantityErrc::malformed, "not a duration: " + quoted(text) +
+                                                           " (examples: 1500ms, 90s, 5m, 2h, 7d)"});
 }
 
 }  // namespace kcache::service

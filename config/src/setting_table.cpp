@@ -81,7 +81,7 @@ std::string read(const SettingRow& r, std::uint64_t& out, const std::string& v) 
             return "expected " + accepted(r);
         }
     } else if (!n) {
-        return n.error();
+        return n.error().message;
     } else if (*n < r.low) {
         return "expected " + accepted(r);
     }
@@ -227,7 +227,7 @@ std::string s3_region(std::string& v) {
 }
 std::string remote_namespaces(std::string& v) {
     auto names = remote::parse_namespaces(v);
-    return names ? "" : names.error();
+    return names ? "" : names.error().message;
 }
 std::string s3_url_style(std::string& v) {
     return v == "" || v == "path" || v == "virtual"

@@ -353,7 +353,7 @@ Result<Envelope, EnvelopeError> decode_envelope(std::span<const std::uint8_t> ob
     auto bytes =
         store::decode_verified(static_cast<store::Codec>(codec), payload, raw_size, checksum);
     if (!bytes) {
-        return refuse(EnvelopeErrc::bad_payload, "payload: " + bytes.error());
+        return refuse(EnvelopeErrc::bad_payload, "payload: " + bytes.error().message);
     }
     env.bytes = std::move(*bytes);
     return env;

@@ -47,7 +47,7 @@ std::string namespace_problem(std::string_view name) {
     return {};
 }
 
-Result<std::vector<std::string>, std::string> parse_namespaces(std::string_view list) {
+Result<std::vector<std::string>, RemoteError> parse_namespaces(std::string_view list) {
     std::vector<std::string> out;
     if (trimmed(list).empty()) {
         return out;
@@ -56,10 +56,10 @@ Result<std::vector<std::string>, std::string> parse_namespaces(std::string_view 
         const std::size_t end = std::min(list.find(',', start), list.size());
         std::string name = trimmed(list.substr(start, end - start));
         if (std::string why = namespace_problem(name); !why.empty()) {
-            return fail(std::move(why));
+            return config_error(std::move(why));
         }
         if (std::find(out.begin(), out.end(), name) != out.end()) {
-            return fail("namespace \"" + name + "\" is named twice");
+            return config_error("namespace \"" + name + "\" is named twice");
         }
         out.push_back(std::move(name));
         start = end + 1;

@@ -20,7 +20,7 @@ Binary binary_of(service::Loader& loader, Program p) {
     auto bytes = loader.binary_of(p.get());
     if (!bytes) {
         b.outcome.status = StatusCode::device_error;
-        b.outcome.message = bytes.error();
+        b.outcome.message = bytes.error().message;
         return b;
     }
     b.bytes.assign(bytes->begin(), bytes->end());

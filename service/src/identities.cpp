@@ -25,7 +25,7 @@ Result<IdentityRef, std::string> Identities::of(cl_device_id device, bool root) 
     }
     auto id = loader_.identify(device);
     if (!id) {
-        return fail(id.error());
+        return fail(id.error().message);
     }
     auto shared = std::make_shared<const device_db::DeviceIdentity>(std::move(*id));
     std::lock_guard g(mu);

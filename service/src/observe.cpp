@@ -54,7 +54,7 @@ void observe_compile(bool metrics, Clock::time_point started, const std::string&
     }
 }
 
-KCACHE_HOT_PATH Result<cl::ProgramHandle, std::string> observed_load(
+KCACHE_HOT_PATH Result<cl::ProgramHandle, LoaderError> observed_load(
     Loader& loader, bool metrics, cl_context context, cl_device_id device,
     std::span<const std::uint8_t> bytes, const std::string& options) {
     trace::Span span("load", "load");

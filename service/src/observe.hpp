@@ -29,7 +29,7 @@ remote::RemoteObserver remote_observer(bool metrics);
 // at the rungs' call, not a wrapper loader: a new context's hit finds this
 // path cold, and a second object and table of virtual functions per call
 // were measurable there.
-Result<cl::ProgramHandle, std::string> observed_load(Loader& loader, bool metrics,
+Result<cl::ProgramHandle, LoaderError> observed_load(Loader& loader, bool metrics,
                                                      cl_context context, cl_device_id device,
                                                      std::span<const std::uint8_t> bytes,
                                                      const std::string& options);

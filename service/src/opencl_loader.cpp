@@ -14,10 +14,11 @@ namespace {
 
 class OpenClLoader final : public Loader {
   public:
-    Result<device_db::DeviceIdentity, std::string> identify(cl_device_id device) override {
+    Result<device_db::DeviceIdentity, LoaderError> identify(cl_device_id device) override {
         auto id = device_db::probe(device);
         if (!id) {
-            return fail("cannot identify the device: " + id.error().message);
+            return fail(LoaderError{LoaderErrc::query_failed,
+                                    "cannot identify the device: " + id.error().message});
         }
         return std::move(*id);
     }
@@ -40,13 +41,17 @@ class OpenClLoader final : public Loader {
 
     bool device_in_context(cl_context context, cl_device_id device, std::string& why) override;
 
-    KCACHE_HOT_PATH Result<cl::ProgramHandle, std::string> load(
+    KCACHE_HOT_PATH Result<cl::ProgramHandle, LoaderError> load(
         cl_context context, cl_device_id device, std::span<const std::uint8_t> bytes,
         const std::string& options) override {
-        return cl::program_from_binary(context, device, bytes, options);
+        auto program = cl::program_from_binary(context, device, bytes, options);
+        if (!program) {
+            return fail(LoaderError{LoaderErrc::rejected, program.error()});
+        }
+        return std::move(*program);
     }
 
-    Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) override;
+    Result<std::vector<std::uint8_t>, LoaderError> binary_of(cl_program program) override;
 
     KCACHE_HOT_PATH std::uint32_t context_references(cl_context context) override {
         cl_uint n = 0;
@@ -105,17 +110,19 @@ KCACHE_HOT_PATH bool OpenClLoader::device_in_context(cl_context context, cl_devi
     return false;
 }
 
-Result<std::vector<std::uint8_t>, std::string> OpenClLoader::binary_of(cl_program program) {
+Result<std::vector<std::uint8_t>, LoaderError> OpenClLoader::binary_of(cl_program program) {
     std::size_t size = 0;
     cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr);
     if (err != CL_SUCCESS || size == 0) {
-        return fail(std::string("clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed"));
+        return fail(LoaderError{LoaderErrc::query_failed,
+                                "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES) failed"});
     }
     std::vector<std::uint8_t> bytes(size);
     unsigned char* data = bytes.data();
     err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(data), &data, nullptr);
     if (err != CL_SUCCESS) {
-        return fail(std::string("clGetProgramInfo(CL_PROGRAM_BINARIES) failed"));
+        return fail(
+            LoaderError{LoaderErrc::query_failed, "clGetProgramInfo(CL_PROGRAM_BINARIES) failed"});
     }
     return bytes;
 }

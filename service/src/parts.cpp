@@ -95,7 +95,7 @@ Result<Parts, PartsError> open_parts(const Config& config) {
     }
     auto remote = open_remote(config);
     if (!remote) {
-        return fail(PartsError{StatusCode::config_error, remote.error()});
+        return fail(PartsError{StatusCode::config_error, remote.error().message});
     }
     if (*remote) {
         (*remote)->warm_up();  // connects while the application still starts

@@ -52,6 +52,11 @@ ZSTD_DCtx* decompress_context(OwnDCtx& own) {
 // block: 3-byte header, 1 byte), so no frame expands more than this.
 constexpr std::uint64_t kMaxZstdExpansion = 32 * 1024;
 
+// A stored entry that fails one of decode_verified's checks.
+Unexpected<StoreError> corrupt(std::string message) {
+    return fail(StoreError{StoreErrc::corrupt, std::move(message)});
+}
+
 }  // namespace
 
 Checksum checksum_of(std::span<const std::uint8_t> raw) {
@@ -92,49 +97,49 @@ Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_liter
     return out;
 }
 
-Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uint8_t> stored,
-                                           std::uint64_t raw_size,
-                                           std::span<const std::uint8_t> checksum) {
+Result<Bytes, StoreError> decode_verified(Codec codec, std::span<const std::uint8_t> stored,
+                                          std::uint64_t raw_size,
+                                          std::span<const std::uint8_t> checksum) {
     if (checksum.size() != Checksum{}.size()) {
-        return fail(std::string("checksum column has ") + std::to_string(checksum.size()) +
-                    " bytes, expected 16");
+        return corrupt(std::string("checksum column has ") + std::to_string(checksum.size()) +
+                       " bytes, expected 16");
     }
     if (raw_size > kMaxRawSize) {
-        return fail("raw size " + std::to_string(raw_size) + " exceeds the limit of " +
-                    std::to_string(kMaxRawSize));
+        return corrupt("raw size " + std::to_string(raw_size) + " exceeds the limit of " +
+                       std::to_string(kMaxRawSize));
     }
     Bytes raw;
     if (codec == Codec::none) {
         if (stored.size() != raw_size) {
-            return fail("stored size " + std::to_string(stored.size()) + " != raw size " +
-                        std::to_string(raw_size));
+            return corrupt("stored size " + std::to_string(stored.size()) + " != raw size " +
+                           std::to_string(raw_size));
         }
         raw.assign(stored.begin(), stored.end());
     } else if (codec == Codec::zstd) {
         unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
         if (declared != raw_size) {
-            return fail("zstd frame header does not declare " + std::to_string(raw_size) +
-                        " bytes");
+            return corrupt("zstd frame header does not declare " + std::to_string(raw_size) +
+                           " bytes");
         }
         // Checked before allocating: a hostile row may declare any size.
         if (raw_size / kMaxZstdExpansion > stored.size()) {
-            return fail("a zstd frame of " + std::to_string(stored.size()) + " bytes cannot hold " +
-                        std::to_string(raw_size));
+            return corrupt("a zstd frame of " + std::to_string(stored.size()) +
+                           " bytes cannot hold " + std::to_string(raw_size));
         }
         raw.resize(raw_size);
         OwnDCtx own;
         std::size_t n = ZSTD_decompressDCtx(decompress_context(own), raw.data(), raw.size(),
                                             stored.data(), stored.size());
         if (ZSTD_isError(n) || n != raw_size) {
-            return fail(std::string("bad zstd frame: ") +
-                        (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch"));
+            return corrupt(std::string("bad zstd frame: ") +
+                           (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch"));
         }
     } else {
-        return fail("unknown codec " + std::to_string(static_cast<int>(codec)));
+        return corrupt("unknown codec " + std::to_string(static_cast<int>(codec)));
     }
     Checksum actual = checksum_of(raw);
     if (!std::equal(actual.begin(), actual.end(), checksum.begin())) {
-        return fail(std::string("XXH3-128 checksum mismatch"));
+        return corrupt(std::string("XXH3-128 checksum mismatch"));
     }
     return raw;
 }

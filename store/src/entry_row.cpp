@@ -115,7 +115,7 @@ Result<Entry, std::string> read_verified(const sql::Stmt& s) {
     auto bytes = decode_verified(out.info.codec, s.blob(kInfoColumns + 1), out.info.raw_size,
                                  s.blob(kInfoColumns));
     if (!bytes.ok()) {
-        return fail(bytes.error());
+        return fail(bytes.error().message);
     }
     out.bytes = std::move(bytes).value();
     return out;

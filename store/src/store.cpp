@@ -103,7 +103,7 @@ Result<Entry, Miss> get_entry(Store::Impl& s, const Key& key, const KeyFields* r
     }
     auto bytes = decode_verified(row->info.codec, row->blob, row->info.raw_size, row->checksum);
     if (!bytes.ok()) {
-        return miss(Miss{MissReason::corrupt, bytes.error()});
+        return miss(Miss{MissReason::corrupt, bytes.error().message});
     }
     {
         std::lock_guard lock(s.mu);

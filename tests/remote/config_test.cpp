@@ -134,6 +134,10 @@ TEST_F(RemoteConfig, TokenOverPlainHttpRefusesToOpen) {
     EXPECT_EQ(Cache::open(c, &o), nullptr);
     EXPECT_EQ(o.status, StatusCode::config_error);
     EXPECT_NE(o.message.find("plain http"), std::string::npos) << o.message;
+    auto client = service::open_remote(c);
+    ASSERT_FALSE(client);
+    EXPECT_EQ(client.error().code, remote::RemoteErrc::config);
+    EXPECT_EQ(client.error().message.rfind("remote tier: ", 0), 0u) << client.error().message;
     c.remote_allow_http_token = true;
     EXPECT_NE(Cache::open(c, &o), nullptr) << o.message;
 }

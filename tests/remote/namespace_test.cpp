@@ -43,14 +43,16 @@ class RemoteNamespace : public RemoteServerTest {
 
 TEST(RemoteNamespaceNames, ListsAreCheckedAndTheOwnComesFirst) {
     auto ok = remote::parse_namespaces(" team-a , platform ");
-    ASSERT_TRUE(ok) << ok.error();
+    ASSERT_TRUE(ok) << ok.error().message;
     EXPECT_EQ(*ok, (std::vector<std::string>{"team-a", "platform"}));
     EXPECT_TRUE(remote::parse_namespaces("")->empty());
     EXPECT_TRUE(remote::parse_namespaces("  ")->empty());
     for (const std::string& bad :
          std::vector<std::string>{"Team", "a..b", ".a", "-a", "a/b", "a,,b", "a,", "a b",
                                   "team-a,team-a", std::string(64, 'a'), "a\x1b"}) {
-        EXPECT_FALSE(remote::parse_namespaces(bad)) << bad;
+        auto refused = remote::parse_namespaces(bad);
+        ASSERT_FALSE(refused) << bad;
+        EXPECT_EQ(refused.error().code, RemoteErrc::config) << bad;
     }
     EXPECT_TRUE(remote::parse_namespaces(std::string(63, 'a')));
     EXPECT_TRUE(remote::parse_namespaces("0.a_b-c"));

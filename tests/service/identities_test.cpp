@@ -17,7 +17,7 @@ class CountingLoader final : public service::Loader {
   public:
     int identifies = 0, root_checks = 0, platform_queries = 0;
 
-    Result<device_db::DeviceIdentity, std::string> identify(cl_device_id d) override {
+    Result<device_db::DeviceIdentity, service::LoaderError> identify(cl_device_id d) override {
         ++identifies;
         return real_->identify(d);
     }
@@ -32,12 +32,12 @@ class CountingLoader final : public service::Loader {
     bool device_in_context(cl_context c, cl_device_id d, std::string& why) override {
         return real_->device_in_context(c, d, why);
     }
-    Result<cl::ProgramHandle, std::string> load(cl_context c, cl_device_id d,
-                                                std::span<const std::uint8_t> bytes,
-                                                const std::string& options) override {
+    Result<cl::ProgramHandle, service::LoaderError> load(cl_context c, cl_device_id d,
+                                                         std::span<const std::uint8_t> bytes,
+                                                         const std::string& options) override {
         return real_->load(c, d, bytes, options);
     }
-    Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program p) override {
+    Result<std::vector<std::uint8_t>, service::LoaderError> binary_of(cl_program p) override {
         return real_->binary_of(p);
     }
     std::uint32_t context_references(cl_context c) override { return real_->context_references(c); }
@@ -85,6 +85,30 @@ TEST(Identities, ARootDevicesFactsAreMadeOnceAndKeyAsJitKeyFields) {
     const store::KeyFields whole = device_db::jit_key_fields(*facts.id, input);
     EXPECT_TRUE(fields == whole);
     EXPECT_EQ(store::make_key(fields), store::make_key(whole));
+}
+
+// Bytes the runtime refuses are `rejected`; a program without a binary to
+// read back is `query_failed`.
+TEST(Identities, TheLoadersFailuresCarryTheirCodes) {
+    cl_device_id device = find_test_device();
+    ASSERT_NE(device, nullptr) << "no test device (KCACHE_TEST_PLATFORM)";
+    cl_int err = CL_SUCCESS;
+    cl::ContextHandle context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    auto loader = service::opencl_loader();
+
+    const std::vector<std::uint8_t> garbage(256, 0x5a);
+    auto loaded = loader->load(context.get(), device, garbage, "");
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.error().code, service::LoaderErrc::rejected) << loaded.error().message;
+    EXPECT_FALSE(loaded.error().message.empty());
+
+    const char* source = "kernel void k(global int* a) { a[0] = 1; }";
+    cl::ProgramHandle unbuilt(clCreateProgramWithSource(context.get(), 1, &source, nullptr, &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+    auto binary = loader->binary_of(unbuilt.get());
+    ASSERT_FALSE(binary.ok()) << binary->size() << " bytes of an unbuilt program";
+    EXPECT_EQ(binary.error().code, service::LoaderErrc::query_failed) << binary.error().message;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ namespace {
 using service::BareUnit;
 using service::parse_duration;
 using service::parse_size;
+using service::QuantityErrc;
 using namespace std::chrono_literals;
 
 TEST(Quantity, SizesParseWithUnitsAndRefuseOverflow) {
@@ -32,12 +33,14 @@ TEST(Quantity, SizesParseWithUnitsAndRefuseOverflow) {
                             "99999999999999999999999K"}) {
         auto r = parse_size(bad);
         ASSERT_FALSE(r.ok()) << bad << " = " << r.value();
-        EXPECT_NE(r.error().find("out of range"), std::string::npos) << r.error();
+        EXPECT_EQ(r.error().code, QuantityErrc::out_of_range) << bad;
+        EXPECT_NE(r.error().message.find("out of range"), std::string::npos) << r.error().message;
     }
     for (const char* bad : {"", "K", "-1", "1.5G", "12Q", " 1", "1 K"}) {
         auto r = parse_size(bad);
         ASSERT_FALSE(r.ok()) << "'" << bad << "'";
-        EXPECT_NE(r.error().find("not a size"), std::string::npos) << r.error();
+        EXPECT_EQ(r.error().code, QuantityErrc::malformed) << "'" << bad << "'";
+        EXPECT_NE(r.error().message.find("not a size"), std::string::npos) << r.error().message;
     }
 }
 
@@ -51,10 +54,13 @@ TEST(Quantity, DurationsParseWithUnitsAndRefuseOverflow) {
                             "99999999999999999999999"}) {
         auto r = parse_duration(bad, BareUnit::seconds);
         ASSERT_FALSE(r.ok()) << bad << " = " << r.value().count();
-        EXPECT_NE(r.error().find("out of range"), std::string::npos) << r.error();
+        EXPECT_EQ(r.error().code, QuantityErrc::out_of_range) << bad;
+        EXPECT_NE(r.error().message.find("out of range"), std::string::npos) << r.error().message;
     }
     for (const char* bad : {"", "s", "-5s", "2K", "1.5h", "5 m"}) {
-        EXPECT_FALSE(parse_duration(bad, BareUnit::seconds).ok()) << "'" << bad << "'";
+        auto r = parse_duration(bad, BareUnit::seconds);
+        ASSERT_FALSE(r.ok()) << "'" << bad << "'";
+        EXPECT_EQ(r.error().code, QuantityErrc::malformed) << "'" << bad << "'";
     }
 }
 

@@ -3,7 +3,9 @@
 
 #include <fstream>
 #include <random>
+#include <span>
 
+#include "kcache/store/codec.hpp"
 #include "store_fixture.hpp"
 
 using kcache::test::binary_like;
@@ -109,6 +111,34 @@ TEST_F(Store, ZstdFrameWithGarbageBodyIsCorruptMiss) {
         }
         raw_sql_blob(db_path(), "UPDATE blobs SET data = ?", blob);
     });
+}
+
+// What the store's reads and the remote's payload check share: every
+// damage is a `corrupt` error naming the check that failed.
+TEST(StoreCodec, DecodeVerifiedRefusesEachDamageAsCorrupt) {
+    const ks::Bytes raw = binary_like(64 * 1024, 5);
+    const ks::Encoded enc = ks::encode(raw, 3);
+    ASSERT_EQ(enc.codec, ks::Codec::zstd);
+    const ks::Checksum sum = ks::checksum_of(raw);
+    ASSERT_TRUE(ks::decode_verified(enc.codec, enc.data, raw.size(), sum).ok());
+    ks::Checksum other = sum;
+    other[0] ^= 1;
+    const std::uint8_t short_sum[4] = {};
+    struct Case {
+        ks::Codec codec;
+        std::uint64_t raw_size;
+        std::span<const std::uint8_t> checksum;
+        const char* named;
+    };
+    for (const Case& c : {Case{enc.codec, raw.size(), other, "checksum mismatch"},
+                          Case{enc.codec, raw.size(), short_sum, "checksum column"},
+                          Case{enc.codec, raw.size() + 1, sum, "does not declare"},
+                          Case{ks::Codec::none, raw.size(), sum, "stored size"}}) {
+        auto got = ks::decode_verified(c.codec, enc.data, c.raw_size, c.checksum);
+        ASSERT_FALSE(got.ok()) << c.named;
+        EXPECT_EQ(got.error().code, ks::StoreErrc::corrupt) << got.error().message;
+        EXPECT_NE(got.error().message.find(c.named), std::string::npos) << got.error().message;
+    }
 }
 
 // A row and a tiny frame that agree on an enormous size (a hostile pack can

@@ -175,7 +175,7 @@ TEST_F(StoreSignature, SignedPackVerifiesAndItsTrustedCommentNamesThePack) {
     const auto pack = make_pack("p");
     const ks::SecretKey key = new_key();
     auto sig = ks::sign_pack(pack, key);
-    ASSERT_TRUE(sig.ok()) << sig.error();
+    ASSERT_TRUE(sig.ok()) << sig.error().message;
     const auto& c = sig->trusted_comment;
     for (const char* part :
          {"schema:3", "entries:3", "producer:", "compiler:", "created:", "file:p.kcpack"}) {
@@ -194,6 +194,15 @@ TEST_F(StoreSignature, SignedPackVerifiesAndItsTrustedCommentNamesThePack) {
     ASSERT_TRUE(read.ok());
     EXPECT_EQ(read->signature, sig->signature);
     EXPECT_EQ(ks::format_signature(*read), file_bytes(ks::signature_path(pack)));
+}
+
+TEST_F(StoreSignature, AFileThatIsNoPackIsNotSigned) {
+    const auto garbage = dir() / "garbage.kcpack";
+    write_file(garbage, std::string(8192, 'x'));
+    auto sig = ks::sign_pack(garbage, new_key());
+    ASSERT_FALSE(sig.ok());
+    EXPECT_EQ(sig.error().code, ks::StoreErrc::corrupt) << sig.error().message;
+    EXPECT_FALSE(std::filesystem::exists(ks::signature_path(garbage)));
 }
 
 TEST_F(StoreSignature, AFlippedByteAnywhereInThePackIsRefused) {

@@ -89,7 +89,7 @@ Result<std::optional<std::chrono::milliseconds>, UsageError> ParsedArgs::duratio
     }
     auto ms = service::parse_duration(*text, service::BareUnit::seconds);
     if (!ms) {
-        return fail(usage("--" + std::string(name) + ": " + ms.error()));
+        return fail(usage("--" + std::string(name) + ": " + ms.error().message));
     }
     if (ms->count() == 0) {
         return fail(
@@ -106,7 +106,7 @@ Result<std::optional<std::uint64_t>, UsageError> ParsedArgs::size_value(
     }
     auto bytes = service::parse_size(*text);
     if (!bytes) {
-        return fail(usage("--" + std::string(name) + ": " + bytes.error()));
+        return fail(usage("--" + std::string(name) + ": " + bytes.error().message));
     }
     return std::optional<std::uint64_t>{*bytes};
 }

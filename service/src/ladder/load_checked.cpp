@@ -20,8 +20,12 @@ Result<ProgramRef, std::string> load_checked(const RungParts& parts, Ask& ask,
             return fail(std::move(*bad));
         }
     }
-    return observed_load(parts.loader, parts.config.metrics, ask.context, ask.device, bytes,
-                         plan.input.options);
+    auto program = observed_load(parts.loader, parts.config.metrics, ask.context, ask.device, bytes,
+                                 plan.input.options);
+    if (!program) {
+        return fail(program.error().message);
+    }
+    return std::move(*program);
 }
 
 }  // namespace kcache::service

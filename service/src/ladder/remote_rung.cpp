@@ -55,13 +55,14 @@ std::vector<std::filesystem::path> trusted_builder_files(const Config& config) {
     return out;
 }
 
-Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config) {
+Result<std::unique_ptr<remote::Client>, remote::RemoteError> open_remote(const Config& config) {
     if (config.remote_urls.empty()) {
         return std::unique_ptr<remote::Client>();
     }
     auto client = remote::Client::open(remote_settings(config));
     if (!client) {
-        return fail("remote tier: " + client.error().message);
+        return fail(
+            remote::RemoteError{client.error().code, "remote tier: " + client.error().message});
     }
     return std::move(*client);
 }

@@ -82,20 +82,20 @@ Result<std::string, StoreError> pack_trusted_comment(const fs::path& pack) {
     return comment;
 }
 
-Result<Signature, std::string> sign_pack(const fs::path& pack, const SecretKey& key) {
+Result<Signature, StoreError> sign_pack(const fs::path& pack, const SecretKey& key) {
     auto comment = pack_trusted_comment(pack);
     if (!comment) {
-        return fail(comment.error().message);
+        return fail(comment.error());
     }
     auto sig =
         sign_file(pack, key, *comment, "signature from kcache secret key " + key_id_hex(key.id));
     if (!sig) {
-        return fail(sig.error().message);
+        return fail(StoreError{StoreErrc::io, sig.error().message});
     }
     auto written =
         write_text_file(signature_path(pack), format_signature(*sig), 0644, Replace::yes);
     if (!written) {
-        return fail(written.error().message);
+        return fail(StoreError{StoreErrc::io, written.error().message});
     }
     return std::move(*sig);
 }

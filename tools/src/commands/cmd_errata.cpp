@@ -253,8 +253,8 @@ void publish_findings(const Config& config, const std::vector<canary::Record>& r
         if (!client) {
             auto opened = service::open_remote(config);
             if (!opened) {
-                std::cerr << "kcache: the canary's findings were not published: " << opened.error()
-                          << "\n";
+                std::cerr << "kcache: the canary's findings were not published: "
+                          << opened.error().message << "\n";
                 return;
             }
             client = std::move(*opened);

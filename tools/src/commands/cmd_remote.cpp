@@ -256,7 +256,7 @@ std::optional<std::unique_ptr<remote::Client>> open_cli_remote(std::string_view 
                                                                int& exit_code) {
     auto client = service::open_remote(config);
     if (!client) {
-        exit_code = report(Exit::usage, command, client.error());
+        exit_code = report(Exit::usage, command, client.error().message);
         return std::nullopt;
     }
     return std::move(*client);

@@ -82,7 +82,7 @@ int sign_written_pack(std::string_view command, const fs::path& pack, const stor
     auto sig = store::sign_pack(pack, key);
     if (!sig) {
         return report(Exit::store_error, command,
-                      "cannot sign " + pack.string() + ": " + sig.error());
+                      "cannot sign " + pack.string() + ": " + sig.error().message);
     }
     std::cout << "signed " << pack.string() << " with key " << store::key_id_hex(key.id) << ": "
               << store::signature_path(pack).string() << "\n"

@@ -286,7 +286,7 @@ std::vector<RemoteCheck> remote_checks(const Config& config) {
         one.remote_urls = {url};
         auto client = service::open_remote(one);
         if (!client) {
-            out.push_back({shown(url), shown(client.error()), false});
+            out.push_back({shown(url), shown(client.error().message), false});
             continue;
         }
         for (const remote::ProbeLine& l : (*client)->probe()) {

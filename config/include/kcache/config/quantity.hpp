@@ -26,13 +26,25 @@ inline constexpr std::chrono::milliseconds kMaxDuration{100ll * 365 * 86'400'000
 // What a duration written as bare digits counts.
 enum class BareUnit { seconds, milliseconds };
 
+// Why a size or duration was refused.
+enum class QuantityErrc {
+    malformed,     // not digits and a known unit
+    out_of_range,  // beyond kMaxSize or kMaxDuration
+};
+
+struct QuantityError {
+    QuantityErrc code;
+    std::string message;  // quotes the text, without the option's name
+};
+
 // Returns the bytes `text` names ("4096", "512K", "2G", "1T"), or why not
-// ("not a size …" or "out of range …"), a message without the option's name.
-Result<std::uint64_t, std::string> parse_size(std::string_view text);
+// ("not a size …": malformed, "out of range …": out_of_range).
+Result<std::uint64_t, QuantityError> parse_size(std::string_view text);
 
 // Returns the duration `text` names ("1500ms", "90s", "5m", "2h", "7d"; bare
 // digits count `bare`), or why not, as parse_size does. Zero is accepted;
 // callers that need a positive value check it.
-Result<std::chrono::milliseconds, std::string> parse_duration(std::string_view text, BareUnit bare);
+Result<std::chrono::milliseconds, QuantityError> parse_duration(std::string_view text,
+                                                                BareUnit bare);
 
 }  // namespace kcache::service

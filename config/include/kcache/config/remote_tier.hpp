@@ -34,8 +34,9 @@ std::vector<remote::Namespace> remote_namespaces(const Config& c);
 remote::S3Settings remote_s3_settings(const Config& c);
 std::string remote_s3_effective(const Config& c, const std::string& name);
 
-// The remote client of `config`: nullptr when no remote is configured; a
-// message naming the setting when the settings are unusable.
-Result<std::unique_ptr<remote::Client>, std::string> open_remote(const Config& config);
+// The remote client of `config`: nullptr when no remote is configured;
+// Client::open's error (a `config` one when the settings are unusable), its
+// message naming the setting after "remote tier: ".
+Result<std::unique_ptr<remote::Client>, remote::RemoteError> open_remote(const Config& config);
 
 }  // namespace kcache::service

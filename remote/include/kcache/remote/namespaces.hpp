@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kcache/common/result.hpp"
+#include "kcache/remote/remote.hpp"
 #include "kcache/store/types.hpp"
 
 namespace kcache::remote {
@@ -26,9 +27,10 @@ namespace kcache::remote {
 std::string namespace_problem(std::string_view name);
 
 // The names of `list` (comma-separated; blanks around a name dropped), the
-// own first; what is wrong otherwise (a bad or empty name, a name given
-// twice). An empty or blank `list`: no namespaces (the default layout).
-Result<std::vector<std::string>, std::string> parse_namespaces(std::string_view list);
+// own first; otherwise a `config` error saying what is wrong (a bad or empty
+// name, a name given twice). An empty or blank `list`: no namespaces (the
+// default layout).
+Result<std::vector<std::string>, RemoteError> parse_namespaces(std::string_view list);
 
 // The directory of namespace `name`'s objects, relative to a base URL and
 // ending in '/': "kcache/ns/<name>/v1/"; for "" the default layout's "kcache/v1/".

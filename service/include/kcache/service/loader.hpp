@@ -19,13 +19,25 @@
 
 namespace kcache::service {
 
+// Why the loader could not answer.
+enum class LoaderErrc {
+    query_failed,  // a query of the device or the program failed
+    rejected,      // the runtime refused the bytes or the options
+};
+
+struct LoaderError {
+    LoaderErrc code;
+    std::string message;  // names the failing call and the OpenCL error
+};
+
 class Loader {
   public:
     virtual ~Loader() = default;
 
     // Device identity: what kcache keys binaries by (vendor, device, driver,
-    // compiler); error: why the device could not be identified.
-    virtual Result<device_db::DeviceIdentity, std::string> identify(cl_device_id device) = 0;
+    // compiler); error: `query_failed`, saying why the device could not be
+    // identified.
+    virtual Result<device_db::DeviceIdentity, LoaderError> identify(cl_device_id device) = 0;
     // Whether `device` is a root device (lives as long as the process).
     virtual bool is_root_device(cl_device_id device) = 0;
     // The platform of `device`, or null when the query fails.
@@ -35,12 +47,14 @@ class Loader {
     virtual bool device_in_context(cl_context context, cl_device_id device, std::string& why) = 0;
 
     // Bytes to a built program for `device` in `context`, with `options`;
-    // error: why the runtime rejected them (failing call, error names, log).
-    virtual Result<cl::ProgramHandle, std::string> load(cl_context context, cl_device_id device,
+    // error: `rejected`, naming the failing call, the OpenCL error names and
+    // the build log.
+    virtual Result<cl::ProgramHandle, LoaderError> load(cl_context context, cl_device_id device,
                                                         std::span<const std::uint8_t> bytes,
                                                         const std::string& options) = 0;
-    // The device binary of a built single-device program; error: why not.
-    virtual Result<std::vector<std::uint8_t>, std::string> binary_of(cl_program program) = 0;
+    // The device binary of a built single-device program; error:
+    // `query_failed`, naming the query.
+    virtual Result<std::vector<std::uint8_t>, LoaderError> binary_of(cl_program program) = 0;
 
     // Context liveness: the context's reference count as the runtime reports
     // it (0 when the query fails), and whether the runtime counts a

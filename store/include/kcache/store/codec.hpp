@@ -33,9 +33,10 @@ struct Encoded {
 Encoded encode(std::span<const std::uint8_t> raw, int level, bool compress_literals = false);
 
 // Returns the raw bytes of `stored` after checking the frame, the size and
-// `checksum`; on any mismatch returns a message saying which check failed.
-Result<Bytes, std::string> decode_verified(Codec codec, std::span<const std::uint8_t> stored,
-                                           std::uint64_t raw_size,
-                                           std::span<const std::uint8_t> checksum);
+// `checksum`; on any mismatch a `corrupt` error whose message says which
+// check failed.
+Result<Bytes, StoreError> decode_verified(Codec codec, std::span<const std::uint8_t> stored,
+                                          std::uint64_t raw_size,
+                                          std::span<const std::uint8_t> checksum);
 
 }  // namespace kcache::store

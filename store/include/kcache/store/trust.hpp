@@ -113,7 +113,8 @@ CheckedPack open_checked_pack(const std::filesystem::path& path, const TrustedKe
 Result<std::string, StoreError> pack_trusted_comment(const std::filesystem::path& pack);
 
 // Signs the pack at `pack` with `key` and writes (or replaces) PACK.minisig;
-// returns the signature written. The pack must open as a pack.
-Result<Signature, std::string> sign_pack(const std::filesystem::path& pack, const SecretKey& key);
+// returns the signature written. The pack must open as a pack (else the
+// error of opening it); a failure to sign or to write the signature is `io`.
+Result<Signature, StoreError> sign_pack(const std::filesystem::path& pack, const SecretKey& key);
 
 }  // namespace kcache::store

@@ -69,7 +69,7 @@ enum class StoreErrc {
     corrupt,           // the database file is damaged and could not be replaced
     too_large,         // one entry larger than the whole size bound
     busy,              // the database stayed locked through every retry
-    io,                // any other SQLite or file-system failure
+    io,                // any other SQLite, file-system or signing failure
 };
 
 struct StoreError {
