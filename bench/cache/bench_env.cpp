@@ -247,7 +247,7 @@ ProgramHandle program_from_bytes(cl_context context, const std::vector<std::uint
                                  const std::string& options) {
     auto p = cl::program_from_binary(context, pocl_device(), bytes, options);
     if (!p) {
-        die("the driver floor failed to load the stored binary: " + p.error());
+        die("the driver floor failed to load the stored binary: " + p.error().message);
     }
     return std::move(*p);
 }

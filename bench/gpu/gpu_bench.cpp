@@ -41,7 +41,7 @@ double floor_ms(const Device& d, const std::vector<std::uint8_t>& bytes,
     const auto p = kcache::cl::program_from_binary(d.context, d.device, bytes, options);
     const double t = ms_since(t0);
     if (!p) {
-        std::fprintf(stderr, "floor: %s\n", p.error().c_str());
+        std::fprintf(stderr, "floor: %s\n", p.error().message.c_str());
     }
     return t;
 }

@@ -27,11 +27,11 @@ std::string build_log(cl_program program, cl_device_id device) {
     return log;
 }
 
-KCACHE_HOT_PATH Result<ProgramHandle, std::string> program_from_binary(
+KCACHE_HOT_PATH Result<ProgramHandle, ProgramError> program_from_binary(
     cl_context context, cl_device_id device, std::span<const std::uint8_t> bytes,
     const std::string& options) {
     if (bytes.empty()) {
-        return fail(std::string("empty binary"));
+        return fail(ProgramError{CL_INVALID_VALUE, false, "empty binary"});
     }
     const unsigned char* data = bytes.data();
     std::size_t size = bytes.size();
@@ -40,14 +40,17 @@ KCACHE_HOT_PATH Result<ProgramHandle, std::string> program_from_binary(
     ProgramHandle program(
         clCreateProgramWithBinary(context, 1, &device, &size, &data, &bin_status, &err));
     if (!program || err != CL_SUCCESS || bin_status != CL_SUCCESS) {
-        return fail("clCreateProgramWithBinary rejected the binary (" +
-                    std::string(cl_error_name(err)) + ", binary status " +
-                    cl_error_name(bin_status) + ")");
+        const cl_int code = err != CL_SUCCESS ? err : CL_INVALID_BINARY;
+        return fail(ProgramError{code, false,
+                                 "clCreateProgramWithBinary rejected the binary (" +
+                                     std::string(cl_error_name(err)) + ", binary status " +
+                                     cl_error_name(bin_status) + ")"});
     }
     err = clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-        return fail(failure("clBuildProgram of the binary", err) + ": " +
-                    build_log(program.get(), device));
+        return fail(ProgramError{err, true,
+                                 failure("clBuildProgram of the binary", err) + ": " +
+                                     build_log(program.get(), device)});
     }
     return program;
 }

@@ -75,7 +75,7 @@ KatResult canary_of(cl_context context, cl_device_id device, const kernels::Vari
     }
     auto loaded = program_from_binary(context, device, *bytes, rendered.options);
     if (!loaded) {
-        return {KatState::failed, "load: " + loaded.error()};
+        return {KatState::failed, "load: " + loaded.error().message};
     }
     return run_kat_keeping(context, device, loaded->get(), variant, seed, &outputs);
 }
@@ -116,7 +116,7 @@ void differential(cl_context context, cl_device_id device, const kernels::Varian
     auto loaded = program_from_binary(context, device, previous.bytes, rendered.options);
     if (!loaded) {
         std::cout << id << "\tdifferential\tnot_loaded\t-\t"
-                  << one_line(from + " does not load: " + loaded.error()) << '\n'
+                  << one_line(from + " does not load: " + loaded.error().message) << '\n'
                   << std::flush;
         return;
     }

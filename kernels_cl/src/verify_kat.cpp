@@ -277,7 +277,8 @@ Result<CallerKatVerdict, std::string> run_caller_kat(cl_platform_id platform, cl
     }
     auto program = program_from_binary(context.get(), device, binary, options);
     if (!program) {
-        return CallerKatVerdict{false, "the driver rejected the binary: " + program.error()};
+        return CallerKatVerdict{false,
+                                "the driver rejected the binary: " + program.error().message};
     }
     std::string summary;
     const std::string wrong = launch(context.get(), device, program->get(), kat, summary);

@@ -175,7 +175,7 @@ int verify(std::map<std::string, std::string>& args,
         auto program = cl::program_from_binary(context.get(), d.device, bytes, args["--options"]);
         if (!program) {
             return verdict(cl::KatState::failed,
-                           "the driver rejected the stored binary: " + program.error());
+                           "the driver rejected the stored binary: " + program.error().message);
         }
         if (!variant) {
             const std::string problem = create_kernels(program->get());

@@ -46,7 +46,7 @@ class OpenClLoader final : public Loader {
         const std::string& options) override {
         auto program = cl::program_from_binary(context, device, bytes, options);
         if (!program) {
-            return fail(LoaderError{LoaderErrc::rejected, program.error()});
+            return fail(LoaderError{LoaderErrc::rejected, program.error().message});
         }
         return std::move(*program);
     }

@@ -139,7 +139,7 @@ float run_axpb_binary(const std::string& binary, int n, int local, LaunchTimes* 
     auto program = cl::program_from_binary(ctx.get(), dev, bytes, "");
     if (!program) {
         if (failed) {
-            *failed = "loading the binary failed: " + program.error();
+            *failed = "loading the binary failed: " + program.error().message;
         }
         return nan;
     }

@@ -108,18 +108,22 @@ TEST_F(KernelsCl, ProgramFromBinaryLoadsARealBinaryAndNamesWhyItRejectsOthers) {
     ASSERT_TRUE(rendered.ok());
     auto loaded =
         cl::program_from_binary(device().context.get(), device().device, bytes, rendered->options);
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     EXPECT_EQ(
         cl::run_kat(device().context.get(), device().device, loaded->get(), variant(id)).state,
         cl::KatState::passed);
 
     auto empty = cl::program_from_binary(device().context.get(), device().device, {}, "");
     ASSERT_FALSE(empty.ok());
-    EXPECT_EQ(empty.error(), "empty binary");
+    EXPECT_EQ(empty.error().message, "empty binary");
+    EXPECT_EQ(empty.error().code, CL_INVALID_VALUE);
+    EXPECT_FALSE(empty.error().at_build);
     const std::vector<std::uint8_t> garbage(bytes.size() / 2, 0x5a);
     auto rejected = cl::program_from_binary(device().context.get(), device().device, garbage, "");
     ASSERT_FALSE(rejected.ok());
-    EXPECT_NE(rejected.error().find("CL_"), std::string::npos) << rejected.error();
+    EXPECT_NE(rejected.error().message.find("CL_"), std::string::npos) << rejected.error().message;
+    EXPECT_NE(rejected.error().code, CL_SUCCESS);
+    EXPECT_FALSE(rejected.error().at_build);
 }
 
 }  // namespace

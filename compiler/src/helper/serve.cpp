@@ -42,7 +42,7 @@ Result<Ok, Failure> validate(cl_context ctx, cl_device_id dev, const std::string
     const auto* data = reinterpret_cast<const std::uint8_t*>(binary.data());
     auto p = cl::program_from_binary(ctx, dev, {data, binary.size()}, "");
     if (!p) {
-        return fail(Failure{ReplyStatus::invalid_binary, p.error()});
+        return fail(Failure{ReplyStatus::invalid_binary, p.error().message});
     }
     cl_int e = CL_SUCCESS;
     for (const auto& name : entry_points) {
