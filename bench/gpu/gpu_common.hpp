@@ -78,7 +78,7 @@ int long_lived(const Device& d, const std::filesystem::path& root);
 // Section 1b of long_lived() alone.
 int hit_parts_only(const Device& d, const std::filesystem::path& root);
 // Child modes of long_lived(): print a time in microseconds (child-first-hit:
-// then the Cache::open part of it).
+// then the Cache::open part of it, and the close of program and cache after it).
 int child_first_hit(const Device& d, const std::string& kernel, const std::filesystem::path& dir);
 int child_first_steps(const Device& d, const std::string& kernel, const std::filesystem::path& dir);
 int child_first_floor(const Device& d, const std::string& kernel,

@@ -218,35 +218,37 @@ void first_in_process(const Device& d, const std::filesystem::path& dir) {
     // the floor's first load; "paired" is the median over rounds of the
     // difference within a round (the floor's first load itself moves by
     // hundreds of µs from process to process). The floor reads the bytes
-    // from their file and loads them; "load" is its load alone.
+    // from their file and loads them; "load" is its load alone. "close" is
+    // what the child's close of its program and cache took after the hit.
     constexpr int kRounds = 11;
     std::printf(
         "\n3. first hit in a fresh process (open + probe + hit) vs the floor's first read and"
         " load (medians of %d rounds, µs)\n",
         kRounds);
-    std::printf("%-16s %10s %10s %10s %10s %10s %10s\n", "kernel", "kcache", "of it open", "floor",
-                "paired", "load", "paired");
+    std::printf("%-16s %10s %10s %10s %10s %10s %10s %10s\n", "kernel", "kcache", "of it open",
+                "floor", "paired", "load", "paired", "close");
     for (const auto& k : kcache::kernels::kernels()) {
         const Bytes bytes = stored_bytes(d, dir, k.name);
         if (bytes.empty()) {
             continue;
         }
         const auto file = bytes_file(dir, k.name, bytes);
-        std::vector<double> hit, open, floor, paired, load, paired_load;
+        std::vector<double> hit, open, floor, paired, load, paired_load, close;
         for (int i = 0; i < kRounds; ++i) {
-            double opened = -1, loaded = -1;
-            hit.push_back(
-                child_us("child-first-hit " + k.name + " '" + dir.string() + "'", &opened));
+            double opened = -1, loaded = -1, closed = -1;
+            hit.push_back(child_us("child-first-hit " + k.name + " '" + dir.string() + "'", &opened,
+                                   &closed));
             open.push_back(opened);
+            close.push_back(closed);
             floor.push_back(
                 child_us("child-first-floor " + k.name + " '" + file.string() + "'", &loaded));
             load.push_back(loaded);
             paired.push_back(hit.back() - floor.back());
             paired_load.push_back(hit.back() - loaded);
         }
-        std::printf("%-16s %10.1f %10.1f %10.1f %+10.1f %10.1f %+10.1f\n", k.name.c_str(),
+        std::printf("%-16s %10.1f %10.1f %10.1f %+10.1f %10.1f %+10.1f %10.1f\n", k.name.c_str(),
                     median(hit), median(open), median(floor), median(paired), median(load),
-                    median(paired_load));
+                    median(paired_load), median(close));
     }
     first_steps(dir);
 }
@@ -292,7 +294,12 @@ int child_first_hit(const Device& d, const std::string& kernel, const std::files
     if (!p.ok() || p.outcome().rung != kcache::Rung::user_store) {
         return 1;
     }
-    std::printf("%.1f %.1f\n", us, opened);
+    // The close: the program released, then the cache (its threads joined,
+    // its write-back).
+    const auto t1 = Clock::now();
+    p = kcache::Program();
+    cache.reset();
+    std::printf("%.1f %.1f %.1f\n", us, opened, us_since(t1));
     return 0;
 }
 

@@ -114,19 +114,22 @@ std::string self_path() {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
-double child_us(const std::string& args, double* part) {
+double child_us(const std::string& args, double* part, double* third) {
     const std::string cmd = "'" + self_path() + "' " + args;
     FILE* f = ::popen(cmd.c_str(), "r");
     if (f == nullptr) {
         return -1;
     }
-    double us = -1, second = -1;
-    const int got = std::fscanf(f, "%lf %lf", &us, &second);
+    double us = -1, second = -1, last = -1;
+    const int got = std::fscanf(f, "%lf %lf %lf", &us, &second, &last);
     if (got < 1) {
         us = -1;
     }
     if (part != nullptr) {
-        *part = got == 2 ? second : -1;
+        *part = got >= 2 ? second : -1;
+    }
+    if (third != nullptr) {
+        *third = got == 3 ? last : -1;
     }
     return ::pclose(f) == 0 ? us : -1;
 }

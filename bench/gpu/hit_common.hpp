@@ -60,9 +60,10 @@ std::filesystem::path bytes_file(const std::filesystem::path& dir, const std::st
                                  const Bytes& bytes);
 
 // This executable's path; runs it with `args` and returns the first number
-// it printed (µs), or -1; a second number, when printed, goes to `part`.
+// it printed (µs), or -1; a second number, when printed, goes to `part`,
+// and a third to `third`.
 std::string self_path();
-double child_us(const std::string& args, double* part = nullptr);
+double child_us(const std::string& args, double* part = nullptr, double* third = nullptr);
 
 // kSamples rounds of `n` arms, each round starting one arm later than the last.
 void rotate(const std::function<void()>* arms, int n);

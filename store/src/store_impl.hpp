@@ -80,7 +80,8 @@ struct Store::Impl {
     // Lock held: ensure_open_locked(), then require_writable().
     Status<StoreError> ensure_writable_locked();
     // Right after the connection opens: sets up hot copies (writable stores)
-    // and the TEMP trigger that removes an entry's copy with the entry.
+    // and the TEMP trigger that removes an entry's copy with the entry, then
+    // takes in and writes back what earlier processes handed over.
     Status<StoreError> attach_hot_copies();
     // store.cpp. Lock held, inside a write transaction: writes the hot copy
     // of `info` (just stored or hit) when copies are kept and the entry is
@@ -100,6 +101,18 @@ struct Store::Impl {
     // the write lock; a read-only handle removes it at once.
     void drop_unbacked_copy_locked(const std::filesystem::path& copies, const std::string& key_hex,
                                    std::string_view serialized);
+
+    // store_hot.cpp. Lock held, at the close: when the connection never
+    // opened, writes the pending write-back to a file beside the hot copies
+    // for the next open to take in (hot/handover.hpp) and clears it; false
+    // when it did not (a connection open or opening, no hot copies, too many
+    // files waiting, a failed write): then flush_locked() writes it.
+    bool hand_over_locked();
+    // Lock held, right after a writable connection opened
+    // (attach_hot_copies): adds the
+    // write-backs handed over by earlier processes to this one's pending
+    // state; whether there were any.
+    bool take_handovers_locked();
 
     // Lock held. Counts a miss; records a hit and flushes when the last
     // write-back is older than the granularity.

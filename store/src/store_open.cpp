@@ -337,6 +337,9 @@ Status<StoreError> Store::Impl::attach_hot_copies() {
     if (!st.ok()) {
         return fail(error(st.error()));
     }
+    if (take_handovers_locked()) {
+        (void)flush_locked();  // written now, so that SQLite's last-use times are true (gc)
+    }
     return Ok{};
 }
 
@@ -347,9 +350,13 @@ Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() {
     if (impl_) {
         std::lock_guard lock(impl_->mu);
-        // Opens a deferred connection only when there is something to write.
-        // Best effort: a failed write-back only loses last-use times and counters.
-        (void)impl_->flush_locked();
+        // A connection that never opened is not opened to write back: the
+        // write-back goes to a file the next open takes in (hot/handover.hpp).
+        // Otherwise best effort: a failed write-back only loses last-use
+        // times and counters.
+        if (!impl_->hand_over_locked()) {
+            (void)impl_->flush_locked();
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdlib>
 #include <string_view>
@@ -110,19 +111,29 @@ void Releaser::run() {
     std::unique_lock g(mu_);
     // Started early: nothing until the first hand_over (or the close).
     wake_.wait(g, [this] { return stop_ || !awaiting_first_.load(std::memory_order_relaxed); });
-    if (on_start_ && !stop_) {
-        g.unlock();
-        on_start_();  // outside the lock: hand_over never waits for it
-        g.lock();
-    }
+    // `on_start` once kOnStartDelay has passed since: a cache closed sooner
+    // never runs it.
+    const auto start_at = std::chrono::steady_clock::now() + kOnStartDelay;
+    bool started = !on_start_;
     int idle = 0;  // periods in a row with nothing to release or sweep
     while (!stop_) {
+        if (!started && std::chrono::steady_clock::now() >= start_at) {
+            started = true;
+            g.unlock();
+            on_start_();  // outside the lock: hand_over never waits for it
+            g.lock();
+            continue;
+        }
+        const auto until_start = started ? std::chrono::steady_clock::duration::max()
+                                         : start_at - std::chrono::steady_clock::now();
         if (queue_.empty() && polling_) {
-            wake_.wait_for(g, period_);  // a flag set meanwhile is read below
+            wake_.wait_for(g, std::min<std::chrono::steady_clock::duration>(period_, until_start));
         } else if (queue_.empty()) {
             // Asleep: woken by work handed over or the cache closing; a flag
             // set by a load is read every idle_wait_.
-            wake_.wait_for(g, idle_wait_, [this] { return stop_ || !queue_.empty(); });
+            wake_.wait_for(g,
+                           std::min<std::chrono::steady_clock::duration>(idle_wait_, until_start),
+                           [this] { return stop_ || !queue_.empty(); });
         }
         std::vector<Released> batch;
         batch.swap(queue_);

@@ -56,6 +56,11 @@ inline constexpr std::size_t kMaxPendingContexts = 4;
 // context kept since is swept within that wait: about a second).
 inline constexpr int kIdlePolls = 8;
 inline constexpr std::chrono::milliseconds kIdleWait{750};
+// How long after the first hand_over the thread runs `on_start` (the user
+// store's SQLite open): a process that closes its cache sooner (one that
+// only hit hot copies) never opens SQLite, and hands its write-back over
+// to the next process that does (the store's hot/handover.hpp).
+inline constexpr std::chrono::milliseconds kOnStartDelay{250};
 
 class Releaser {
   public:
@@ -65,10 +70,10 @@ class Releaser {
     // returns whether contexts are still kept (so sweeping goes on).
     using Sweep = std::function<bool(Released&)>;
     // `idle_wait`: how often a thread with nothing to do reads the flag.
-    // `on_start` (may be empty) runs once on the thread when it starts, at
-    // its priority: background work that no caller waits for (Cache::Impl's:
-    // starting the user store's SQLite open), kept off the thread of the
-    // first load, which starts this one.
+    // `on_start` (may be empty) runs once on the thread kOnStartDelay after
+    // the first hand_over, at its priority: background work that no caller waits for
+    // (Cache::Impl's: starting the user store's SQLite open), kept off the thread of the first
+    // load, which starts this one.
     Releaser(Sweep sweep, std::chrono::milliseconds period,
              std::chrono::milliseconds idle_wait = kIdleWait, std::function<void()> on_start = {});
     // Releases what was handed over and stops the thread.

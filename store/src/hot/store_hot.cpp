@@ -1,9 +1,11 @@
 // Store::get_hot and the checks that keep every answering hot copy backed
 // by its entry (docs/design.md, "Hot copies"), at a hit and in `kcache verify`.
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
+#include "handover.hpp"
 #include "hot_copies.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/sha256.hpp"
@@ -241,6 +243,51 @@ sql::Stat Store::Impl::confirm_hot_locked() {
     }
     unconfirmed.clear();
     return Ok{};
+}
+
+bool Store::Impl::hand_over_locked() {
+    if (mode != OpenMode::read_write || db.get() != nullptr || opening.joinable() ||
+        hot_dir.empty() || hot::count_handovers(hot_dir) >= hot::kMaxHandovers) {
+        return false;
+    }
+    hot::Handover h;
+    for (const auto& [key_hex, touch] : touches) {
+        h.hits.push_back({key_hex, touch.last_use, touch.hits});
+    }
+    h.copies.assign(unconfirmed.begin(), unconfirmed.end());
+    h.counts = pending;
+    const bool none = h.hits.empty() && h.copies.empty() && h.counts.hits == 0 &&
+                      std::all_of(h.counts.misses.begin(), h.counts.misses.end(),
+                                  [](std::uint64_t n) { return n == 0; });
+    if (!none && !hot::write_handover(hot_dir, h)) {
+        return false;
+    }
+    touches.clear();
+    unconfirmed.clear();
+    pending = TierStats{"user", 0, {}};
+    return true;
+}
+
+bool Store::Impl::take_handovers_locked() {
+    if (mode != OpenMode::read_write || hot_dir.empty()) {
+        return false;
+    }
+    const auto taken = hot::take_handovers(hot_dir);
+    for (const hot::Handover& h : taken) {
+        for (const hot::Handover::Hit& hit : h.hits) {
+            Touch& t = touches[hit.key_hex];
+            t.last_use = std::max(t.last_use, hit.last_use);
+            t.hits += hit.hits;
+        }
+        for (const auto& [key_hex, sum] : h.copies) {
+            unconfirmed.emplace(key_hex, sum);  // a check this process made stands
+        }
+        pending.hits += h.counts.hits;
+        for (std::size_t r = 0; r < kMissReasonCount; ++r) {
+            pending.misses[r] += h.counts.misses[r];
+        }
+    }
+    return !taken.empty();
 }
 
 }  // namespace kcache::store
