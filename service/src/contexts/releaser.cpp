@@ -6,8 +6,8 @@
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 

@@ -247,7 +247,15 @@ sql::Stat Store::Impl::confirm_hot_locked() {
 
 bool Store::Impl::hand_over_locked() {
     if (mode != OpenMode::read_write || db.get() != nullptr || opening.joinable() ||
-        hot_dir.empty() || hot::count_handovers(hot_dir) >= hot::kMaxHandovers) {
+        hot_dir.empty()) {
+        return false;
+    }
+    if (touches.empty() && unconfirmed.empty() && pending.hits == 0 &&
+        std::all_of(pending.misses.begin(), pending.misses.end(),
+                    [](std::uint64_t n) { return n == 0; })) {
+        return true;  // nothing to write back
+    }
+    if (hot::count_handovers(hot_dir) >= hot::kMaxHandovers) {
         return false;
     }
     hot::Handover h;
@@ -256,10 +264,7 @@ bool Store::Impl::hand_over_locked() {
     }
     h.copies.assign(unconfirmed.begin(), unconfirmed.end());
     h.counts = pending;
-    const bool none = h.hits.empty() && h.copies.empty() && h.counts.hits == 0 &&
-                      std::all_of(h.counts.misses.begin(), h.counts.misses.end(),
-                                  [](std::uint64_t n) { return n == 0; });
-    if (!none && !hot::write_handover(hot_dir, h)) {
+    if (!hot::write_handover(hot_dir, h)) {
         return false;
     }
     touches.clear();
