@@ -32,7 +32,7 @@ if [ $# -ge 1 ] && { [ "$1" = address ] || [ "$1" = thread ]; }; then
 fi
 fuzz_targets="fuzz_wire_replay fuzz_key_replay fuzz_pack_replay fuzz_store_replay fuzz_hot_replay
   fuzz_manifest_replay fuzz_config_replay fuzz_device_db_replay fuzz_cli_replay
-  fuzz_remote_envelope_replay fuzz_errata_replay"
+  fuzz_remote_envelope_replay fuzz_errata_replay fuzz_handover_replay"
 if [ "$mode" = address ]; then
   dir=build-asan
   flags=address,undefined

@@ -206,7 +206,10 @@ Result<Fetched, RemoteError> Client::Impl::fetched(Result<Envelope, RemoteError>
 }
 
 Result<Fetched, RemoteError> Client::fetch(const store::KeyFields& fields) {
-    const store::Key key = store::make_key(fields);
+    return fetch(store::make_key(fields));
+}
+
+Result<Fetched, RemoteError> Client::fetch(const store::Key& key) {
     const auto start = std::chrono::steady_clock::now();
     auto env = impl_->fetch_object(key);
     if (impl_->settings.observe) {

@@ -118,7 +118,7 @@ Step RemoteRung::attempt(Ask& ask) {
             "skipped: remote entries are unverified (quirk verify_before_use)");
         return Step::miss();
     }
-    auto got = parts_.remote->fetch(plan.fields);
+    auto got = parts_.remote->fetch(plan.key);
     if (!got) {
         return fetch_failed(parts_.config, ask, got.error());
     }

@@ -220,6 +220,9 @@ class Client {
 
     // The verified object for `fields`; a typed error otherwise (counted).
     Result<Fetched, RemoteError> fetch(const store::KeyFields& fields);
+    // The same for the key a caller has already made of its fields (a
+    // request's plan): not hashed again.
+    Result<Fetched, RemoteError> fetch(const store::Key& key);
     // Whether the server holds an object under `key` (HEAD: a path answers,
     // not necessarily this object; see held()).
     Result<bool, RemoteError> exists(const store::Key& key);
