@@ -120,6 +120,9 @@ struct Store::Impl {
     void count_hit(const std::string& key_hex);
     // Lock held, inside an open transaction: writes pending touches and counters.
     sql::Stat write_pending();
+    // Lock held: whether no hit, counter, copy to check or copy to make waits
+    // to be written back.
+    bool nothing_to_write_back() const;
     // Lock held: writes pending state in its own transaction (no-op when read-only).
     sql::Stat flush_locked();
     // Lock held: removes a corrupt entry (only if its checksum is still

@@ -97,14 +97,18 @@ sql::Stat Store::Impl::write_pending() {
     return st;
 }
 
+bool Store::Impl::nothing_to_write_back() const {
+    return touches.empty() && unconfirmed.empty() && to_promote.empty() && pending.hits == 0 &&
+           std::all_of(pending.misses.begin(), pending.misses.end(),
+                       [](std::uint64_t n) { return n == 0; });
+}
+
 sql::Stat Store::Impl::flush_locked() {
     last_flush_ms = now();
     if (mode == OpenMode::read_only) {
         return Ok{};  // counters of a read-only store live only in this process
     }
-    if (touches.empty() && pending.hits == 0 && to_promote.empty() &&
-        std::all_of(pending.misses.begin(), pending.misses.end(),
-                    [](std::uint64_t n) { return n == 0; })) {
+    if (nothing_to_write_back()) {
         return Ok{};
     }
     if (auto open = ensure_open_locked(); !open.ok()) {

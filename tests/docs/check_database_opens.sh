@@ -22,7 +22,6 @@ store/src/hot/hot_copies.cpp|read_regular_file(dir / kStampName|the STAMP file u
 store/src/hot/hot_copies.cpp|read_regular_file(dir / kSecretName|the SECRET file under hot/ (the key of the tags of the copies)
 store/src/hot/hot_copies.cpp|UniqueFd fd(::open(path.c_str(), O_RDONLY|a hot copy under hot/
 store/src/hot/hot_copies.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a hot copy being written
-store/src/hot/handover.cpp|UniqueFd fd(::open(tmp.c_str(), O_WRONLY|a write-back handed over, being written beside the hot copies (text)
 store/src/hot/handover.cpp|read_regular_file(f, kMaxFileBytes|a write-back handed over by an earlier process (text)
 store/src/store_open.cpp|UniqueFd fd(::mkstemp(tmp.data()));|a new store file'"'"'s private name, closed before any connection opens it
 store/src/pack/pack.cpp|auto fd = open_regular_file(path);|a pack: read through this descriptor, immutable, no locks

@@ -120,12 +120,14 @@ TEST_F(StoreHandover, AFileThatIsNoHandoverIsRemovedWithAWarningAndLosesNothingE
     write("writeback-1-3", "kcache write-back 1\ncount miss 99 1\n");
     write("elsewhere", "kcache write-back 1\ncount hits 1000\n");
     fs::create_symlink(hot_dir() / "elsewhere", hot_dir() / "writeback-1-4");
+    write("writeback-1-5.tmp.Ab12Cd", "kcache write-back 1\ncount hits 1000\n");  // being written
     LogCapture log;
     { auto store = open_store(); }
-    EXPECT_EQ(files("writeback-"), 1u) << "only the link is left: never followed";
+    EXPECT_EQ(files("writeback-"), 2u) << "only the link and the file being written are left";
     EXPECT_EQ(files("claimed-"), 0u);
     EXPECT_TRUE(log.contains("not one kcache wrote")) << "each is reported";
-    EXPECT_EQ(std::stoull(hits_counted()), std::stoull(counted) + 1) << "the link's target unread";
+    EXPECT_EQ(std::stoull(hits_counted()), std::stoull(counted) + 1)
+        << "neither the link's target nor the unfinished file read";
     EXPECT_EQ(std::stoull(hits_of_entry()), std::stoull(before) + 1) << "the good one counts";
 }
 

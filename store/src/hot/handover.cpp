@@ -2,7 +2,6 @@
 
 #include "hot/handover.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,11 +10,10 @@
 #include <chrono>
 #include <sstream>
 
-#include "kcache/common/fd_io.hpp"
 #include "kcache/common/hex.hpp"
 #include "kcache/common/log.hpp"
 #include "kcache/common/read_file.hpp"
-#include "kcache/common/unique_fd.hpp"
+#include "kcache/common/replace_file.hpp"
 
 namespace kcache::store::hot {
 namespace fs = std::filesystem;
@@ -27,8 +25,10 @@ constexpr std::string_view kWaiting = "writeback-";
 constexpr std::string_view kClaimed = "claimed-";
 constexpr std::size_t kMaxFileBytes = 1 << 20;
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
+// A file waiting to be taken: "writeback-…", never replace_file()'s
+// temporary sibling of one ("writeback-….tmp.XXXXXX").
+bool waiting(std::string_view name) {
+    return name.starts_with(kWaiting) && name.find(".tmp.") == std::string_view::npos;
 }
 
 bool key_hex_ok(std::string_view s) {
@@ -108,7 +108,7 @@ std::string handover_text(const Handover& h) {
 }
 
 std::optional<Handover> parse_handover(std::string_view text) {
-    if (!starts_with(text, kFirstLine) || text.size() == kFirstLine.size() ||
+    if (!text.starts_with(kFirstLine) || text.size() == kFirstLine.size() ||
         text[kFirstLine.size()] != '\n' || text.back() != '\n') {
         return std::nullopt;  // not one, or cut short
     }
@@ -128,16 +128,8 @@ bool write_handover(const fs::path& dir, const Handover& h) {
     const auto ns = std::chrono::steady_clock::now().time_since_epoch().count();
     const std::string name =
         std::string(kWaiting) + std::to_string(::getpid()) + "-" + std::to_string(ns);
-    const fs::path tmp = dir / (".tmp-" + name);
-    const std::string text = handover_text(h);
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    bool ok = fd.valid() && write_all(fd.get(), text.data(), text.size());
-    fd.reset();
-    ok = ok && ::rename(tmp.c_str(), (dir / name).c_str()) == 0;
-    if (!ok) {
-        ::unlink(tmp.c_str());
-    }
-    return ok;
+    std::string error;
+    return replace_file(dir / name, handover_text(h), 0600, error);
 }
 
 std::size_t count_handovers(const fs::path& dir) {
@@ -145,7 +137,7 @@ std::size_t count_handovers(const fs::path& dir) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end && n < kMaxHandovers;
          it.increment(ec)) {
-        n += starts_with(it->path().filename().string(), kWaiting) ? 1 : 0;
+        n += waiting(it->path().filename().string()) ? 1 : 0;
     }
     return n;
 }
@@ -156,13 +148,14 @@ std::vector<Handover> take_handovers(const fs::path& dir) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        const bool waiting = starts_with(name, kWaiting);
+        const bool is_waiting = waiting(name);
         std::error_code type_ec;
-        if ((!waiting && !(starts_with(name, kClaimed) && claimed_by_the_dead(name))) ||
+        if ((!is_waiting && !(name.starts_with(kClaimed) && claimed_by_the_dead(name))) ||
             it->symlink_status(type_ec).type() != fs::file_type::regular) {
             continue;  // not one (a link or a directory of that name is never followed)
         }
-        const std::string base = waiting ? name : name.substr(name.find('-', kClaimed.size()) + 1);
+        const std::string base =
+            is_waiting ? name : name.substr(name.find('-', kClaimed.size()) + 1);
         const fs::path to = dir / (mine + base);
         if (::rename(it->path().c_str(), to.c_str()) == 0) {
             claimed.push_back(to);  // renamed first by another reader: theirs

@@ -250,10 +250,8 @@ bool Store::Impl::hand_over_locked() {
         hot_dir.empty()) {
         return false;
     }
-    if (touches.empty() && unconfirmed.empty() && pending.hits == 0 &&
-        std::all_of(pending.misses.begin(), pending.misses.end(),
-                    [](std::uint64_t n) { return n == 0; })) {
-        return true;  // nothing to write back
+    if (nothing_to_write_back()) {
+        return true;
     }
     if (hot::count_handovers(hot_dir) >= hot::kMaxHandovers) {
         return false;
