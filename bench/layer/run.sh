@@ -51,6 +51,17 @@ trap 'rm -rf "$work"' EXIT
 # run them in the temporary directory, never in the caller's.
 kcache=$(realpath -m "$kcache") helper=$(realpath -m "$helper")
 cd "$work"
+# A platform without devices (Mesa's Clover on a machine without a GPU it
+# drives, rusticl with RUSTICL_ENABLE unset) makes clpeak exit: unless the
+# caller chose the ICDs, the applications see those of the system's list
+# whose platform has a device.
+if [ -z "${OCL_ICD_VENDORS:-}${OCL_ICD_FILENAMES:-}" ] && [ -d /etc/OpenCL/vendors ]; then
+  mkdir "$work/icd"
+  for f in /etc/OpenCL/vendors/*.icd; do
+    if OCL_ICD_VENDORS=$f "$helper" devices 2>/dev/null | grep -q '^  device: '; then ln -s "$f" "$work/icd/"; fi
+  done
+  export OCL_ICD_VENDORS=$work/icd
+fi
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Total milliseconds of the layer's build lines in the file $1.
@@ -99,12 +110,36 @@ own() {
   shift 3
   rm -f "$t"
   ms=$(run_app "$name" "$store" on "$dir" KCACHE_TRACE="$t" "$@")
-  python3 - "$t" "$ms" <<'PY'
-import json, sys
+  python3 - "$t" "$ms" "$work/$name/err" "$work/$name/steps" "$*" <<'PY'
+import json, re, sys
 text = open(sys.argv[1]).read().rstrip().rstrip(",")
 events = json.loads(text if text.endswith("]") else text + "]")
-loads = sum(e.get("dur", 0) for e in events if e.get("name") == "load" and e.get("ph") == "X")
+spans = [e for e in events if e.get("ph") == "X"]
+loads = sum(e.get("dur", 0) for e in spans if e.get("name") == "load")
 print("%.2f" % (float(sys.argv[2]) - loads / 1000.0))
+# Each answered build's steps, µs, in order: the spans of one request
+# follow its "request" span in the trace, and the layer's lines are in the
+# same order (each line's ms is the whole clBuildProgram).
+lines = [float(m.group(1)) * 1000 for m in (re.match(r"kcache layer: (?:HIT|JIT) \S+ \S+ ([0-9.]+) ms",
+         l) for l in open(sys.argv[3])) if m]
+builds, cur = [], None
+for e in spans:
+    if e["name"] == "request":
+        cur = {"request": e["dur"]}
+        builds.append(cur)
+    elif cur is not None:
+        cur[e["name"]] = cur.get(e["name"], 0) + e["dur"]
+lookup = ("in_process", "plan", "canary gate", "errata gate", "in_process by key", "resident")
+arm = "base" if "KCACHE_LAYER_PATH=" in sys.argv[5] else "this"
+out = open(sys.argv[4], "a")
+for i, (b, whole) in enumerate(zip(builds, lines)):
+    stored = b.get("stored", 0)
+    seen = sum(b.get(k, 0) for k in lookup)
+    parts = {"lookup": seen, "read": b.get("tier read", 0),
+             "stored-rest": stored - b.get("tier read", 0) - b.get("load", 0),
+             "request-rest": b["request"] - seen - stored, "layer+tr": whole - b["request"],
+             "load": b.get("load", 0)}
+    print(arm, "first" if i == 0 else "later", json.dumps(parts), file=out)
 PY
 }
 
@@ -173,6 +208,30 @@ else
 fi
 bench_app clpeak clpeak --kernel-latency
 bench_app clblast clblast_tuner_xdot -runs 1 -n 4096
+
+# Where kcache's own part goes, from the own-tr runs' spans: per answered
+# build, µs, the first build of a process apart from the later ones
+# (medians over all such builds of all repeats): the layer outside the
+# cache's request with the trace's writing of the request ("layer+tr": the
+# difference of own-tr and own is mostly this), the lookups before the stored rung (the
+# in-process and resident lookups, the plan, the gates), the hot copy's
+# read with its checksum and tag, the rest of the stored rung (its vouch
+# record, handing the program back), the request's own bookkeeping, and
+# the driver's load beside them.
+for name in pyopencl clpeak clblast; do
+  [ -s "$work/$name/steps" ] || continue
+  python3 - "$work/$name/steps" "$name" <<'PY'
+import json, statistics as st, sys
+rows = {}
+for line in open(sys.argv[1]):
+    arm, which, parts = line.split(" ", 2)
+    rows.setdefault((arm, which), []).append(json.loads(parts))
+steps = ("layer+tr", "lookup", "read", "stored-rest", "request-rest", "load")
+for (arm, which), got in sorted(rows.items(), key=lambda kv: (kv[0][0] != "this", kv[0][1])):
+    cells = " ".join("%s %.0f" % (k, st.median(r[k] for r in got)) for k in steps)
+    print("steps, us a build: %-9s %-4s %-5s (%3d builds) %s" % (sys.argv[2], arm, which, len(got), cells))
+PY
+done
 
 # Calls the layer does not take. Two figures, each from rotations (one
 # process of each arm in turn: the driver alone, the layer, the layer with
