@@ -77,7 +77,7 @@ bool vouched_on_node(const std::filesystem::path& dir, const std::string& name, 
     if (dir.empty()) {
         return false;
     }
-    const std::filesystem::path marker = dir / name;
+    const std::string marker = dir.native() + '/' + name;
     if (!record) {
         struct stat st {};
         return ::lstat(marker.c_str(), &st) == 0 && S_ISREG(st.st_mode);

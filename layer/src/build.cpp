@@ -85,13 +85,14 @@ DefaultDirs default_include_dirs(const std::vector<cl_device_id>& devices) {
 // a path that only contains the word does not count). Options the layer
 // does not split count when the word is anywhere in them.
 bool includes_files(std::string_view options) {
-    const auto includes = [](std::string_view word) {
-        return word.find("-include") != std::string_view::npos ||
-               word.find("-imacros") != std::string_view::npos;
-    };
+    if (options.find('"') == std::string_view::npos &&
+        options.find("-include") == std::string_view::npos &&
+        options.find("-imacros") == std::string_view::npos) {
+        return false;  // no word can start with either (a quote is removed in a word)
+    }
     const auto words = split_options(options);
     if (!words) {
-        return includes(options);
+        return true;
     }
     return std::any_of(words->begin(), words->end(), [&](const std::string& word) {
         return word.rfind("-include", 0) == 0 || word.rfind("-imacros", 0) == 0;
@@ -323,7 +324,7 @@ cl_int CL_API_CALL build_program(cl_program program, cl_uint num_devices,
         return err;
     }
     note(a.verdict, &a.outcome, ms_since(start),
-         a.verdict == Verdict::fail ? std::string() : load_detail(driver_ms));
+         a.verdict == Verdict::fail || !traced() ? std::string() : load_detail(driver_ms));
     cl_int result = CL_SUCCESS;
     if (a.verdict == Verdict::fail) {
         set_active(*w, w->source);

@@ -4,6 +4,7 @@
 #include "include_text.hpp"
 
 #include <cctype>
+#include <cstring>
 
 namespace kcache::layer {
 namespace {
@@ -98,8 +99,21 @@ void add_directive(std::string_view line, Directives& d) {
 }  // namespace
 
 bool may_include(std::string_view text) {
-    return text.find("include") != std::string_view::npos ||
-           text.find("import") != std::string_view::npos;
+    // One pass over the text for both words (string_view::find is a pass
+    // each): every build the layer answers asks it of its whole source.
+    if (text.empty()) {
+        return false;
+    }
+    const char* at = text.data();
+    const char* const end = at + text.size();
+    while ((at = static_cast<const char*>(std::memchr(at, 'i', end - at))) != nullptr) {
+        const std::string_view rest(at, end - at);
+        if (rest.starts_with("include") || rest.starts_with("import")) {
+            return true;
+        }
+        ++at;
+    }
+    return false;
 }
 
 Directives directives_of(std::string_view text) {

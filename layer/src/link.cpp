@@ -204,8 +204,8 @@ cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices,
     }
     if (!a.outcome.key.empty()) {  // else the compile's answer, counted at the compile
         note(a.verdict, &a.outcome, ms_since(start),
-             a.verdict == Verdict::fail ? "clLinkProgram"
-                                        : load_detail(driver_ms) + " clLinkProgram");
+             a.verdict == Verdict::fail || !traced() ? "clLinkProgram"
+                                                     : load_detail(driver_ms) + " clLinkProgram");
     }
     if (errcode_ret != nullptr) {
         *errcode_ret = w->failed ? CL_LINK_PROGRAM_FAILURE : CL_SUCCESS;

@@ -236,6 +236,12 @@ CacheUse::~CacheUse() {
     state().in_flight.fetch_sub(1);
 }
 
+bool traced() {
+    State& s = state();
+    ensure_open(s);
+    return s.opened && s.trace;
+}
+
 void note(Verdict verdict, const Outcome* outcome, double ms, std::string_view detail) {
     State& s = state();
     ensure_open(s);

@@ -54,6 +54,9 @@ enum class Verdict {
 // Counts the build in the counters file and, when traced, writes one line:
 // verdict, rung, key prefix, milliseconds, and `detail`.
 void note(Verdict verdict, const Outcome* outcome, double ms, std::string_view detail);
+// Whether note() writes lines (the cache opened with KCACHE_TRACE): a detail
+// only the line shows need not be made otherwise.
+bool traced();
 inline void note_pass(std::string_view why) {
     note(Verdict::pass, nullptr, 0.0, why);
 }

@@ -54,7 +54,7 @@ std::vector<store::Pack> open_packs(const std::vector<std::filesystem::path>& fi
 }  // namespace
 
 StoredTiers::StoredTiers(const Config& config, store::TieredStore tiers)
-    : config_(config), tiers_(std::move(tiers)) {}
+    : config_(config), tiers_(std::move(tiers)), vouched_(config.dir / "vouched") {}
 
 void StoredTiers::open_user_in_background() {
     if (store::Store* user = tiers_.user()) {
@@ -74,12 +74,12 @@ store::Store* StoredTiers::writable_user() {
     return user != nullptr && user->mode() == store::OpenMode::read_write ? user : nullptr;
 }
 
-std::filesystem::path StoredTiers::vouched_dir() {
-    return writable_user() != nullptr ? config_.dir / "vouched" : std::filesystem::path();
+const std::filesystem::path& StoredTiers::vouched_dir() {
+    return writable_user() != nullptr ? vouched_ : none_;
 }
 
-std::filesystem::path StoredTiers::vouched_records() {
-    return tiers_.user() != nullptr ? config_.dir / "vouched" : std::filesystem::path();
+const std::filesystem::path& StoredTiers::vouched_records() {
+    return tiers_.user() != nullptr ? vouched_ : none_;
 }
 
 }  // namespace kcache::service

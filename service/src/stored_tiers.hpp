@@ -39,15 +39,17 @@ class StoredTiers {
     const std::vector<errata::Erratum>& pack_errata() const { return errata_; }
     // Where good load checks of binaries built elsewhere are kept for the
     // node (binary_vouch.hpp): beside a writable user store; empty without one.
-    std::filesystem::path vouched_dir();
+    const std::filesystem::path& vouched_dir();
     // Where those verdicts and the records that kcache put a user-store
     // entry (stored_here) are read: beside the user store, writable or not;
-    // empty without one.
-    std::filesystem::path vouched_records();
+    // empty without one. (Made once: every store hit reads a record there.)
+    const std::filesystem::path& vouched_records();
 
   private:
     const Config& config_;
     store::TieredStore tiers_;
+    const std::filesystem::path vouched_;
+    const std::filesystem::path none_;
     std::once_flag packs_opened_;
     std::vector<RefusedPack> refused_;
     std::vector<errata::Erratum> errata_;

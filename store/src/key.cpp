@@ -27,7 +27,9 @@
 // kernel_name is descriptive and deliberately absent.
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <vector>
 
 #include "kcache/common/hex.hpp"
 #include "kcache/common/sha256.hpp"
@@ -55,47 +57,80 @@ void put_str(std::string& out, std::string_view s) {
     out.append(s);
 }
 
-// Calls `f(tag, name, encoded_value)` for each hashed field, in key order.
-template <class F>
-void for_each_hashed_field(const KeyFields& k, F&& f) {
-    auto str = [](std::string_view s) {
-        std::string out;
-        put_str(out, s);
-        return out;
-    };
-    auto u32 = [](std::uint32_t v) {
-        std::string out;
-        put_u32(out, v);
-        return out;
-    };
-    std::string list;
-    put_u64(list, k.entry_points.size());
-    for (const auto& e : k.entry_points) {
-        put_str(list, e);
-    }
-    f(1, "source_digest", str(k.source_digest));
-    f(2, "entry_points", list);
-    f(3, "build_options", str(k.build_options));
-    f(4, "target_format", str(k.target_format));
-    f(5, "vendor_id", u32(k.vendor_id));
-    f(6, "device_name", str(k.device_name));
-    f(7, "pci_device_id", u32(k.pci_device_id));
-    f(8, "ip_version", u32(k.ip_version));
-    f(9, "driver_version", str(k.driver_version));
-    f(10, "platform_name", str(k.platform_name));
-    f(11, "platform_version", str(k.platform_version));
-    f(12, "opencl_c_version", str(k.opencl_c_version));
-    f(13, "address_bits", u32(k.address_bits));
-    f(14, "device_uuid", str(k.device_uuid));
-    f(15, "driver_uuid", str(k.driver_uuid));
-    f(16, "compiler_id", str(k.compiler_id));
-}
+// The hashed fields' names, by tag - 1.
+constexpr std::array<std::string_view, 16> kFieldNames = {
+    "source_digest",  "entry_points",  "build_options",    "target_format",
+    "vendor_id",      "device_name",   "pci_device_id",    "ip_version",
+    "driver_version", "platform_name", "platform_version", "opencl_c_version",
+    "address_bits",   "device_uuid",   "driver_uuid",      "compiler_id"};
+
+// Where each field of a record starts (its tag), and where the record ends.
+using FieldStarts = std::array<std::size_t, kFieldNames.size() + 1>;
 
 std::string lower(std::string s) {
     for (char& c : s) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     return s;
+}
+
+// The record of normalized(k), written in one buffer without the
+// normalized copy (every request keys its fields; the golden record in
+// tests/store/key_test.cpp holds this to the format above), with where each
+// field starts.
+std::string record_of(const KeyFields& k, FieldStarts& starts) {
+    std::vector<std::string_view> entries(k.entry_points.begin(), k.entry_points.end());
+    std::sort(entries.begin(), entries.end());
+    entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+    const std::string options = normalize_build_options(k.build_options);
+    std::size_t size = kMagic.size() + 4 + 16 + 12 * 8 + 4 * 4 + 8;
+    for (const std::string_view s :
+         {std::string_view(k.source_digest), std::string_view(options),
+          std::string_view(k.target_format), std::string_view(k.device_name),
+          std::string_view(k.driver_version), std::string_view(k.platform_name),
+          std::string_view(k.platform_version), std::string_view(k.opencl_c_version),
+          std::string_view(k.device_uuid), std::string_view(k.driver_uuid),
+          std::string_view(k.compiler_id)}) {
+        size += s.size();
+    }
+    for (const std::string_view e : entries) {
+        size += 8 + e.size();
+    }
+    std::string out;
+    out.reserve(size);
+    out.append(kMagic);
+    put_u32(out, k.key_version);
+    const auto tag = [&](std::uint8_t t) {
+        starts[t - 1] = out.size();
+        out.push_back(static_cast<char>(t));
+    };
+    const auto lowered = [&](std::string_view s) {
+        put_u64(out, s.size());
+        for (const char c : s) {
+            out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        }
+    };
+    tag(1), lowered(k.source_digest);
+    tag(2), put_u64(out, entries.size());
+    for (const std::string_view e : entries) {
+        put_str(out, e);
+    }
+    tag(3), put_str(out, options);
+    tag(4), put_str(out, k.target_format);
+    tag(5), put_u32(out, k.vendor_id);
+    tag(6), put_str(out, k.device_name);
+    tag(7), put_u32(out, k.pci_device_id);
+    tag(8), put_u32(out, k.ip_version);
+    tag(9), put_str(out, k.driver_version);
+    tag(10), put_str(out, k.platform_name);
+    tag(11), put_str(out, k.platform_version);
+    tag(12), put_str(out, k.opencl_c_version);
+    tag(13), put_u32(out, k.address_bits);
+    tag(14), lowered(k.device_uuid);
+    tag(15), lowered(k.driver_uuid);
+    tag(16), put_str(out, k.compiler_id);
+    starts.back() = out.size();
+    return out;
 }
 
 }  // namespace
@@ -143,14 +178,8 @@ KeyFields normalized(const KeyFields& fields) {
 }
 
 std::string serialize_key_fields(const KeyFields& fields) {
-    const KeyFields n = normalized(fields);
-    std::string out(kMagic);
-    put_u32(out, n.key_version);
-    for_each_hashed_field(n, [&](std::uint8_t tag, std::string_view, const std::string& value) {
-        out.push_back(static_cast<char>(tag));
-        out += value;
-    });
-    return out;
+    FieldStarts starts{};
+    return record_of(fields, starts);
 }
 
 Key make_key(const KeyFields& fields) {
@@ -158,21 +187,18 @@ Key make_key(const KeyFields& fields) {
 }
 
 std::vector<std::string> differing_fields(const KeyFields& a, const KeyFields& b) {
-    std::vector<std::pair<std::string_view, std::string>> left;
-    for_each_hashed_field(normalized(a), [&](std::uint8_t, std::string_view name, std::string v) {
-        left.emplace_back(name, std::move(v));
-    });
+    FieldStarts at{}, bt{};
+    const std::string ra = record_of(a, at), rb = record_of(b, bt);
     std::vector<std::string> diff;
     if (a.key_version != b.key_version) {
         diff.emplace_back("key_version");
     }
-    std::size_t i = 0;
-    for_each_hashed_field(normalized(b),
-                          [&](std::uint8_t, std::string_view name, const std::string& v) {
-                              if (left[i++].second != v) {
-                                  diff.emplace_back(name);
-                              }
-                          });
+    for (std::size_t i = 0; i < kFieldNames.size(); ++i) {
+        if (std::string_view(ra).substr(at[i], at[i + 1] - at[i]) !=
+            std::string_view(rb).substr(bt[i], bt[i + 1] - bt[i])) {
+            diff.emplace_back(kFieldNames[i]);
+        }
+    }
     return diff;
 }
 

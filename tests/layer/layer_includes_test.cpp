@@ -120,6 +120,17 @@ TEST_F(LayerIncludes, WhatTheLayerCannotFollowIsTheDriversBuildWithTheReason) {
     EXPECT_NE(traced(r, "PASS driver ").find("an #include the layer cannot follow"),
               std::string::npos);
 
+    // A file the options include before the source: the driver's build.
+    write("main.cl", "kernel void k(global int* a) { a[0] = V; }\n");
+    for (const char* option : {"-include", "-imacros"}) {
+        const std::vector<std::string> included = {option, (dir() / "inc/hdr.h").string()};
+        const auto by_driver = app(included, With::driver);
+        r = app(included);
+        EXPECT_EQ(value_of(r.out, "value"), value_of(by_driver.out, "value")) << r.out;
+        EXPECT_NE(traced(r, "PASS driver ").find("the options include files"), std::string::npos)
+            << option;
+    }
+
     // Found in no directory, where every directory is known (PoCL searches
     // none by default): found nowhere, so keyed as absent. The build fails as
     // the driver's does (kcache-jit's compile under the watchdog fails, and

@@ -104,3 +104,59 @@ TEST_F(Store, KeyHexRoundTripsAndSha256IsStandard) {
     EXPECT_FALSE(parsed.parse_hex("zz"));
     EXPECT_EQ(ks::normalize_build_options("\t -a   -b\n"), "-a -b");
 }
+
+TEST_F(Store, KeyRecordIsTheDocumentedBytesOfTheNormalizedFields) {
+    // The record written out from the format in store/src/key.cpp, field by
+    // field: stores and packs made by earlier builds are found by it.
+    ks::KeyFields f;
+    f.key_version = 7;
+    f.kernel_name = "not hashed";
+    f.source_digest = "ABCDEF";
+    f.entry_points = {"k2", "k1", "k2"};
+    f.build_options = "  -cl-fast-relaxed-math\t -DX=1 ";
+    f.target_format = "native";
+    f.vendor_id = 0x8086;
+    f.device_name = "Dev";
+    f.pci_device_id = 0x7d55;
+    f.ip_version = 0x03010203;
+    f.driver_version = "24.1";
+    f.platform_name = "P";
+    f.platform_version = "OpenCL 3.0";
+    f.opencl_c_version = "OpenCL C 1.2";
+    f.address_bits = 64;
+    f.device_uuid = "00AbC";
+    f.driver_uuid = "";
+    f.compiler_id = "cc";
+    std::string want = "kcache.key";
+    const auto u32 = [&](std::uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+            want.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    const auto u64 = [&](std::uint64_t v) {
+        for (int i = 0; i < 8; ++i)
+            want.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    const auto str = [&](std::string_view s) {
+        u64(s.size());
+        want += s;
+    };
+    u32(7);
+    want.push_back(1), str("abcdef");
+    want.push_back(2), u64(2), str("k1"), str("k2");
+    want.push_back(3), str("-cl-fast-relaxed-math -DX=1");
+    want.push_back(4), str("native");
+    want.push_back(5), u32(0x8086);
+    want.push_back(6), str("Dev");
+    want.push_back(7), u32(0x7d55);
+    want.push_back(8), u32(0x03010203);
+    want.push_back(9), str("24.1");
+    want.push_back(10), str("P");
+    want.push_back(11), str("OpenCL 3.0");
+    want.push_back(12), str("OpenCL C 1.2");
+    want.push_back(13), u32(64);
+    want.push_back(14), str("00abc");
+    want.push_back(15), str("");
+    want.push_back(16), str("cc");
+    EXPECT_EQ(ks::serialize_key_fields(f), want);
+    EXPECT_EQ(ks::make_key(f).digest, kcache::sha256(want));
+}
