@@ -3,7 +3,13 @@
 // differs from its entry, or a damaged one is removed, not served; and a
 // damaged copy is replaced.
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -250,6 +256,50 @@ TEST_F(Store, CheckingHotCopiesRemovesEveryBadOneAndHitsWriteThemAgain) {
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->removed, 0u);
     EXPECT_TRUE(store.get_hot(sample_fields(3)) == binary_like(16 * 1024, 3));
+}
+
+TEST_F(Store, VerifyRemovesTheTemporaryFilesOfWritersThatStopped) {
+    auto store = open_store();
+    ASSERT_TRUE(store.put(sample_fields(1), binary_like(16 * 1024, 1), test_provenance()).ok());
+    const auto dir = hot_copies(store_dir()).front().parent_path();
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    ::waitpid(child, nullptr, 0);  // its pid names no process now
+    const std::string key = ks::make_key(sample_fields(1)).hex();
+    const auto make = [&](const std::string& name, bool old) {
+        std::ofstream(dir / name) << "partial";
+        if (old) {  // an hour ago
+            const timespec times[2] = {{std::time(nullptr) - 3600, 0},
+                                       {std::time(nullptr) - 3600, 0}};
+            ASSERT_EQ(::utimensat(AT_FDCWD, (dir / name).c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+        }
+    };
+    make(key + ".tmp-" + std::to_string(child), false);       // its writer is gone
+    make(key + ".tmp-" + std::to_string(::getpid()), false);  // its writer is this process
+    make("writeback-1-2.tmp.AbCdEf", true);                   // an hour old
+    make("writeback-1-3.tmp.GhIjKl", false);                  // being written
+    std::ofstream(store_dir() / "outside") << "not the store's";
+    std::filesystem::create_symlink(store_dir() / "outside", dir / "writeback-1-4.tmp.MnOpQr");
+    const timespec old_link[2] = {{std::time(nullptr) - 3600, 0}, {std::time(nullptr) - 3600, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "writeback-1-4.tmp.MnOpQr").c_str(), old_link,
+                          AT_SYMLINK_NOFOLLOW),
+              0);
+
+    auto checked = store.check_hot_copies();
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    EXPECT_EQ(checked->checked, 1u);
+    EXPECT_EQ(checked->removed, 0u);
+    EXPECT_EQ(checked->leftovers, 3u);
+    EXPECT_FALSE(std::filesystem::exists(dir / (key + ".tmp-" + std::to_string(child))));
+    EXPECT_TRUE(std::filesystem::exists(dir / (key + ".tmp-" + std::to_string(::getpid()))));
+    EXPECT_FALSE(std::filesystem::exists(dir / "writeback-1-2.tmp.AbCdEf"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "writeback-1-3.tmp.GhIjKl"));
+    EXPECT_FALSE(std::filesystem::is_symlink(dir / "writeback-1-4.tmp.MnOpQr"));
+    EXPECT_TRUE(std::filesystem::exists(store_dir() / "outside")) << "a link's target stays";
+    EXPECT_TRUE(store.get_hot(sample_fields(1)) == binary_like(16 * 1024, 1));
 }
 
 TEST_F(Store, ACraftedHugeCopyCostsNoProcessItsSize) {

@@ -28,6 +28,7 @@
 // first hit before SQLite opens serves only what the store itself wrote.
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -119,5 +120,11 @@ void write(const std::filesystem::path& dir, const Secret& secret, const Key& ke
 
 // Removes the copy for `key_hex`, if any.
 void forget(const std::filesystem::path& dir, std::string_view key_hex);
+
+// Removes the temporary files of `dir` that a writer killed mid-write left:
+// a copy's ("<key>.tmp-<pid>") whose process is gone, and one of
+// replace_file's ("<name>.tmp.XXXXXX", a handover's) older than
+// `older_than`. Returns how many it removed.
+std::uint64_t remove_leftovers(const std::filesystem::path& dir, std::chrono::seconds older_than);
 
 }  // namespace kcache::store::hot

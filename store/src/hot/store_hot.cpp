@@ -232,6 +232,8 @@ Result<Store::HotCheck, StoreError> Store::check_hot_copies() {
                                     it == serialized.end() ? std::string_view() : it->second);
         report.removed += hot::exists(s.hot_dir, key_hex) ? 0 : 1;
     }
+    // A writer writes its temporary in milliseconds: ten minutes is long gone.
+    report.leftovers = hot::remove_leftovers(s.hot_dir, std::chrono::minutes(10));
     return report;
 }
 

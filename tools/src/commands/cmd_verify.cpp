@@ -222,6 +222,11 @@ int run_verify(const ParsedArgs& args) {
         std::cout << "checked " << copies->checked << " hot copies, " << copies->removed
                   << " removed (damaged, or not their entry's bytes; sound entries get theirs "
                      "again)\n";
+        if (copies->leftovers != 0) {
+            std::cout << "removed " << copies->leftovers
+                      << " temporary files left in the hot copies' directory by writers that "
+                         "stopped\n";
+        }
     }
     return corrupt > 0 ? static_cast<int>(Exit::action_needed) : 0;
 }

@@ -141,11 +141,13 @@ class Store {
     struct HotCheck {
         std::uint64_t checked = 0;
         std::uint64_t removed = 0;
+        std::uint64_t leftovers = 0;  // temporary files of writers that stopped
     };
     // Checks every hot copy against its entry (key record, size, checksum)
     // and removes a damaged one, one that differs from or is larger than its
     // entry, and one without an entry; an entry gets its copy again at its
-    // next hit (`kcache verify`). Nothing to check on a read-only handle.
+    // next hit (`kcache verify`); and removes the temporary files of writers
+    // that stopped mid-write. Nothing to check on a read-only handle.
     Result<HotCheck, StoreError> check_hot_copies();
 
     // Returns counters (tier "user"), sizes, evictions and corruptions.
