@@ -75,9 +75,9 @@ std::string lower(std::string s) {
 }
 
 // The record of normalized(k), written in one buffer without the
-// normalized copy (every request keys its fields; the golden record in
-// tests/store/key_test.cpp holds this to the format above), with where each
-// field starts.
+// normalized copy (every request keys its fields), with where each field
+// starts. The golden record in tests/store/key_test.cpp holds it to the
+// format above, and fuzz/key_fuzz.cpp to normalized().
 std::string record_of(const KeyFields& k, FieldStarts& starts) {
     std::vector<std::string_view> entries(k.entry_points.begin(), k.entry_points.end());
     std::sort(entries.begin(), entries.end());
