@@ -85,14 +85,14 @@ DefaultDirs default_include_dirs(const std::vector<cl_device_id>& devices) {
 // a path that only contains the word does not count). Options the layer
 // does not split count when the word is anywhere in them.
 bool includes_files(std::string_view options) {
-    if (options.find('"') == std::string_view::npos &&
-        options.find("-include") == std::string_view::npos &&
-        options.find("-imacros") == std::string_view::npos) {
+    const bool named = options.find("-include") != std::string_view::npos ||
+                       options.find("-imacros") != std::string_view::npos;
+    if (!named && options.find('"') == std::string_view::npos) {
         return false;  // no word can start with either (a quote is removed in a word)
     }
     const auto words = split_options(options);
     if (!words) {
-        return true;
+        return named;
     }
     return std::any_of(words->begin(), words->end(), [&](const std::string& word) {
         return word.rfind("-include", 0) == 0 || word.rfind("-imacros", 0) == 0;

@@ -146,6 +146,31 @@ TEST_F(LayerIncludes, WhatTheLayerCannotFollowIsTheDriversBuildWithTheReason) {
               std::string::npos);
 }
 
+TEST_F(LayerIncludes, OptionsTheLayerDoesNotSplitAreKeyedUnlessTheyNameAnIncludedFile) {
+    // A quote holding a single quote: options the layer does not split into
+    // words. Without -include or -imacros anywhere in them they include no
+    // file, so a source that includes none is keyed and cached.
+    write("main.cl", "kernel void k(global int* a) { a[0] = V; }\n");
+    const std::vector<std::string> quoted = {"-DV=4", "-DW=\"it's\""};
+    const auto first = app(quoted);
+    EXPECT_EQ(value_of(first.out, "value"), "4") << first.out;
+    traced(first, "JIT jit ");
+    const auto second = app(quoted);
+    EXPECT_EQ(value_of(second.out, "value"), "4") << second.out;
+    traced(second, "HIT user_store ");
+
+    // With a file included before the source in them: the driver's build
+    // and answer (PoCL refuses these options).
+    write("inc/hdr.h", "#define V 5\n");
+    const std::vector<std::string> included = {"-DW=\"it's\"", "-include",
+                                               (dir() / "inc/hdr.h").string()};
+    const auto by_driver = app(included, With::driver);
+    const auto r = app(included);
+    EXPECT_EQ(value_of(r.out, "build"), value_of(by_driver.out, "build")) << r.out;
+    EXPECT_EQ(value_of(r.out, "value"), value_of(by_driver.out, "value")) << r.out;
+    EXPECT_NE(traced(r, "PASS driver ").find("the options include files"), std::string::npos);
+}
+
 TEST_F(LayerIncludes, AHangingCompileOfAnIncludedFileIsStoppedAtTheDeadline) {
     write("inc/slow.h", nested_macro_kernel(17));
     write("main.cl", "#include \"slow.h\"\n");
