@@ -38,6 +38,14 @@ class LayerIncludes : public LayerTest {
         EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
         return r;
     }
+    // Builds main.cl with `options` under the layer, expecting the kernel to
+    // write `value` and the trace line to start with `prefix`.
+    void answers(const std::vector<std::string>& options, const std::string& value,
+                 const std::string& prefix) {
+        const auto r = app(options);
+        EXPECT_EQ(value_of(r.out, "value"), value) << r.out;
+        traced(r, prefix);
+    }
     // The one trace line of a run, checked to start with `prefix`.
     static std::string traced(const compiler::RunResult& r, const std::string& prefix) {
         const auto lines = trace_lines(r.err);
@@ -56,27 +64,17 @@ TEST_F(LayerIncludes, ASecondRunIsAHitAndAnEditedHeaderIsAMissWithTheNewAnswer) 
     write("inc/inner.h", "#define V 7\n");
     const auto driver = app({"-I", "inc"}, With::driver);
     EXPECT_EQ(value_of(driver.out, "value"), "7") << driver.out << driver.err;
-    const auto first = app({"-I", "inc"});
-    EXPECT_EQ(value_of(first.out, "value"), "7") << first.out;
-    traced(first, "JIT jit ");
-    const auto second = app({"-I", "inc"});
-    EXPECT_EQ(value_of(second.out, "value"), "7") << second.out;
-    traced(second, "HIT user_store ");
+    answers({"-I", "inc"}, "7", "JIT jit ");
+    answers({"-I", "inc"}, "7", "HIT user_store ");
 
     write("inc/inner.h", "#define V 8\n");  // a header two levels down
-    const auto edited = app({"-I", "inc"});
-    EXPECT_EQ(value_of(edited.out, "value"), "8") << edited.out;
-    traced(edited, "JIT jit ");
-    const auto again = app({"-I", "inc"});
-    EXPECT_EQ(value_of(again.out, "value"), "8") << again.out;
-    traced(again, "HIT user_store ");
+    answers({"-I", "inc"}, "8", "JIT jit ");
+    answers({"-I", "inc"}, "8", "HIT user_store ");
 
     // The working directory comes before -I: a header that appears there
     // is what the compiler reads, so it is a miss.
     write("hdr.h", "#define V 9\n");
-    const auto shadowed = app({"-I", "inc"});
-    EXPECT_EQ(value_of(shadowed.out, "value"), "9") << shadowed.out;
-    traced(shadowed, "JIT jit ");
+    answers({"-I", "inc"}, "9", "JIT jit ");
     EXPECT_TRUE(std::filesystem::is_directory(store_dir() / "layer-includes"));
 }
 
@@ -87,16 +85,10 @@ TEST_F(LayerIncludes, AnIncludeMadeByTheOptionsMacrosIsFollowedAsHashcatWritesTh
     const std::vector<std::string> options = {"-D", "INCLUDE_PATH=" + (dir() / "inc").string(),
                                               "-D", "XM2S(x)=#x",
                                               "-D", "M2S(x)=XM2S(x)"};
-    const auto first = app(options);
-    EXPECT_EQ(value_of(first.out, "value"), "5") << first.out;
-    traced(first, "JIT jit ");
-    const auto second = app(options);
-    EXPECT_EQ(value_of(second.out, "value"), "5") << second.out;
-    traced(second, "HIT user_store ");
+    answers(options, "5", "JIT jit ");
+    answers(options, "5", "HIT user_store ");
     write("inc/hdr.h", "#define V 6\n");
-    const auto edited = app(options);
-    EXPECT_EQ(value_of(edited.out, "value"), "6") << edited.out;
-    traced(edited, "JIT jit ");
+    answers(options, "6", "JIT jit ");
 }
 
 TEST_F(LayerIncludes, WhatTheLayerCannotFollowIsTheDriversBuildWithTheReason) {
@@ -152,12 +144,8 @@ TEST_F(LayerIncludes, OptionsTheLayerDoesNotSplitAreKeyedUnlessTheyNameAnInclude
     // file, so a source that includes none is keyed and cached.
     write("main.cl", "kernel void k(global int* a) { a[0] = V; }\n");
     const std::vector<std::string> quoted = {"-DV=4", "-DW=\"it's\""};
-    const auto first = app(quoted);
-    EXPECT_EQ(value_of(first.out, "value"), "4") << first.out;
-    traced(first, "JIT jit ");
-    const auto second = app(quoted);
-    EXPECT_EQ(value_of(second.out, "value"), "4") << second.out;
-    traced(second, "HIT user_store ");
+    answers(quoted, "4", "JIT jit ");
+    answers(quoted, "4", "HIT user_store ");
 
     // With a file included before the source in them: the driver's build
     // and answer (PoCL refuses these options).
