@@ -27,6 +27,23 @@ version="$(dpkg-query -W -f='${Version}' pocl-source 2>/dev/null)" ||
 # a cache directory shared between machines keeps one build per CPU model.
 cpu="$(/usr/bin/llc-15 --version 2>/dev/null | sed -n 's/^ *Host CPU: *//p' || true)"
 [ -n "$cpu" ] || fail "llc-15 did not name the host CPU"
+# A CPU newer than LLVM 15 has no model name there ("(unknown)"), and PoCL's
+# configure stops without one: name the newest x86-64 model whose features
+# this CPU has (PoCL's runtime, finding no name either, uses the one it was
+# built for).
+llc_host_cpu=()
+if [ "$cpu" = "(unknown)" ] || [ "$cpu" = generic ]; then
+  [ "$(uname -m)" = x86_64 ] || fail "llc-15 does not know this CPU and it is not x86-64"
+  flags=" $(sed -n 's/^flags[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1) "
+  has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+  if has avx512f avx512bw avx512dq avx512vl avx512cd; then cpu=skylake-avx512
+  elif has avx2 fma bmi2 movbe; then cpu=haswell
+  elif has sse4_2 popcnt; then cpu=nehalem
+  else cpu=x86-64
+  fi
+  llc_host_cpu=(-DLLC_HOST_CPU="$cpu")
+  echo "il-driver: llc-15 does not know this CPU's model; building for $cpu, whose features it has" >&2
+fi
 tag="$version-$cpu"
 icd_dir="$dir/icd"
 stamp="$dir/STAMP"
@@ -58,7 +75,7 @@ cmake -S "$work/pocl" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DENABLE_SPIRV=ON -DLLVM_SPIRV="$spirv" -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   -DKERNELLIB_HOST_CPU_VARIANTS=native -DENABLE_ICD=ON -DPOCL_ICD_ABSOLUTE_PATH=ON \
   -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF \
-  -DINSTALL_OPENCL_HEADERS=OFF >"$work/configure.log" 2>&1 ||
+  -DINSTALL_OPENCL_HEADERS=OFF "${llc_host_cpu[@]}" >"$work/configure.log" 2>&1 ||
   fail "PoCL's configure failed; its output: $work/configure.log"
 nice cmake --build "$work/build" -j "${KCACHE_IL_DRIVER_JOBS:-$(nproc)}" >"$work/build.log" 2>&1 ||
   fail "PoCL's build failed; its output: $work/build.log"
