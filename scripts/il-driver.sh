@@ -69,13 +69,14 @@ echo "il-driver: building PoCL $version (SPIR-V, kernel library for $cpu) in $wo
 tar -xJf "$tarball" -C "$work"
 # The smallest configuration that loads SPIR-V: the host CPU devices with one
 # kernel-library variant, no tests, examples, poclcc or headers. Without
-# position-independent code the link of libpocl fails.
-cmake -S "$work/pocl" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+# position-independent code the link of libpocl fails. Configured from its
+# work directory: PoCL's configure leaves files in the directory it runs in.
+(cd "$work" && cmake -S "$work/pocl" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -DWITH_LLVM_CONFIG="$llvm_config" \
   -DENABLE_SPIRV=ON -DLLVM_SPIRV="$spirv" -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   -DKERNELLIB_HOST_CPU_VARIANTS=native -DENABLE_ICD=ON -DPOCL_ICD_ABSOLUTE_PATH=ON \
   -DENABLE_TESTS=OFF -DENABLE_EXAMPLES=OFF -DENABLE_POCLCC=OFF \
-  -DINSTALL_OPENCL_HEADERS=OFF "${llc_host_cpu[@]}" >"$work/configure.log" 2>&1 ||
+  -DINSTALL_OPENCL_HEADERS=OFF "${llc_host_cpu[@]}" >"$work/configure.log" 2>&1) ||
   fail "PoCL's configure failed; its output: $work/configure.log"
 nice cmake --build "$work/build" -j "${KCACHE_IL_DRIVER_JOBS:-$(nproc)}" >"$work/build.log" 2>&1 ||
   fail "PoCL's build failed; its output: $work/build.log"
