@@ -42,6 +42,7 @@ class LayerIncludes : public LayerTest {
     // write `value` and the trace line to start with `prefix`.
     void answers(const std::vector<std::string>& options, const std::string& value,
                  const std::string& prefix) {
+        SCOPED_TRACE("expected value " + value + " and a trace line " + prefix);
         const auto r = app(options);
         EXPECT_EQ(value_of(r.out, "value"), value) << r.out;
         traced(r, prefix);
